@@ -1,0 +1,387 @@
+//! Pure chain builders: which node follows which, and where each node lives.
+//!
+//! A chain is a single cycle through nodes placed in a buffer. The kernel
+//! follows it load by load; the runner asks `node_offset(k)` which node the
+//! chain says must come after k loads, to check the kernel's final pointer.
+//!
+//! Three patterns:
+//! - `stride` (seed 004): elements of 8 bytes, `a[k] = (k + s) mod n`, starting at 0;
+//!   the cycle has `n / gcd(n, s)` nodes and may leave blocks untouched.
+//! - `random`: one node every `line` bytes, all of them in one random cycle
+//!   (node 0 first, the rest shuffled: a uniformly random cyclic order, the same
+//!   distribution as Sattolo's algorithm, with the visiting order kept for checks).
+//! - `page-random`: pages in random order, and within each page all its nodes in
+//!   random order before the next page, so a walk takes one TLB miss per page
+//!   rather than one per load.
+
+mod rng;
+
+pub use rng::SplitMix64;
+
+use serde::Serialize;
+
+/// The size of the 8-byte words a chain is made of.
+pub const WORD: u64 = 8;
+
+/// How nodes are ordered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Pattern {
+    /// Fixed stride: `a[k] = (k + stride) mod n` (seed 004); prefetchers see it.
+    Stride,
+    /// One node per line, visited in one random cycle; defeats prefetchers.
+    Random,
+    /// Random within each 4 KiB page, pages in random order: cache misses without TLB misses.
+    PageRandom,
+}
+
+impl Pattern {
+    /// The name used on the command line and in output.
+    pub fn name(self) -> &'static str {
+        match self {
+            Pattern::Stride => "stride",
+            Pattern::Random => "random",
+            Pattern::PageRandom => "page-random",
+        }
+    }
+}
+
+/// How a node stores its successor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodeEncoding {
+    /// The successor's address: the buffer starts at this address (`p = *p`).
+    Address(u64),
+    /// The successor's index in 8-byte words from the buffer start (`k = a[k]`).
+    WordIndex,
+}
+
+/// The page size `page-random` keeps its nodes within.
+pub const PAGE_RANDOM_PAGE: u64 = 4096;
+
+/// A cycle of nodes in a buffer of `size` bytes.
+#[derive(Debug, Clone)]
+pub struct Chain {
+    size: u64,
+    order: Order,
+}
+
+#[derive(Debug, Clone)]
+enum Order {
+    /// Node k sits at word `(k * step) mod words`; the cycle has `len` nodes.
+    Stride { words: u64, step: u64, len: u64 },
+    /// Node k sits at byte `slots[k] * spacing`.
+    Listed { slots: Vec<u32>, spacing: u64 },
+}
+
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// Why a chain cannot be built from the given sizes.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ChainError {
+    /// The buffer holds fewer than the nodes the pattern needs.
+    #[error("a {pattern} chain of {spacing}-byte nodes needs at least {needed} bytes, got {size}")]
+    TooSmall {
+        /// The pattern's name.
+        pattern: &'static str,
+        /// Bytes between nodes.
+        spacing: u64,
+        /// The smallest size that works.
+        needed: u64,
+        /// The size given.
+        size: u64,
+    },
+    /// More nodes than a 32-bit slot index can name.
+    #[error("{nodes} nodes are more than memlat can order (at most 2^32); use a larger --line")]
+    TooManyNodes {
+        /// How many nodes were asked for.
+        nodes: u64,
+    },
+}
+
+impl Chain {
+    /// Seed 004's chain: words of 8 bytes, `a[k] = (k + stride/8) mod (size/8)`.
+    /// `size` and `stride` must already be multiples of 8.
+    pub fn stride(size: u64, stride: u64) -> Result<Chain, ChainError> {
+        if size < WORD {
+            return Err(ChainError::TooSmall {
+                pattern: "stride",
+                spacing: WORD,
+                needed: WORD,
+                size,
+            });
+        }
+        let words = size / WORD;
+        let step = (stride / WORD) % words;
+        let len = words / gcd(words, step);
+        Ok(Chain {
+            size,
+            order: Order::Stride { words, step, len },
+        })
+    }
+
+    /// A uniformly random single cycle through every `line`-byte slot.
+    pub fn random(size: u64, line: u64, seed: u64) -> Result<Chain, ChainError> {
+        let nodes = Self::slot_count(size, line, "random")?;
+        let mut slots: Vec<u32> = (0..nodes as u32).collect();
+        SplitMix64::new(seed).shuffle(&mut slots[1..]);
+        Ok(Chain {
+            size,
+            order: Order::Listed {
+                slots,
+                spacing: line,
+            },
+        })
+    }
+
+    /// Pages in random order, each page's slots in random order before the next page.
+    pub fn page_random(size: u64, line: u64, seed: u64) -> Result<Chain, ChainError> {
+        let nodes = Self::slot_count(size, line, "page-random")?;
+        let per_page = (PAGE_RANDOM_PAGE / line).max(1);
+        let pages = nodes.div_ceil(per_page);
+        let mut rng = SplitMix64::new(seed);
+        let mut page_order: Vec<u64> = (0..pages).collect();
+        rng.shuffle(&mut page_order[1..]);
+        let mut slots = Vec::with_capacity(nodes as usize);
+        for page in page_order {
+            let first = page * per_page;
+            let last = (first + per_page).min(nodes);
+            let start = slots.len();
+            slots.extend(first as u32..last as u32);
+            // Node 0 stays first so every chain starts at the buffer's start.
+            let skip = usize::from(first == 0);
+            rng.shuffle(&mut slots[start + skip..]);
+        }
+        Ok(Chain {
+            size,
+            order: Order::Listed {
+                slots,
+                spacing: line,
+            },
+        })
+    }
+
+    fn slot_count(size: u64, line: u64, pattern: &'static str) -> Result<u64, ChainError> {
+        let nodes = size / line;
+        if nodes < 2 {
+            return Err(ChainError::TooSmall {
+                pattern,
+                spacing: line,
+                needed: 2 * line,
+                size,
+            });
+        }
+        if nodes > u32::MAX as u64 {
+            return Err(ChainError::TooManyNodes { nodes });
+        }
+        Ok(nodes)
+    }
+
+    /// The buffer size in bytes.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// Nodes in the cycle: after this many loads the walk is back at node 0.
+    pub fn len(&self) -> u64 {
+        match &self.order {
+            Order::Stride { len, .. } => *len,
+            Order::Listed { slots, .. } => slots.len() as u64,
+        }
+    }
+
+    /// Always false: a chain has at least one node.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Byte offset of the node reached after `loads` loads from node 0.
+    pub fn node_offset(&self, loads: u64) -> u64 {
+        let position = loads % self.len();
+        match &self.order {
+            Order::Stride { words, step, .. } => {
+                ((position as u128 * *step as u128) % *words as u128) as u64 * WORD
+            }
+            Order::Listed { slots, spacing } => slots[position as usize] as u64 * spacing,
+        }
+    }
+
+    /// How many distinct `block`-byte blocks the cycle touches (seed 004's
+    /// `distinct_blocks`, with 64-byte blocks).
+    pub fn distinct_blocks(&self, block: u64) -> u64 {
+        match &self.order {
+            Order::Stride { words, step, .. } => {
+                // The cycle visits exactly the multiples of g = gcd(words, step).
+                let g = gcd(*words, *step).max(1);
+                let words_per_block = (block / WORD).max(1);
+                let blocks = words.div_ceil(words_per_block);
+                (0..blocks)
+                    .filter(|b| {
+                        let first = b * words_per_block;
+                        let end = (first + words_per_block).min(*words);
+                        first.div_ceil(g) * g < end
+                    })
+                    .count() as u64
+            }
+            Order::Listed { slots, spacing } => {
+                if *spacing >= block {
+                    slots.len() as u64
+                } else {
+                    (slots.len() as u64 * spacing).div_ceil(block)
+                }
+            }
+        }
+    }
+
+    /// Writes the chain into `words` (the buffer as 8-byte words): every node
+    /// gets its successor, encoded for the kernel that will follow it.
+    pub fn link_into(&self, words: &mut [u64], encoding: NodeEncoding) {
+        let len = self.len();
+        let mut here = self.node_offset(0);
+        for k in 1..=len {
+            let next = self.node_offset(k);
+            words[(here / WORD) as usize] = match encoding {
+                NodeEncoding::Address(base) => base + next,
+                NodeEncoding::WordIndex => next / WORD,
+            };
+            here = next;
+        }
+    }
+}
+
+/// Follows `words` (index encoding) from word 0 and says whether it returns to
+/// word 0 after exactly `expected_len` steps, visiting no word twice
+/// (multichase's `is_a_permutation`, for chains).
+pub fn is_single_cycle(words: &[u64], expected_len: u64) -> bool {
+    let mut seen = vec![false; words.len()];
+    let mut k = 0usize;
+    for _ in 0..expected_len {
+        if k >= words.len() || seen[k] {
+            return false;
+        }
+        seen[k] = true;
+        k = words[k] as usize;
+    }
+    k == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn linked(chain: &Chain) -> Vec<u64> {
+        let mut words = vec![u64::MAX; (chain.size() / WORD) as usize];
+        chain.link_into(&mut words, NodeEncoding::WordIndex);
+        words
+    }
+
+    #[test]
+    fn seed_004_distinct_block_examples() {
+        let k16 = 16 * 1024;
+        assert_eq!(Chain::stride(k16, 64).unwrap().distinct_blocks(64), 256);
+        assert_eq!(Chain::stride(k16, 128).unwrap().distinct_blocks(64), 128);
+        assert_eq!(Chain::stride(k16, 256).unwrap().distinct_blocks(64), 64);
+        assert_eq!(
+            Chain::stride(k16 + 64, 256).unwrap().distinct_blocks(64),
+            257
+        );
+    }
+
+    #[test]
+    fn seed_004_visiting_order_for_576_bytes_stride_128() {
+        // a[0], a[16], a[32], a[48], a[64], a[8], a[24], a[40], a[56], a[0], ...
+        let chain = Chain::stride(576, 128).unwrap();
+        let visited: Vec<u64> = (0..10).map(|k| chain.node_offset(k) / WORD).collect();
+        assert_eq!(visited, [0, 16, 32, 48, 64, 8, 24, 40, 56, 0]);
+        assert_eq!(chain.len(), 9);
+    }
+
+    #[test]
+    fn stride_final_element_matches_seed_004_formula() {
+        // seed 004 asserts last == (A * stride) % n (in elements).
+        let chain = Chain::stride(12352, 128).unwrap();
+        let (n, s) = (12352 / 8, 16);
+        for a in [0u64, 1, 99, 1000, 123_457] {
+            assert_eq!(chain.node_offset(a) / WORD, a * s % n);
+        }
+    }
+
+    #[test]
+    fn stride_chains_are_single_cycles() {
+        for (size, stride) in [
+            (16384, 64),
+            (16384, 4096),
+            (4096 * 13, 4096),
+            (576, 128),
+            (8, 8),
+        ] {
+            let chain = Chain::stride(size, stride).unwrap();
+            assert!(
+                is_single_cycle(&linked(&chain), chain.len()),
+                "{size}/{stride}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_random_chain_is_one_cycle_through_all_nodes() {
+        for seed in 0..20 {
+            for (size, line) in [(128, 64), (16384, 64), (100_000, 64), (65536, 128)] {
+                let chain = Chain::random(size, line, seed).unwrap();
+                assert_eq!(chain.len(), size / line);
+                assert!(is_single_cycle(&linked(&chain), chain.len()));
+            }
+        }
+    }
+
+    #[test]
+    fn page_random_stays_in_a_page_until_it_is_done() {
+        let (size, line) = (64 * 1024, 64);
+        let chain = Chain::page_random(size, line, 3).unwrap();
+        assert!(is_single_cycle(&linked(&chain), chain.len()));
+        let per_page = PAGE_RANDOM_PAGE / line;
+        for k in 0..chain.len() {
+            let page = chain.node_offset(k) / PAGE_RANDOM_PAGE;
+            let page_of_first = chain.node_offset(k - k % per_page) / PAGE_RANDOM_PAGE;
+            assert_eq!(page, page_of_first, "node {k} left its page early");
+        }
+    }
+
+    #[test]
+    fn random_chains_depend_on_the_seed_only() {
+        let a = Chain::random(16384, 64, 1).unwrap();
+        let b = Chain::random(16384, 64, 1).unwrap();
+        let c = Chain::random(16384, 64, 2).unwrap();
+        let offsets = |ch: &Chain| (0..ch.len()).map(|k| ch.node_offset(k)).collect::<Vec<_>>();
+        assert_eq!(offsets(&a), offsets(&b));
+        assert_ne!(offsets(&a), offsets(&c));
+    }
+
+    #[test]
+    fn address_encoding_points_at_successor_addresses() {
+        let chain = Chain::random(1024, 64, 9).unwrap();
+        let base = 0x10_0000;
+        let mut words = vec![0u64; 128];
+        chain.link_into(&mut words, NodeEncoding::Address(base));
+        let first = words[0];
+        assert_eq!(first, base + chain.node_offset(1));
+    }
+
+    #[test]
+    fn too_small_buffers_are_refused() {
+        assert!(Chain::stride(0, 64).is_err());
+        assert!(Chain::random(64, 64, 0).is_err());
+        assert!(Chain::page_random(100, 64, 0).is_err());
+    }
+
+    #[test]
+    fn a_broken_chain_is_not_a_single_cycle() {
+        assert!(!is_single_cycle(&[1, 0, 2], 3));
+        assert!(!is_single_cycle(&[1, 1], 2));
+        assert!(is_single_cycle(&[1, 2, 0], 3));
+    }
+}

@@ -1,0 +1,88 @@
+//! Time and the core clock.
+//!
+//! Nanoseconds come from the monotonic clock (`Instant`, CLOCK_MONOTONIC through
+//! the vDSO). Cycles come from perf's `cycles` event when the machine has a PMU;
+//! otherwise from nanoseconds times a core clock estimated here, by timing a long
+//! chain of dependent adds (one cycle each on every core memlat targets).
+
+use std::time::{Duration, Instant};
+
+use crate::kernel::{self, UNROLL};
+
+/// Runs `work` and returns how long it took.
+pub fn time<R>(work: impl FnOnce() -> R) -> (Duration, R) {
+    let start = Instant::now();
+    let result = work();
+    (start.elapsed(), result)
+}
+
+/// Doubles `trips` from 1 until `run(trips)` lasts at least `target`, and returns
+/// that trip count (divan's way of getting far above the timer's precision).
+pub fn trips_lasting(target: Duration, mut run: impl FnMut(u64) -> Duration) -> u64 {
+    let mut trips = 1u64;
+    loop {
+        let took = run(trips);
+        if took >= target || trips >= 1 << 40 {
+            // Scale the last measurement to the target rather than doubling past it.
+            let scale = target.as_secs_f64() / took.as_secs_f64().max(1e-9);
+            return ((trips as f64 * scale).ceil() as u64).max(1);
+        }
+        trips *= 2;
+    }
+}
+
+/// Best (shortest) time of `tries` runs of `run(trips)`: the run least disturbed
+/// by interrupts and other tenants.
+fn best_of(tries: usize, trips: u64, run: impl Fn(u64)) -> Duration {
+    (0..tries)
+        .map(|_| time(|| run(trips)).0)
+        .min()
+        .unwrap_or_default()
+}
+
+/// Nanoseconds per trip of `run`, with fixed costs (timer reads, the call)
+/// cancelled by timing N and 2N trips and taking the difference.
+pub fn ns_per_trip(target: Duration, tries: usize, run: impl Fn(u64)) -> f64 {
+    let trips = trips_lasting(target, |t| time(|| run(t)).0);
+    let single = best_of(tries, trips, &run);
+    let double = best_of(tries, 2 * trips, &run);
+    let diff = double.as_nanos() as f64 - single.as_nanos() as f64;
+    // If noise made the difference meaningless, fall back to the plain ratio.
+    if diff <= 0.0 {
+        double.as_nanos() as f64 / (2 * trips) as f64
+    } else {
+        diff / trips as f64
+    }
+}
+
+/// The core clock in GHz, from a chain of dependent one-cycle adds.
+pub fn estimate_core_ghz() -> f64 {
+    let ns = ns_per_trip(Duration::from_millis(5), 5, |trips| {
+        std::hint::black_box(kernel::add_chain(trips));
+    });
+    UNROLL as f64 / ns
+}
+
+/// The loop's own cost: nanoseconds per trip of the empty loop (seed 001's calibration).
+pub fn empty_loop_ns_per_trip() -> f64 {
+    ns_per_trip(Duration::from_millis(2), 5, kernel::empty_loop)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trips_lasting_scales_to_the_target() {
+        // A fake run that takes 1 µs per trip.
+        let trips = trips_lasting(Duration::from_millis(1), Duration::from_micros);
+        assert!((1000..=1100).contains(&trips), "{trips}");
+    }
+
+    #[test]
+    fn core_clock_estimate_is_plausible() {
+        // Any real core (or emulator) runs between 10 MHz and 10 GHz.
+        let ghz = estimate_core_ghz();
+        assert!(ghz > 0.01 && ghz < 10.0, "{ghz}");
+    }
+}

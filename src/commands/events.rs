@@ -1,0 +1,65 @@
+//! `memlat events`: which of perf's named events this machine can count.
+
+use anyhow::Result;
+use serde::Serialize;
+
+use crate::cli::{EventsArgs, Format};
+use crate::counters::{LISTED, Unavailable, parse_event, probe};
+use crate::export::{self, text::KeyValues};
+
+#[derive(Serialize)]
+struct EventStatus {
+    name: &'static str,
+    available: bool,
+    reason: Option<String>,
+    #[serde(skip)]
+    kind: Option<Unavailable>,
+}
+
+/// Runs `memlat events`.
+pub fn run(args: &EventsArgs) -> Result<()> {
+    let statuses: Vec<EventStatus> = LISTED
+        .iter()
+        .map(|&name| {
+            let spec = parse_event(name).expect("listed events parse");
+            let result = probe(&spec);
+            EventStatus {
+                name,
+                available: result.is_ok(),
+                reason: result.as_ref().err().map(|r| r.to_string()),
+                kind: result.err(),
+            }
+        })
+        .collect();
+    let out = match args.format {
+        Format::Json => export::json(&statuses)?,
+        Format::Csv => {
+            let mut out = String::from("name,available,reason\n");
+            for s in &statuses {
+                out += &format!(
+                    "{},{},{}\n",
+                    s.name,
+                    s.available,
+                    export::csv::field(s.reason.as_deref().unwrap_or(""))
+                );
+            }
+            out
+        }
+        Format::Text => {
+            let mut kv = KeyValues::default();
+            for s in &statuses {
+                match &s.kind {
+                    None => kv.add(s.name, "yes"),
+                    Some(reason) => kv.add(s.name, format!("no, {reason}")),
+                };
+            }
+            kv.add(
+                "raw events",
+                "rXXXX (hex config for this CPU's PMU, as perf's rNNN)",
+            );
+            kv.render()
+        }
+    };
+    print!("{out}");
+    Ok(())
+}

@@ -1,0 +1,126 @@
+//! One file per command: options -> engine -> export. No measuring code here.
+
+pub mod events;
+pub mod quick;
+pub mod run;
+
+use std::time::Duration;
+
+use anyhow::Result;
+
+use crate::chain::Pattern;
+use crate::cli::{Cli, Command, MeasureArgs};
+use crate::counters::{EventSpec, parse_event_list};
+use crate::error::{UsageError, usage};
+use crate::memory;
+use crate::runner::{Engine, PointSpec};
+use crate::topology;
+
+/// Runs what the command line asks for.
+pub fn dispatch(cli: Cli) -> Result<()> {
+    match cli.command {
+        Some(Command::Run(args)) => run::run(&args),
+        Some(Command::Events(args)) => events::run(&args),
+        None => quick::run(&cli.quick),
+    }
+}
+
+/// Settles the flags every measuring command shares: validates them, pins and
+/// opens the engine, and returns a point template to fill in.
+pub(crate) struct Prepared {
+    pub engine: Engine,
+    pub template: PointSpec,
+    pub notices: Vec<String>,
+}
+
+pub(crate) fn prepare(
+    args: &MeasureArgs,
+    default_pattern: Pattern,
+    default_repeats: u32,
+) -> Result<Prepared> {
+    let allowed = memory::allowed_cpus();
+    let cpu = match args.cpu {
+        Some(cpu) if !allowed.contains(&cpu) => {
+            return usage(format!(
+                "--cpu {cpu}: no such CPU available to memlat (allowed: {})",
+                cpu_list(&allowed)
+            ));
+        }
+        Some(cpu) => cpu,
+        None => memory::current_cpu().unwrap_or_else(|| allowed.first().copied().unwrap_or(0)),
+    };
+    if let Some(node) = args.node
+        && !memory::node_exists(node)
+    {
+        return usage(format!(
+            "--node {node}: no such NUMA node (see /sys/devices/system/node/)"
+        ));
+    }
+    let events: Vec<EventSpec> = match &args.events {
+        Some(list) => parse_event_list(list).map_err(|e| UsageError(e.to_string()))?,
+        None => Vec::new(),
+    };
+    if let Some(ghz) = args.ghz
+        && !(ghz.is_finite() && ghz > 0.0)
+    {
+        return usage(format!(
+            "--ghz {ghz}: give the core clock as a positive number of GHz, e.g. --ghz 2.5"
+        ));
+    }
+    let repeats = args.repeats.unwrap_or(default_repeats);
+    if repeats == 0 {
+        return usage("--repeats 0: at least one repeat is needed");
+    }
+    if args.sample_ms == 0 {
+        return usage("--sample-ms 0: a sample must last at least 1 ms");
+    }
+    let mut notices = Vec::new();
+    let line = match args.line {
+        Some(line) if line < 8 || !line.is_multiple_of(8) => {
+            return usage(format!(
+                "--line {line}: node spacing must be a non-zero multiple of 8 bytes"
+            ));
+        }
+        Some(line) => line,
+        None => topology::l1_line_bytes(cpu),
+    };
+    let engine = Engine::new(cpu, &events, args.ghz)?;
+    for warning in &engine.event_warnings {
+        notices.push(warning.to_string());
+    }
+    let template = PointSpec {
+        size: 0,
+        stride: 64,
+        pattern: args.pattern.unwrap_or(default_pattern),
+        kernel: args.kernel,
+        line,
+        pages: args.pages,
+        node: args.node,
+        repeats,
+        seed: args.seed,
+        accesses: None,
+        sample_time: Duration::from_millis(args.sample_ms),
+    };
+    Ok(Prepared {
+        engine,
+        template,
+        notices,
+    })
+}
+
+fn cpu_list(cpus: &[usize]) -> String {
+    cpus.iter()
+        .map(|c| c.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Prints a warning line to stderr.
+pub(crate) fn warn(message: &str) {
+    eprintln!("warning: {message}");
+}
+
+/// Prints a notice line to stderr.
+pub(crate) fn notice(message: &str) {
+    eprintln!("note: {message}");
+}

@@ -1,0 +1,163 @@
+//! `memlat` with no command: a random chain at a few sizes from L1 to DRAM.
+
+use anyhow::Result;
+use serde::Serialize;
+
+use super::{prepare, warn};
+use crate::chain::Pattern;
+use crate::cli::{Format, QuickArgs};
+use crate::commands::run::report_cycle_source;
+use crate::export::{self, Output, csv};
+use crate::memory;
+use crate::runner::{Measurement, PointSpec};
+use crate::topology::{self, CacheInfo};
+use crate::units::HumanBytes;
+
+/// Sizes when sysfs says nothing about the caches.
+const FALLBACK_SIZES: [u64; 4] = [16 << 10, 256 << 10, 8 << 20, 256 << 20];
+
+/// The smallest DRAM-sized buffer, however small the last-level cache.
+const MIN_DRAM_SIZE: u64 = 256 << 20;
+
+#[derive(Serialize)]
+struct QuickResult<'a> {
+    /// One measurement per size.
+    points: &'a [Measurement],
+    /// The caches sysfs claims, for comparison (not measured).
+    sysfs_caches: &'a [CacheInfo],
+}
+
+/// Half of each data cache (it fits with room to spare), then 8x the last
+/// level (at least 256 MiB) for DRAM, capped at a quarter of available memory.
+fn default_sizes(caches: &[CacheInfo]) -> Vec<u64> {
+    if caches.is_empty() {
+        return FALLBACK_SIZES.to_vec();
+    }
+    let mut sizes: Vec<u64> = caches.iter().map(|c| c.size_bytes / 2).collect();
+    let last = caches.last().map_or(0, |c| c.size_bytes);
+    let mut dram = (8 * last).max(MIN_DRAM_SIZE);
+    if let Some(available) = memory::mem_available_bytes() {
+        dram = dram.min(available / 4);
+    }
+    sizes.push(dram);
+    sizes
+}
+
+fn fits_in(size: u64, caches: &[CacheInfo]) -> String {
+    caches
+        .iter()
+        .find(|c| size <= c.size_bytes)
+        .map_or("memory".to_string(), |c| {
+            format!("{} {}", c.name(), HumanBytes(c.size_bytes))
+        })
+}
+
+/// Runs the quick table.
+pub fn run(args: &QuickArgs) -> Result<()> {
+    let output = Output::create(args.measure.output.as_deref())?;
+    let prepared = prepare(&args.measure, Pattern::Random, 3)?;
+    for note in &prepared.notices {
+        super::notice(note);
+    }
+    let mut engine = prepared.engine;
+    let caches = topology::data_caches(engine.cpu());
+    let sizes = if args.sizes.is_empty() {
+        default_sizes(&caches)
+    } else {
+        args.sizes.clone()
+    };
+    let mut points = Vec::new();
+    for &size in &sizes {
+        let spec = PointSpec {
+            size: size.div_ceil(8) * 8,
+            ..prepared.template.clone()
+        };
+        eprintln!("measuring {} ...", HumanBytes(spec.size));
+        let m = engine.measure(&spec)?;
+        for w in &m.warnings {
+            warn(&format!("{}: {w}", HumanBytes(m.size)));
+        }
+        points.push(m);
+    }
+    report_cycle_source(&engine);
+    let content = match args.measure.format {
+        Format::Json => export::json(&QuickResult {
+            points: &points,
+            sysfs_caches: &caches,
+        })?,
+        Format::Csv => csv::samples(&points),
+        Format::Text => table(&points, &caches),
+    };
+    output.write(&content)
+}
+
+fn table(points: &[Measurement], caches: &[CacheInfo]) -> String {
+    let mut out = String::new();
+    if let Some(first) = points.first() {
+        out += &format!(
+            "memlat: load latency by pointer chasing ({} chain, {}-byte nodes, {} kernel, CPU {})\n\n",
+            first.pattern.name(),
+            first.line,
+            first.kernel.name(),
+            first.cpu
+        );
+    }
+    out += &format!(
+        "{:<10} {:<18} {:>9} {:>12} {:>21} {:>7}\n",
+        "size", "sysfs: fits in", "ns/load", "cycles/load", "ns min..max", "pages"
+    );
+    for m in points {
+        out += &format!(
+            "{:<10} {:<18} {:>9.2} {:>12.2} {:>21} {:>7}\n",
+            HumanBytes(m.size).to_string(),
+            fits_in(m.size, caches),
+            m.ns_per_load.median,
+            m.cycles_per_load.median,
+            format!("{:.2}..{:.2}", m.ns_per_load.min, m.ns_per_load.max),
+            m.page_backing.obtained,
+        );
+    }
+    if let Some(m) = points.last() {
+        out += &format!(
+            "\ncycles: {} ({:.3} GHz); median of {} repeats, each a fresh random chain\n",
+            match m.cycle_source.as_str() {
+                "perf" => "counted by perf's cycles event",
+                "given" => "ns x the clock given with --ghz",
+                _ => "estimated, ns x the core clock measured from dependent adds",
+            },
+            m.clock_ghz,
+            m.repeats
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cache(level: u32, size: u64) -> CacheInfo {
+        CacheInfo {
+            level,
+            kind: if level == 1 {
+                "Data".into()
+            } else {
+                "Unified".into()
+            },
+            size_bytes: size,
+            line_bytes: Some(64),
+            ways: None,
+        }
+    }
+
+    #[test]
+    fn default_sizes_sit_inside_each_level_then_beyond_the_last() {
+        let caches = [cache(1, 32 << 10), cache(2, 1 << 20), cache(3, 32 << 20)];
+        let sizes = default_sizes(&caches);
+        assert_eq!(&sizes[..3], &[16 << 10, 512 << 10, 16 << 20]);
+        assert!(sizes[3] >= MIN_DRAM_SIZE.min(memory::mem_available_bytes().unwrap() / 4));
+        assert_eq!(default_sizes(&[]), FALLBACK_SIZES.to_vec());
+        assert_eq!(fits_in(16 << 10, &caches), "L1d 32 KiB");
+        assert_eq!(fits_in(1 << 30, &caches), "memory");
+    }
+}

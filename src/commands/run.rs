@@ -1,0 +1,90 @@
+//! `memlat run`: one size, one stride or pattern, one trustworthy figure.
+
+use anyhow::Result;
+
+use super::{notice, prepare, warn};
+use crate::chain::Pattern;
+use crate::cli::{Format, RunArgs};
+use crate::error::usage;
+use crate::export::{self, Output, csv, text};
+use crate::kernel::UNROLL;
+use crate::runner::{CycleSource, Engine, Measurement};
+use crate::units::round_up;
+
+/// Runs `memlat run`.
+pub fn run(args: &RunArgs) -> Result<()> {
+    if args.size == 0 {
+        return usage("-n/--size 0: the buffer needs at least one 8-byte node, e.g. -n 16K");
+    }
+    if args.stride == 0 {
+        return usage(
+            "-s/--stride 0: the chain would never move; give a stride in bytes, e.g. -s 64",
+        );
+    }
+    if args.accesses == Some(0) {
+        return usage(
+            "-a/--accesses 0: at least one load is needed, e.g. -a 1000000 (or leave -a out to calibrate)",
+        );
+    }
+    let output = Output::create(args.measure.output.as_deref())?;
+    let mut notes = Vec::new();
+    let size = round_up(args.size, 8);
+    if size != args.size {
+        notes.push(format!(
+            "-n/--size {} rounded up to {size} (a multiple of 8)",
+            args.size
+        ));
+    }
+    let stride = round_up(args.stride, 8);
+    if stride != args.stride {
+        notes.push(format!(
+            "-s/--stride {} rounded up to {stride} (a multiple of 8)",
+            args.stride
+        ));
+    }
+    if let Some(a) = args.accesses
+        && !a.is_multiple_of(UNROLL)
+    {
+        notes.push(format!(
+            "-a/--accesses {a} rounded up to {} (a multiple of the {UNROLL}-load unrolled loop)",
+            round_up(a, UNROLL)
+        ));
+    }
+    let mut prepared = prepare(&args.measure, Pattern::Stride, 5)?;
+    notes.append(&mut prepared.notices);
+    for note in &notes {
+        notice(note);
+    }
+    let spec = crate::runner::PointSpec {
+        size,
+        stride,
+        accesses: args.accesses,
+        ..prepared.template
+    };
+    let measurement = prepared.engine.measure(&spec)?;
+    report_cycle_source(&prepared.engine);
+    for warning in &measurement.warnings {
+        warn(warning);
+    }
+    output.write(&render(&measurement, args.measure.format)?)
+}
+
+fn render(m: &Measurement, format: Format) -> Result<String> {
+    Ok(match format {
+        Format::Text => text::measurement(m),
+        Format::Json => export::json(m)?,
+        Format::Csv => csv::samples(std::slice::from_ref(m)),
+    })
+}
+
+/// Says on stderr where cycle counts came from when they are not perf's.
+pub(crate) fn report_cycle_source(engine: &Engine) {
+    match engine.cycle_source() {
+        CycleSource::Perf => {}
+        CycleSource::Given(ghz) => notice(&format!("cycles are ns x {ghz} GHz (--ghz)")),
+        CycleSource::Estimated => notice(&format!(
+            "cycles are estimated: perf's cycles event is not available here, so ns are converted with a {:.3} GHz core clock measured from dependent adds (override with --ghz)",
+            engine.clock_ghz()
+        )),
+    }
+}

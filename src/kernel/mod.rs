@@ -1,0 +1,178 @@
+//! The timed loops. Each ISA gets its own `asm!` file so no compiler can drop,
+//! merge or reorder a load; `portable.rs` (volatile reads) serves every other
+//! ISA and is selectable everywhere with `--kernel portable` so it never rots.
+//!
+//! Every loop trip makes `UNROLL` dependent loads, then one decrement and one
+//! branch, as seed 001's `L100`.
+
+#[cfg(target_arch = "x86_64")]
+#[path = "x86_64.rs"]
+mod arch;
+
+#[cfg(target_arch = "aarch64")]
+#[path = "aarch64.rs"]
+mod arch;
+
+#[cfg(target_arch = "riscv64")]
+#[path = "riscv64.rs"]
+mod arch;
+
+#[cfg(not(any(
+    target_arch = "x86_64",
+    target_arch = "aarch64",
+    target_arch = "riscv64"
+)))]
+#[path = "portable.rs"]
+mod arch;
+
+#[cfg(any(
+    target_arch = "x86_64",
+    target_arch = "aarch64",
+    target_arch = "riscv64"
+))]
+mod portable;
+#[cfg(not(any(
+    target_arch = "x86_64",
+    target_arch = "aarch64",
+    target_arch = "riscv64"
+)))]
+use arch as portable;
+
+use serde::Serialize;
+
+/// Dependent loads per loop trip.
+pub const UNROLL: u64 = 100;
+
+/// Whether this build has hand-written `asm!` kernels for its ISA.
+pub const HAS_ASM: bool = cfg!(any(
+    target_arch = "x86_64",
+    target_arch = "aarch64",
+    target_arch = "riscv64"
+));
+
+/// Which loop follows the chain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum KernelKind {
+    /// Nodes hold addresses: `p = *p` (`mov rax,[rax]`, `ldr x0,[x0]`, `ld a0,0(a0)`).
+    Pointer,
+    /// Nodes hold word indices: `k = a[k]` (seed 004); indexed addressing may cost a cycle more.
+    Index,
+    /// `p = *p` with Rust volatile reads, no asm: the fallback for other ISAs.
+    Portable,
+}
+
+impl KernelKind {
+    /// The name used on the command line and in output.
+    pub fn name(self) -> &'static str {
+        match self {
+            KernelKind::Pointer => "pointer",
+            KernelKind::Index => "index",
+            KernelKind::Portable => "portable",
+        }
+    }
+
+    /// Whether nodes hold addresses (else word indices).
+    pub fn uses_addresses(self) -> bool {
+        !matches!(self, KernelKind::Index)
+    }
+}
+
+/// Follows the chain in `base` for `trips * UNROLL` loads from the node at byte
+/// offset `start`, and returns the byte offset of the node it ends on.
+///
+/// # Safety
+/// `base` must point to a live buffer whose every node reachable from `start`
+/// holds its successor in the encoding `kind` expects (an address inside the
+/// buffer for `Pointer`/`Portable`, a word index inside it for `Index`).
+pub unsafe fn chase(kind: KernelKind, base: *const u64, start: u64, trips: u64) -> u64 {
+    if trips == 0 {
+        return start;
+    }
+    let base_addr = base as u64;
+    // SAFETY: the caller guarantees the chain stays inside the buffer.
+    unsafe {
+        match kind {
+            KernelKind::Pointer => {
+                arch::chase_pointer((base_addr + start) as *const u64, trips) as u64 - base_addr
+            }
+            KernelKind::Portable => {
+                portable::chase_pointer((base_addr + start) as *const u64, trips) as u64 - base_addr
+            }
+            KernelKind::Index => arch::chase_index(base, start / 8, trips) * 8,
+        }
+    }
+}
+
+/// Runs the loop with no loads in it (seed 001's calibration loop), `trips` times.
+pub fn empty_loop(trips: u64) {
+    if trips > 0 {
+        arch::empty_loop(trips);
+    }
+}
+
+/// Runs `trips * UNROLL` dependent one-cycle integer adds; returns the sum so
+/// the work stays observable. Used to estimate the core clock.
+pub fn add_chain(trips: u64) -> u64 {
+    if trips == 0 {
+        return 0;
+    }
+    arch::add_chain(trips)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chain::{Chain, NodeEncoding};
+
+    fn linked(chain: &Chain, kind: KernelKind) -> Vec<u64> {
+        let mut words = vec![0u64; (chain.size() / 8) as usize];
+        let encoding = if kind.uses_addresses() {
+            NodeEncoding::Address(words.as_ptr() as u64)
+        } else {
+            NodeEncoding::WordIndex
+        };
+        chain.link_into(&mut words, encoding);
+        words
+    }
+
+    #[test]
+    fn every_kernel_ends_where_the_chain_says() {
+        let chains = [
+            Chain::random(64 * 1024, 64, 5).unwrap(),
+            Chain::stride(16 * 1024 + 64, 256).unwrap(),
+            Chain::page_random(32 * 1024, 64, 5).unwrap(),
+        ];
+        for chain in &chains {
+            for kind in [KernelKind::Pointer, KernelKind::Index, KernelKind::Portable] {
+                let words = linked(chain, kind);
+                for trips in [1u64, 3, 17] {
+                    // SAFETY: `words` holds the chain in `kind`'s encoding.
+                    let end = unsafe { chase(kind, words.as_ptr(), 0, trips) };
+                    assert_eq!(end, chain.node_offset(trips * UNROLL), "{kind:?} {trips}");
+                    let from = chain.node_offset(7);
+                    // SAFETY: as above; `from` is a node of the chain.
+                    let end = unsafe { chase(kind, words.as_ptr(), from, trips) };
+                    assert_eq!(end, chain.node_offset(7 + trips * UNROLL));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn zero_trips_stay_put() {
+        let chain = Chain::random(1024, 64, 1).unwrap();
+        let words = linked(&chain, KernelKind::Pointer);
+        // SAFETY: `words` holds the chain as addresses.
+        assert_eq!(
+            unsafe { chase(KernelKind::Pointer, words.as_ptr(), 64, 0) },
+            64
+        );
+    }
+
+    #[test]
+    fn add_chain_adds_once_per_instruction() {
+        assert_eq!(add_chain(3), 3 * UNROLL);
+        empty_loop(1000);
+    }
+}

@@ -1,0 +1,54 @@
+//! Portable kernels: volatile reads in plain Rust, for ISAs without `asm!` ones.
+//! The compiler may add address arithmetic or spills around them, which is why
+//! the asm kernels are preferred where they exist.
+
+#![cfg_attr(
+    any(
+        target_arch = "x86_64",
+        target_arch = "aarch64",
+        target_arch = "riscv64"
+    ),
+    allow(dead_code)
+)]
+
+use std::hint::black_box;
+use std::ptr::read_volatile;
+
+use super::UNROLL;
+
+pub(super) unsafe fn chase_pointer(start: *const u64, trips: u64) -> *const u64 {
+    let mut p = start;
+    for _ in 0..trips {
+        for _ in 0..UNROLL {
+            // SAFETY: the caller guarantees every node holds the address of the next one.
+            p = unsafe { read_volatile(p) } as *const u64;
+        }
+    }
+    p
+}
+
+pub(super) unsafe fn chase_index(base: *const u64, start: u64, trips: u64) -> u64 {
+    let mut k = start;
+    for _ in 0..trips {
+        for _ in 0..UNROLL {
+            // SAFETY: the caller guarantees every node holds the index of the next one.
+            k = unsafe { read_volatile(base.add(k as usize)) };
+        }
+    }
+    k
+}
+
+pub(super) fn empty_loop(trips: u64) {
+    for i in 0..trips {
+        black_box(i);
+    }
+}
+
+pub(super) fn add_chain(trips: u64) -> u64 {
+    let mut x = 0u64;
+    for _ in 0..trips * UNROLL {
+        // black_box keeps each add a separate dependent instruction.
+        x = black_box(x + 1);
+    }
+    x
+}

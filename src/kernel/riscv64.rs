@@ -1,0 +1,79 @@
+//! riscv64 kernels: `ld a, 0(a)` chains in `asm!` (seed 000's `curr = *curr`).
+
+use std::arch::asm;
+
+pub(super) unsafe fn chase_pointer(start: *const u64, trips: u64) -> *const u64 {
+    let mut p = start;
+    // SAFETY: the caller guarantees every node holds the address of the next one;
+    // the asm reads only those nodes and touches no other memory or the stack.
+    unsafe {
+        asm!(
+            "2:",
+            ".rept 100",
+            "ld {p}, 0({p})",
+            ".endr",
+            "addi {n}, {n}, -1",
+            "bnez {n}, 2b",
+            p = inout(reg) p,
+            n = inout(reg) trips => _,
+            options(nostack, readonly),
+        );
+    }
+    p
+}
+
+pub(super) unsafe fn chase_index(base: *const u64, start: u64, trips: u64) -> u64 {
+    let mut k = start;
+    // SAFETY: the caller guarantees every node holds the word index of the next one.
+    // RISC-V has no scaled-index load, so each step is shift, add, load.
+    unsafe {
+        asm!(
+            "2:",
+            ".rept 100",
+            "slli {t}, {k}, 3",
+            "add {t}, {t}, {base}",
+            "ld {k}, 0({t})",
+            ".endr",
+            "addi {n}, {n}, -1",
+            "bnez {n}, 2b",
+            k = inout(reg) k,
+            t = out(reg) _,
+            base = in(reg) base,
+            n = inout(reg) trips => _,
+            options(nostack, readonly),
+        );
+    }
+    k
+}
+
+pub(super) fn empty_loop(trips: u64) {
+    // SAFETY: only a register counter and a branch; no memory is touched.
+    unsafe {
+        asm!(
+            "2:",
+            "addi {n}, {n}, -1",
+            "bnez {n}, 2b",
+            n = inout(reg) trips => _,
+            options(nostack, nomem),
+        );
+    }
+}
+
+pub(super) fn add_chain(trips: u64) -> u64 {
+    let mut x = 0u64;
+    // SAFETY: register arithmetic only.
+    unsafe {
+        asm!(
+            "2:",
+            ".rept 100",
+            "addi {x}, {x}, 1",
+            ".endr",
+            "addi {n}, {n}, -1",
+            "bnez {n}, 2b",
+            x = inout(reg) x,
+            n = inout(reg) trips => _,
+            options(nostack, nomem),
+        );
+    }
+    x
+}

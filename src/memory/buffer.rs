@@ -1,0 +1,289 @@
+//! An anonymous mapping filled before timing, with its page backing verified.
+
+use std::io;
+
+use serde::Serialize;
+
+/// The page size a user asks for with `--pages`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+pub enum PageRequest {
+    /// Base pages only (THP disabled for the buffer with MADV_NOHUGEPAGE).
+    #[value(name = "4k")]
+    #[serde(rename = "4k")]
+    Base,
+    /// Transparent huge pages (MADV_HUGEPAGE): works when THP is `always` or `madvise`.
+    #[value(name = "thp")]
+    #[serde(rename = "thp")]
+    Thp,
+    /// hugetlbfs 2 MiB pages from the reserved pool (`sysctl vm.nr_hugepages=N`).
+    #[value(name = "2m")]
+    #[serde(rename = "2m")]
+    Huge2M,
+    /// hugetlbfs 1 GiB pages from the reserved pool.
+    #[value(name = "1g")]
+    #[serde(rename = "1g")]
+    Huge1G,
+}
+
+impl PageRequest {
+    /// The name used on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            PageRequest::Base => "4k",
+            PageRequest::Thp => "thp",
+            PageRequest::Huge2M => "2m",
+            PageRequest::Huge1G => "1g",
+        }
+    }
+}
+
+/// The page backing the kernel actually gave, read back from /proc/self/smaps.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PageBacking {
+    /// What was asked for (`--pages`).
+    pub requested: String,
+    /// What was obtained: `4k`, `thp`, `2m`, `1g` (or the kernel page size in KiB).
+    pub obtained: String,
+    /// Fraction of the buffer's resident memory in huge pages (THP or hugetlb), 0 to 1.
+    pub huge_fraction: f64,
+    /// Kernel page size of the mapping in bytes.
+    pub kernel_page_bytes: u64,
+}
+
+const HUGE_2M: usize = 2 << 20;
+const HUGE_1G: usize = 1 << 30;
+// MAP_HUGE_SHIFT is 26: the log2 of the page size goes in bits 26..31 of the flags.
+const MAP_HUGE_2MB: i32 = 21 << 26;
+const MAP_HUGE_1GB: i32 = 30 << 26;
+
+/// A page-aligned anonymous mapping, unmapped on drop.
+pub struct Buffer {
+    map: *mut u8,
+    map_len: usize,
+    /// Start of the usable region (aligned for huge pages inside `map`).
+    start: *mut u8,
+    len: usize,
+    /// Notices about what was asked versus obtained (hugetlb fallback...).
+    pub notices: Vec<String>,
+    requested: PageRequest,
+}
+
+impl Buffer {
+    /// Maps `len` bytes with the requested page size, falling back from an
+    /// empty hugetlb pool to THP with a notice. The memory is not yet touched.
+    pub fn map(len: usize, pages: PageRequest) -> io::Result<Buffer> {
+        let mut notices = Vec::new();
+        if let PageRequest::Huge2M | PageRequest::Huge1G = pages {
+            let (page, flag) = if pages == PageRequest::Huge2M {
+                (HUGE_2M, MAP_HUGE_2MB)
+            } else {
+                (HUGE_1G, MAP_HUGE_1GB)
+            };
+            let map_len = len.div_ceil(page) * page;
+            match mmap(map_len, libc::MAP_HUGETLB | flag) {
+                Ok(map) => {
+                    return Ok(Buffer {
+                        map,
+                        map_len,
+                        start: map,
+                        len,
+                        notices,
+                        requested: pages,
+                    });
+                }
+                Err(e) => notices.push(format!(
+                    "--pages {}: no hugetlb pages ({e}); reserve some with `sysctl vm.nr_hugepages=N` (2M) or the kernel's hugepagesz=1G option; using transparent huge pages instead",
+                    pages.name()
+                )),
+            }
+        }
+        // Over-allocate by one huge page so the usable region can start on a
+        // 2 MiB boundary, where THP can back it from its first byte.
+        let map_len = len + HUGE_2M;
+        let map = mmap(map_len, 0)?;
+        let start = ((map as usize).div_ceil(HUGE_2M) * HUGE_2M) as *mut u8;
+        let advice = if pages == PageRequest::Base {
+            libc::MADV_NOHUGEPAGE
+        } else {
+            libc::MADV_HUGEPAGE
+        };
+        // SAFETY: `map..map+map_len` is our own mapping; madvise only sets a hint.
+        // A failure (THP compiled out) leaves 4k pages, which smaps will report.
+        unsafe { libc::madvise(map.cast(), map_len, advice) };
+        Ok(Buffer {
+            map,
+            map_len,
+            start,
+            len,
+            notices,
+            requested: pages,
+        })
+    }
+
+    /// Start of the usable region.
+    pub fn as_ptr(&self) -> *const u64 {
+        self.start as *const u64
+    }
+
+    /// Usable length in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the buffer has no usable bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The region as mapped memory, for NUMA binding before it is touched.
+    pub(crate) fn region(&self) -> (*mut u8, usize) {
+        (self.map, self.map_len)
+    }
+
+    /// The usable region as 8-byte words.
+    pub fn words_mut(&mut self) -> &mut [u64] {
+        // SAFETY: `start..start+len` lies inside our live, writable, 8-aligned mapping,
+        // and `&mut self` makes this the only view of it.
+        unsafe { std::slice::from_raw_parts_mut(self.start as *mut u64, self.len / 8) }
+    }
+
+    /// Writes a non-zero pattern over every byte, so every page is faulted in
+    /// and private (never the shared zero page, seed 003) before timing.
+    pub fn fill(&mut self) {
+        self.words_mut().fill(0xA5A5_5A5A_A5A5_5A5A);
+    }
+
+    /// Reads the mapping's entry in /proc/self/smaps to say what backs it.
+    pub fn backing(&self) -> PageBacking {
+        let fields = smaps_fields(self.map as usize).unwrap_or_default();
+        let get = |key: &str| {
+            fields
+                .iter()
+                .find(|(k, _)| k == key)
+                .map_or(0, |(_, kib)| *kib)
+        };
+        let page_kib = get("KernelPageSize").max(4);
+        let rss = get("Rss").max(1);
+        let (obtained, huge_fraction) = match page_kib {
+            2048 => ("2m".to_string(), 1.0),
+            1_048_576 => ("1g".to_string(), 1.0),
+            4 => {
+                let thp = get("AnonHugePages") as f64 / rss as f64;
+                let name = if thp > 0.0 { "thp" } else { "4k" };
+                (name.to_string(), thp.min(1.0))
+            }
+            other => (format!("{other}k"), 0.0),
+        };
+        PageBacking {
+            requested: self.requested.name().to_string(),
+            obtained,
+            huge_fraction,
+            kernel_page_bytes: page_kib * 1024,
+        }
+    }
+}
+
+impl Drop for Buffer {
+    fn drop(&mut self) {
+        // SAFETY: we unmap exactly the mapping we created, once.
+        unsafe { libc::munmap(self.map.cast(), self.map_len) };
+    }
+}
+
+fn mmap(len: usize, extra_flags: i32) -> io::Result<*mut u8> {
+    // SAFETY: an anonymous private mapping at an address of the kernel's choosing
+    // aliases nothing; we check for MAP_FAILED.
+    let map = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | extra_flags,
+            -1,
+            0,
+        )
+    };
+    if map == libc::MAP_FAILED {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(map.cast())
+}
+
+/// The `Key: N kB` fields of the smaps entry whose range contains `address`.
+fn smaps_fields(address: usize) -> Option<Vec<(String, u64)>> {
+    let smaps = std::fs::read_to_string("/proc/self/smaps").ok()?;
+    let mut fields = Vec::new();
+    let mut inside = false;
+    for line in smaps.lines() {
+        let first = line.split_whitespace().next().unwrap_or("");
+        if let Some((lo, hi)) = first.split_once('-')
+            && let (Ok(lo), Ok(hi)) = (usize::from_str_radix(lo, 16), usize::from_str_radix(hi, 16))
+        {
+            if inside {
+                break;
+            }
+            inside = (lo..hi).contains(&address);
+            continue;
+        }
+        if inside
+            && let Some((key, rest)) = line.split_once(':')
+            && let Some(kib) = rest.split_whitespace().next().and_then(|v| v.parse().ok())
+        {
+            fields.push((key.to_string(), kib));
+        }
+    }
+    inside.then_some(fields)
+}
+
+/// MemAvailable from /proc/meminfo, in bytes.
+pub fn mem_available_bytes() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_filled_base_page_buffer_reports_4k() {
+        let mut buf = Buffer::map(1 << 20, PageRequest::Base).unwrap();
+        buf.fill();
+        assert!(buf.words_mut().iter().all(|&w| w != 0));
+        let backing = buf.backing();
+        assert_eq!(backing.requested, "4k");
+        assert_eq!(backing.obtained, "4k");
+        assert_eq!(backing.huge_fraction, 0.0);
+    }
+
+    #[test]
+    fn thp_buffers_are_aligned_and_report_what_they_got() {
+        let mut buf = Buffer::map(8 << 20, PageRequest::Thp).unwrap();
+        assert_eq!(buf.as_ptr() as usize % HUGE_2M, 0);
+        buf.fill();
+        let backing = buf.backing();
+        // Whether THP is granted depends on the kernel's settings and free memory.
+        assert!(
+            backing.obtained == "thp" || backing.obtained == "4k",
+            "{backing:?}"
+        );
+    }
+
+    #[test]
+    fn an_empty_hugetlb_pool_falls_back_with_a_notice() {
+        let buf = Buffer::map(2 << 20, PageRequest::Huge2M).unwrap();
+        let pool_empty = std::fs::read_to_string("/proc/meminfo")
+            .unwrap()
+            .contains("HugePages_Free:        0");
+        if pool_empty {
+            assert!(buf.notices[0].contains("nr_hugepages"), "{:?}", buf.notices);
+        }
+    }
+
+    #[test]
+    fn mem_available_is_read() {
+        assert!(mem_available_bytes().unwrap() > 0);
+    }
+}

@@ -1,0 +1,639 @@
+//! The measurement engine: buffer, chain, warm-up, calibration, repeats, checks.
+//!
+//! One [`Engine`] per process: it pins the thread, opens the counter group and
+//! keeps the core-clock estimate current; [`Engine::measure`] turns one
+//! [`PointSpec`] into one [`Measurement`]. The method (DESIGN.md):
+//! - every page is filled with a non-zero pattern, the chain walked once in full
+//!   (which also proves it is one cycle), before anything is timed;
+//! - each sample times A loads and 2A loads and keeps the difference, so timer
+//!   reads, the call and counter start/stop cancel out;
+//! - the kernel's final node is checked against the node the chain says must
+//!   come next; a mismatch is an error, never a number.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::chain::{Chain, ChainError, NodeEncoding, Pattern};
+use crate::clock;
+use crate::counters::{CounterGroup, EventSpec, EventWarning, GroupReading, parse_event};
+use crate::kernel::{self, KernelKind, UNROLL};
+use crate::memory::{self, Buffer, PageBacking, PageRequest};
+use crate::stats::Summary;
+use crate::units::HumanBytes;
+
+/// The block size seed 004 counts distinct blocks in.
+pub const BLOCK: u64 = 64;
+
+/// Warn when the clock estimates before and after a point differ by more than this.
+pub const CLOCK_DRIFT_WARN: f64 = 0.02;
+
+/// Warn when repeats spread (max - min over median) more than this.
+pub const SPREAD_WARN: f64 = 0.05;
+
+/// Timings of A and 2A loads per repeat; the fastest of each is kept, since an
+/// interrupt or another tenant can only add time, never remove it.
+pub const ROUNDS: u32 = 3;
+
+/// What to measure at one point.
+#[derive(Debug, Clone)]
+pub struct PointSpec {
+    /// Buffer size in bytes (a multiple of 8).
+    pub size: u64,
+    /// Stride in bytes for `Pattern::Stride` (a multiple of 8).
+    pub stride: u64,
+    /// Chain pattern.
+    pub pattern: Pattern,
+    /// Which loop follows the chain.
+    pub kernel: KernelKind,
+    /// Node spacing in bytes for the random patterns.
+    pub line: u64,
+    /// Page size to ask for.
+    pub pages: PageRequest,
+    /// NUMA node to bind the buffer to.
+    pub node: Option<usize>,
+    /// Repeats; each random repeat gets a fresh chain.
+    pub repeats: u32,
+    /// Seed of the first repeat's chain; repeat r uses seed + r.
+    pub seed: u64,
+    /// Loads per sample (rounded up to a multiple of the unroll); `None`: calibrate to `sample_time`.
+    pub accesses: Option<u64>,
+    /// How long one sample (A loads then 2A loads) should last when calibrating.
+    pub sample_time: Duration,
+}
+
+/// Errors of a measurement.
+#[derive(Debug, thiserror::Error)]
+pub enum MeasureError {
+    /// The buffer would not fit in available memory.
+    #[error(
+        "-n/--size {size} needs about {needed} but only {available} is available (MemAvailable); choose a smaller -n/--size"
+    )]
+    NotEnoughMemory {
+        /// Requested size.
+        size: HumanBytes,
+        /// Bytes needed including bookkeeping.
+        needed: HumanBytes,
+        /// MemAvailable.
+        available: HumanBytes,
+    },
+    /// The sizes cannot make a chain.
+    #[error("{0}: use a larger -n/--size or a smaller --line")]
+    Chain(#[from] ChainError),
+    /// The kernel did not end where the chain says: the number would be a lie.
+    #[error(
+        "the {kernel} kernel ended at byte offset {got} but the chain says {expected} after {loads} loads; refusing to report a latency (please report this as a bug)"
+    )]
+    ChainMismatch {
+        /// Kernel name.
+        kernel: &'static str,
+        /// Where the chain says it must end.
+        expected: u64,
+        /// Where it ended.
+        got: u64,
+        /// Loads followed.
+        loads: u64,
+    },
+    /// A system call failed.
+    #[error("{context}: {source}")]
+    System {
+        /// What memlat was doing.
+        context: String,
+        /// The OS error.
+        source: std::io::Error,
+    },
+}
+
+impl MeasureError {
+    /// Whether the user can fix it with a flag (exit code 2).
+    pub fn is_usage(&self) -> bool {
+        matches!(
+            self,
+            MeasureError::NotEnoughMemory { .. } | MeasureError::Chain(_)
+        )
+    }
+}
+
+fn system(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> MeasureError {
+    let context = context.into();
+    move |source| MeasureError::System { context, source }
+}
+
+/// One repeat's raw figures.
+#[derive(Debug, Clone, Serialize)]
+pub struct Sample {
+    /// Repeat number, from 0.
+    pub repeat: u32,
+    /// Seed of this repeat's chain.
+    pub seed: u64,
+    /// Nanoseconds for A loads (fastest of the rounds, including fixed overhead).
+    pub ns_a: f64,
+    /// Nanoseconds for 2A loads (fastest of the rounds, including the same fixed overhead).
+    pub ns_2a: f64,
+    /// (ns_2a - ns_a) / A.
+    pub ns_per_load: f64,
+    /// Cycles per load: perf cycles difference / A, or ns_per_load x clock_ghz.
+    pub cycles_per_load: f64,
+    /// Core clock from dependent adds timed beside this sample's loads, GHz.
+    pub clock_ghz: f64,
+    /// Each counted event per load, scaled for multiplexing; null when not counted.
+    pub events: BTreeMap<String, Option<f64>>,
+    /// Largest multiplexing scale (enabled / running) of the two readings; 1 = none.
+    pub counter_scale: Option<f64>,
+}
+
+/// Everything measured at one point, with the conditions it was measured in.
+#[derive(Debug, Clone, Serialize)]
+pub struct Measurement {
+    /// Buffer size in bytes.
+    pub size: u64,
+    /// Stride in bytes (meaningful for the stride pattern).
+    pub stride: u64,
+    /// Chain pattern.
+    pub pattern: Pattern,
+    /// Kernel that followed the chain.
+    pub kernel: KernelKind,
+    /// Node spacing of random patterns, bytes.
+    pub line: u64,
+    /// Loads per sample (A); each sample times A and 2A loads.
+    pub accesses: u64,
+    /// Nodes in one cycle of the chain.
+    pub chain_nodes: u64,
+    /// Distinct 64-byte blocks the chain touches (seed 004).
+    pub distinct_blocks: u64,
+    /// Word index of the node the last sample ended on (seed 004's `last element`).
+    pub last_element: u64,
+    /// Repeats made.
+    pub repeats: u32,
+    /// Seed of the first repeat.
+    pub seed: u64,
+    /// Nanoseconds per load over the repeats.
+    pub ns_per_load: Summary,
+    /// Cycles per load over the repeats.
+    pub cycles_per_load: Summary,
+    /// `perf` (the cycles event) or `estimated` (ns x the estimated core clock) or `given` (--ghz).
+    pub cycle_source: String,
+    /// Core clock in GHz: for estimated cycles the median of the clocks timed
+    /// beside each sample; for perf cycles the observed cycles / ns.
+    pub clock_ghz: f64,
+    /// Core clock estimated from dependent adds before the point.
+    pub clock_ghz_before: f64,
+    /// Core clock estimated from dependent adds after the point.
+    pub clock_ghz_after: f64,
+    /// Median per-load count of each requested event; null when it could not be counted.
+    pub events: BTreeMap<String, Option<f64>>,
+    /// Page backing obtained.
+    pub page_backing: PageBacking,
+    /// CPU the thread was pinned to.
+    pub cpu: usize,
+    /// NUMA node the buffer was bound to.
+    pub node: Option<usize>,
+    /// Cycles of one trip of the empty loop (decrement + branch), seed 001's calibration.
+    pub loop_overhead_cycles: f64,
+    /// Nanoseconds of one trip of the empty loop.
+    pub loop_overhead_ns: f64,
+    /// Dependent loads per loop trip.
+    pub unroll: u64,
+    /// Every repeat's raw figures.
+    pub samples: Vec<Sample>,
+    /// Things the reader should know (fallbacks, spread, clock drift).
+    pub warnings: Vec<String>,
+}
+
+/// How cycles are obtained.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum CycleSource {
+    /// perf's cycles event counts.
+    Perf,
+    /// Nanoseconds times the dependent-add estimate.
+    Estimated,
+    /// Nanoseconds times a clock the user gave (`--ghz`).
+    Given(f64),
+}
+
+/// The measuring context: pinned CPU, counters, clock.
+pub struct Engine {
+    cpu: usize,
+    group: Option<CounterGroup>,
+    requested_events: Vec<String>,
+    cycles_slot: Option<usize>,
+    /// Events that could not be opened.
+    pub event_warnings: Vec<EventWarning>,
+    clock_ghz: f64,
+    given_ghz: Option<f64>,
+    loop_ns: f64,
+    /// Trips of the add chain that last about `ADD_TIME`.
+    add_trips: u64,
+}
+
+/// How long each add-chain timing beside a sample lasts.
+const ADD_TIME: Duration = Duration::from_millis(2);
+
+impl Engine {
+    /// Pins to `cpu`, opens `events` (plus `cycles`, for cycle counts, when the
+    /// PMU has it), estimates the clock and the empty loop's cost.
+    pub fn new(
+        cpu: usize,
+        events: &[EventSpec],
+        given_ghz: Option<f64>,
+    ) -> Result<Engine, MeasureError> {
+        memory::pin_to_cpu(cpu).map_err(system(format!("pinning to CPU {cpu} (--cpu)")))?;
+        let mut wanted = events.to_vec();
+        if !wanted
+            .iter()
+            .any(|e| e.name == "cycles" || e.name == "cpu-cycles")
+        {
+            wanted.insert(0, parse_event("cycles").expect("cycles is a known event"));
+        }
+        let (group, mut event_warnings) = CounterGroup::open(&wanted);
+        let requested_events: Vec<String> = events.iter().map(|e| e.name.clone()).collect();
+        // A cycles event the user did not ask for is internal: its failure is not a warning.
+        event_warnings.retain(|w| requested_events.contains(&w.event));
+        let cycles_slot = group
+            .as_ref()
+            .and_then(|g| g.position("cycles").or_else(|| g.position("cpu-cycles")));
+        let clock_ghz = clock::estimate_core_ghz();
+        let loop_ns = clock::empty_loop_ns_per_trip();
+        let add_trips = clock::trips_lasting(ADD_TIME, |t| {
+            clock::time(|| std::hint::black_box(kernel::add_chain(t))).0
+        });
+        Ok(Engine {
+            add_trips,
+            cpu,
+            group,
+            requested_events,
+            cycles_slot,
+            event_warnings,
+            clock_ghz,
+            given_ghz,
+            loop_ns,
+        })
+    }
+
+    /// The CPU the engine runs on.
+    pub fn cpu(&self) -> usize {
+        self.cpu
+    }
+
+    /// Where cycle counts come from.
+    pub fn cycle_source(&self) -> CycleSource {
+        match (self.given_ghz, self.cycles_slot) {
+            (Some(ghz), _) => CycleSource::Given(ghz),
+            (None, Some(_)) => CycleSource::Perf,
+            (None, None) => CycleSource::Estimated,
+        }
+    }
+
+    /// The latest dependent-add clock estimate, GHz.
+    pub fn clock_ghz(&self) -> f64 {
+        self.clock_ghz
+    }
+
+    /// Bytes a point needs in memory: the buffer, its huge-page alignment slack,
+    /// and the visiting order of random chains (4 bytes a node).
+    pub fn memory_needed(spec: &PointSpec) -> u64 {
+        let order = match spec.pattern {
+            Pattern::Stride => 0,
+            Pattern::Random | Pattern::PageRandom => 4 * (spec.size / spec.line),
+        };
+        spec.size + (2 << 20) + order
+    }
+
+    fn build_chain(spec: &PointSpec, seed: u64) -> Result<Chain, ChainError> {
+        match spec.pattern {
+            Pattern::Stride => Chain::stride(spec.size, spec.stride),
+            Pattern::Random => Chain::random(spec.size, spec.line, seed),
+            Pattern::PageRandom => Chain::page_random(spec.size, spec.line, seed),
+        }
+    }
+
+    /// Measures one point.
+    pub fn measure(&mut self, spec: &PointSpec) -> Result<Measurement, MeasureError> {
+        let needed = Self::memory_needed(spec);
+        if let Some(available) = memory::mem_available_bytes()
+            && needed > available
+        {
+            return Err(MeasureError::NotEnoughMemory {
+                size: HumanBytes(spec.size),
+                needed: HumanBytes(needed),
+                available: HumanBytes(available),
+            });
+        }
+        let first_chain = Self::build_chain(spec, spec.seed)?;
+        let mut warnings = Vec::new();
+        let mut buffer = Buffer::map(spec.size as usize, spec.pages).map_err(system(format!(
+            "mapping {} (-n/--size)",
+            HumanBytes(spec.size)
+        )))?;
+        warnings.append(&mut buffer.notices);
+        if let Some(node) = spec.node {
+            memory::bind_to_node(&buffer, node).map_err(system(format!(
+                "binding memory to NUMA node {node} (--node)"
+            )))?;
+        }
+        buffer.fill();
+        let page_backing = buffer.backing();
+        if spec.pages != PageRequest::Base
+            && page_backing.huge_fraction < 0.5
+            && spec.size >= 4 << 20
+        {
+            warnings.push(format!(
+                "asked for --pages {} but only {:.0}% of the buffer is in huge pages; TLB misses will add to the latency (check /sys/kernel/mm/transparent_hugepage/enabled)",
+                spec.pages.name(),
+                page_backing.huge_fraction * 100.0
+            ));
+        }
+        let clock_before = self.clock_ghz;
+        let mut trips = spec.accesses.map(|a| a.div_ceil(UNROLL).max(1));
+        let mut samples = Vec::new();
+        let mut chain = first_chain;
+        let mut last_offset = 0;
+        for repeat in 0..spec.repeats {
+            let seed = spec.seed.wrapping_add(repeat as u64);
+            if repeat > 0 && spec.pattern != Pattern::Stride {
+                chain = Self::build_chain(spec, seed)?;
+            }
+            let sample = self.sample(spec, &mut buffer, &chain, &mut trips, repeat, seed)?;
+            last_offset = sample.1;
+            samples.push(sample.0);
+        }
+        // Re-estimate the clock: it is this point's "after" and the next one's "before".
+        self.clock_ghz = clock::estimate_core_ghz();
+        let clock_after = self.clock_ghz;
+        let drift = (clock_after - clock_before).abs() / clock_before;
+        if drift > CLOCK_DRIFT_WARN && self.given_ghz.is_none() {
+            warnings.push(format!(
+                "the core clock estimate moved {:.1}% during the measurement ({clock_before:.3} -> {clock_after:.3} GHz): frequency scaling or another tenant; estimated cycles are less certain",
+                drift * 100.0
+            ));
+        }
+        let accesses = trips.unwrap_or(1) * UNROLL;
+        Ok(self.summarise(
+            spec,
+            &chain,
+            samples,
+            accesses,
+            last_offset,
+            page_backing,
+            clock_before,
+            clock_after,
+            warnings,
+        ))
+    }
+
+    /// One repeat: link, warm up, calibrate (first time only), time A and 2A loads.
+    fn sample(
+        &self,
+        spec: &PointSpec,
+        buffer: &mut Buffer,
+        chain: &Chain,
+        trips: &mut Option<u64>,
+        repeat: u32,
+        seed: u64,
+    ) -> Result<(Sample, u64), MeasureError> {
+        let base = buffer.as_ptr();
+        let encoding = if spec.kernel.uses_addresses() {
+            NodeEncoding::Address(base as u64)
+        } else {
+            NodeEncoding::WordIndex
+        };
+        chain.link_into(buffer.words_mut(), encoding);
+        let mut walker = Walker {
+            kind: spec.kernel,
+            base,
+            chain,
+            loads: 0,
+            offset: 0,
+        };
+        // Warm-up: one full cycle (rounded up to whole trips) warms caches and TLB
+        // and proves the chain returns where it should.
+        walker.walk(chain.len().div_ceil(UNROLL))?;
+        let a = match *trips {
+            Some(a) => a,
+            None => {
+                // A sample is A + 2A loads: the A run gets a third of the time.
+                let target = spec.sample_time / 3;
+                let mut failure = None;
+                let a = clock::trips_lasting(target, |t| {
+                    let (took, result) = clock::time(|| walker.walk(t));
+                    if let Err(e) = result {
+                        failure = Some(e);
+                    }
+                    took
+                });
+                if let Some(e) = failure {
+                    return Err(e);
+                }
+                // At least a few hundred trips so loop-exit effects are negligible.
+                let a = a.max(100);
+                *trips = Some(a);
+                a
+            }
+        };
+        // The core clock is timed beside the loads (fastest of the rounds), so a
+        // frequency change between samples moves ns but not estimated cycles.
+        let mut add_ns = self.time_adds();
+        let (mut ns_a, mut reading_a) = self.timed(&mut walker, a)?;
+        let (mut ns_2a, mut reading_2a) = self.timed(&mut walker, 2 * a)?;
+        for _ in 1..ROUNDS {
+            add_ns = add_ns.min(self.time_adds());
+            let (ns, reading) = self.timed(&mut walker, a)?;
+            if ns < ns_a {
+                (ns_a, reading_a) = (ns, reading);
+            }
+            let (ns, reading) = self.timed(&mut walker, 2 * a)?;
+            if ns < ns_2a {
+                (ns_2a, reading_2a) = (ns, reading);
+            }
+        }
+        let loads = (a * UNROLL) as f64;
+        let ns_per_load = (ns_2a - ns_a) / loads;
+        let per_load = |r2: &Option<GroupReading>, r1: &Option<GroupReading>| -> Vec<Option<f64>> {
+            match (r2, r1) {
+                (Some(r2), Some(r1)) => r2
+                    .scaled()
+                    .iter()
+                    .zip(r1.scaled())
+                    .map(|(x2, x1)| Some((x2.as_ref()? - x1?) / loads))
+                    .collect(),
+                _ => Vec::new(),
+            }
+        };
+        add_ns = add_ns.min(self.time_adds());
+        let local_ghz = (self.add_trips * UNROLL) as f64 / add_ns;
+        let counts = per_load(&reading_2a, &reading_a);
+        let counter_scale = match (&reading_a, &reading_2a) {
+            (Some(r1), Some(r2)) => Some(r1.scale().max(r2.scale())),
+            _ => None,
+        };
+        let mut events = BTreeMap::new();
+        for name in &self.requested_events {
+            let slot = self.group.as_ref().and_then(|g| g.position(name));
+            events.insert(
+                name.clone(),
+                slot.and_then(|i| counts.get(i).copied().flatten()),
+            );
+        }
+        let cycles_per_load = match self.cycle_source() {
+            CycleSource::Given(ghz) => ns_per_load * ghz,
+            CycleSource::Perf => self
+                .cycles_slot
+                .and_then(|i| counts.get(i).copied().flatten())
+                .unwrap_or(f64::NAN),
+            CycleSource::Estimated => ns_per_load * local_ghz,
+        };
+        let sample = Sample {
+            repeat,
+            seed,
+            ns_a,
+            ns_2a,
+            ns_per_load,
+            cycles_per_load,
+            clock_ghz: local_ghz,
+            events,
+            counter_scale,
+        };
+        Ok((sample, walker.offset))
+    }
+
+    /// Nanoseconds for `add_trips` trips of the dependent-add chain.
+    fn time_adds(&self) -> f64 {
+        let trips = self.add_trips;
+        clock::time(|| std::hint::black_box(kernel::add_chain(trips)))
+            .0
+            .as_nanos() as f64
+    }
+
+    /// Times `trips` trips with the counters running around (not inside) the timer.
+    fn timed(
+        &self,
+        walker: &mut Walker,
+        trips: u64,
+    ) -> Result<(f64, Option<GroupReading>), MeasureError> {
+        if let Some(g) = &self.group {
+            g.start().map_err(system("starting counters"))?;
+        }
+        let (took, result) = clock::time(|| walker.walk(trips));
+        let reading = match &self.group {
+            Some(g) => Some(g.stop().map_err(system("reading counters"))?),
+            None => None,
+        };
+        result?;
+        Ok((took.as_nanos() as f64, reading))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn summarise(
+        &self,
+        spec: &PointSpec,
+        chain: &Chain,
+        samples: Vec<Sample>,
+        accesses: u64,
+        last_offset: u64,
+        page_backing: PageBacking,
+        clock_before: f64,
+        clock_after: f64,
+        mut warnings: Vec<String>,
+    ) -> Measurement {
+        let ns: Vec<f64> = samples.iter().map(|s| s.ns_per_load).collect();
+        let cycles: Vec<f64> = samples.iter().map(|s| s.cycles_per_load).collect();
+        let ns_per_load = Summary::of(&ns).expect("at least one repeat");
+        let cycles_per_load = Summary::of(&cycles).expect("at least one repeat");
+        if samples.len() > 1 && ns_per_load.relative_spread() > SPREAD_WARN {
+            warnings.push(format!(
+                "repeats spread {:.1}% (min {:.3} ns, max {:.3} ns): another tenant, or a level shared with others; more --repeats or a quieter machine will tell",
+                ns_per_load.relative_spread() * 100.0,
+                ns_per_load.min,
+                ns_per_load.max
+            ));
+        }
+        let mut events = BTreeMap::new();
+        for name in &self.requested_events {
+            let values: Vec<f64> = samples
+                .iter()
+                .filter_map(|s| s.events.get(name).copied().flatten())
+                .collect();
+            events.insert(name.clone(), Summary::of(&values).map(|s| s.median));
+        }
+        if let Some(scale) = samples
+            .iter()
+            .filter_map(|s| s.counter_scale)
+            .reduce(f64::max)
+            && scale > 1.01
+        {
+            warnings.push(format!(
+                    "the counter group was multiplexed (enabled/running up to {scale:.2}); counts are scaled estimates"
+                ));
+        }
+        let (cycle_source, clock_ghz) = match self.cycle_source() {
+            CycleSource::Perf => ("perf", cycles_per_load.median / ns_per_load.median),
+            CycleSource::Estimated => {
+                let clocks: Vec<f64> = samples.iter().map(|s| s.clock_ghz).collect();
+                (
+                    "estimated",
+                    Summary::of(&clocks).map_or(clock_before, |c| c.median),
+                )
+            }
+            CycleSource::Given(ghz) => ("given", ghz),
+        };
+        let loop_ghz = self.given_ghz.unwrap_or(self.clock_ghz);
+        Measurement {
+            size: spec.size,
+            stride: spec.stride,
+            pattern: spec.pattern,
+            kernel: spec.kernel,
+            line: spec.line,
+            accesses,
+            chain_nodes: chain.len(),
+            distinct_blocks: chain.distinct_blocks(BLOCK),
+            last_element: last_offset / 8,
+            repeats: spec.repeats,
+            seed: spec.seed,
+            ns_per_load,
+            cycles_per_load,
+            cycle_source: cycle_source.to_string(),
+            clock_ghz,
+            clock_ghz_before: clock_before,
+            clock_ghz_after: clock_after,
+            events,
+            page_backing,
+            cpu: self.cpu,
+            node: spec.node,
+            loop_overhead_cycles: self.loop_ns * loop_ghz,
+            loop_overhead_ns: self.loop_ns,
+            unroll: UNROLL,
+            samples,
+            warnings,
+        }
+    }
+}
+
+/// Follows a chain trip by trip, checking every run's end node.
+struct Walker<'a> {
+    kind: KernelKind,
+    base: *const u64,
+    chain: &'a Chain,
+    loads: u64,
+    offset: u64,
+}
+
+impl Walker<'_> {
+    fn walk(&mut self, trips: u64) -> Result<(), MeasureError> {
+        // SAFETY: the chain was linked into this buffer in the kernel's encoding
+        // (Engine::sample) and `offset` is always a node of it.
+        let end = unsafe { kernel::chase(self.kind, self.base, self.offset, trips) };
+        self.loads = (self.loads + trips * UNROLL) % self.chain.len();
+        let expected = self.chain.node_offset(self.loads);
+        if end != expected {
+            return Err(MeasureError::ChainMismatch {
+                kernel: self.kind.name(),
+                expected,
+                got: end,
+                loads: trips * UNROLL,
+            });
+        }
+        self.offset = end;
+        Ok(())
+    }
+}

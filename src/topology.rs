@@ -1,0 +1,115 @@
+//! What the system claims about its caches (sysfs). memlat uses these claims to
+//! choose default sizes and to show beside what it measured, never as a result.
+
+use serde::Serialize;
+
+/// One cache as sysfs describes it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CacheInfo {
+    /// 1, 2, 3...
+    pub level: u32,
+    /// `Data`, `Instruction` or `Unified`.
+    pub kind: String,
+    /// Capacity in bytes.
+    pub size_bytes: u64,
+    /// Line size in bytes (`coherency_line_size`).
+    pub line_bytes: Option<u64>,
+    /// Ways of associativity, when reported.
+    pub ways: Option<u64>,
+}
+
+impl CacheInfo {
+    /// `L1d`, `L2`... as lscpu names them.
+    pub fn name(&self) -> String {
+        match self.kind.as_str() {
+            "Data" => format!("L{}d", self.level),
+            "Instruction" => format!("L{}i", self.level),
+            _ => format!("L{}", self.level),
+        }
+    }
+
+    /// Whether loads go through it (data or unified).
+    pub fn holds_data(&self) -> bool {
+        self.kind != "Instruction"
+    }
+}
+
+fn read_trimmed(path: &str) -> Option<String> {
+    std::fs::read_to_string(path)
+        .ok()
+        .map(|s| s.trim().to_string())
+}
+
+/// Parses sysfs sizes such as `32K`, `1024K`, `32768K`, `2M`.
+fn parse_sysfs_size(text: &str) -> Option<u64> {
+    crate::units::parse_size(text).ok()
+}
+
+/// The caches of `cpu` from /sys/devices/system/cpu/cpuN/cache, data caches first by level.
+pub fn caches(cpu: usize) -> Vec<CacheInfo> {
+    let mut found = Vec::new();
+    for index in 0..16 {
+        let dir = format!("/sys/devices/system/cpu/cpu{cpu}/cache/index{index}");
+        let Some(level) = read_trimmed(&format!("{dir}/level")).and_then(|l| l.parse().ok()) else {
+            break;
+        };
+        let Some(size_bytes) =
+            read_trimmed(&format!("{dir}/size")).and_then(|s| parse_sysfs_size(&s))
+        else {
+            continue;
+        };
+        found.push(CacheInfo {
+            level,
+            kind: read_trimmed(&format!("{dir}/type")).unwrap_or_else(|| "Unified".into()),
+            size_bytes,
+            line_bytes: read_trimmed(&format!("{dir}/coherency_line_size"))
+                .and_then(|s| s.parse().ok()),
+            ways: read_trimmed(&format!("{dir}/ways_of_associativity"))
+                .and_then(|s| s.parse().ok()),
+        });
+    }
+    found.sort_by_key(|c| (c.level, c.kind != "Data"));
+    found
+}
+
+/// The data (or unified) caches only, one per level, smallest level first.
+pub fn data_caches(cpu: usize) -> Vec<CacheInfo> {
+    caches(cpu)
+        .into_iter()
+        .filter(CacheInfo::holds_data)
+        .collect()
+}
+
+/// The L1 data cache line size from sysfs, else 64.
+pub fn l1_line_bytes(cpu: usize) -> u64 {
+    data_caches(cpu)
+        .first()
+        .and_then(|c| c.line_bytes)
+        .filter(|&l| l.is_power_of_two() && l >= 8)
+        .unwrap_or(64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sysfs_sizes_parse() {
+        assert_eq!(parse_sysfs_size("32K"), Some(32 * 1024));
+        assert_eq!(parse_sysfs_size("32768K"), Some(32 << 20));
+        assert_eq!(parse_sysfs_size("2M"), Some(2 << 20));
+    }
+
+    #[test]
+    fn data_caches_are_ordered_and_named() {
+        let caches = data_caches(0);
+        for pair in caches.windows(2) {
+            assert!(pair[0].level <= pair[1].level);
+        }
+        if let Some(first) = caches.first() {
+            assert!(first.name().starts_with("L1"));
+        }
+        let line = l1_line_bytes(0);
+        assert!(line.is_power_of_two() && line >= 8);
+    }
+}
