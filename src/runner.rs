@@ -13,7 +13,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::chain::{Chain, ChainError, NodeEncoding, Pattern};
 use crate::clock;
@@ -121,7 +121,7 @@ fn system(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> MeasureE
 }
 
 /// One repeat's raw figures.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Sample {
     /// Repeat number, from 0.
     pub repeat: u32,
@@ -144,7 +144,7 @@ pub struct Sample {
 }
 
 /// Everything measured at one point, with the conditions it was measured in.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Measurement {
     /// Buffer size in bytes.
     pub size: u64,

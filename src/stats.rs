@@ -1,9 +1,9 @@
 //! Summaries of repeated measurements.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Min, median, mean, max and coefficient of variation of some samples.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     /// Smallest sample.
     pub min: f64,

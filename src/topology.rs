@@ -1,10 +1,10 @@
 //! What the system claims about its caches (sysfs). memlat uses these claims to
 //! choose default sizes and to show beside what it measured, never as a result.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One cache as sysfs describes it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CacheInfo {
     /// 1, 2, 3...
     pub level: u32,

@@ -18,13 +18,13 @@ mod rng;
 
 pub use rng::SplitMix64;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The size of the 8-byte words a chain is made of.
 pub const WORD: u64 = 8;
 
 /// How nodes are ordered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum Pattern {
     /// Fixed stride: `a[k] = (k + stride) mod n` (seed 004); prefetchers see it.

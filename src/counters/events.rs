@@ -1,6 +1,6 @@
 //! perf's event names and what they mean to the kernel (type, config).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// perf_event_attr.type values.
 pub(crate) const TYPE_HARDWARE: u32 = 0;
@@ -9,7 +9,7 @@ pub(crate) const TYPE_HW_CACHE: u32 = 3;
 pub(crate) const TYPE_RAW: u32 = 4;
 
 /// One event to count: the name the user wrote and the kernel's encoding.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EventSpec {
     /// The name as perf spells it (`cycles`, `L1-dcache-load-misses`, `r01c4`).
     pub name: String,

@@ -38,7 +38,7 @@ mod portable;
 )))]
 use arch as portable;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Dependent loads per loop trip.
 pub const UNROLL: u64 = 100;
@@ -51,7 +51,7 @@ pub const HAS_ASM: bool = cfg!(any(
 ));
 
 /// Which loop follows the chain.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum KernelKind {
     /// Nodes hold addresses: `p = *p` (`mov rax,[rax]`, `ldr x0,[x0]`, `ld a0,0(a0)`).

@@ -2,10 +2,10 @@
 
 use std::io;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The page size a user asks for with `--pages`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 pub enum PageRequest {
     /// Base pages only (THP disabled for the buffer with MADV_NOHUGEPAGE).
     #[value(name = "4k")]
@@ -38,7 +38,7 @@ impl PageRequest {
 }
 
 /// The page backing the kernel actually gave, read back from /proc/self/smaps.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PageBacking {
     /// What was asked for (`--pages`).
     pub requested: String,
