@@ -106,6 +106,13 @@ pub struct MeasureArgs {
     #[arg(long, value_name = "F")]
     pub ghz: Option<f64>,
 
+    /// What times the loads: `auto` picks perf's cycles event, else a user-readable
+    /// core-cycle counter (rdcycle, pmccntr_el0, rdpmc), else the monotonic clock
+    /// with cycles estimated; `cycle-counter` forces the ISA counter (rdtsc,
+    /// cntvct_el0 and rdtime are time bases, not cycles); `perf`; `monotonic`.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub clock: crate::clock::ClockRequest,
+
     /// Target duration of one sample (A loads timed, then 2A loads timed), in
     /// milliseconds; sets A when -a is not given. Each repeat takes 3 samples and keeps the fastest.
     #[arg(long, value_name = "MS", default_value_t = 50)]
@@ -143,7 +150,8 @@ pub struct RunArgs {
 /// The quick table (no command).
 #[derive(Debug, Clone, Args)]
 pub struct QuickArgs {
-    /// Sizes to measure, comma-separated (e.g. 16K,512K,16M,256M) [default: half of each data cache from sysfs, and 8x the last level for DRAM].
+    /// Sizes to measure, comma-separated (e.g. 16K,256K,8M,1G) [default: one inside
+    /// each data cache sysfs lists, past the level before it, and 8x the last level for DRAM].
     #[arg(long, value_name = "SIZES", value_delimiter = ',', value_parser = parse_size)]
     pub sizes: Vec<u64>,
 

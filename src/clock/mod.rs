@@ -5,9 +5,50 @@
 //! otherwise from nanoseconds times a core clock estimated here, by timing a long
 //! chain of dependent adds (one cycle each on every core memlat targets).
 
+mod counter;
+
+#[cfg(target_arch = "x86_64")]
+#[path = "x86_64.rs"]
+mod arch;
+
+#[cfg(target_arch = "aarch64")]
+#[path = "aarch64.rs"]
+mod arch;
+
+#[cfg(target_arch = "riscv64")]
+#[path = "riscv64.rs"]
+mod arch;
+
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64", target_arch = "riscv64")))]
+#[path = "other.rs"]
+mod arch;
+
+pub use counter::{Counts, IsaCounter};
+
 use std::time::{Duration, Instant};
 
 use crate::kernel::{self, UNROLL};
+
+/// What `--clock` asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ClockRequest {
+    /// The most accurate that works: perf cycles, else a user-readable core-cycle
+    /// counter, else the monotonic clock with cycles estimated.
+    Auto,
+    /// The ISA's counter read in user space (rdcycle, pmccntr_el0, rdpmc; or the
+    /// time bases rdtsc, cntvct_el0, rdtime when no cycle counter is readable).
+    CycleCounter,
+    /// perf's cycles event (needs a hardware PMU).
+    Perf,
+    /// clock_gettime(CLOCK_MONOTONIC); cycles estimated from the core clock.
+    Monotonic,
+}
+
+/// The most accurate counter this ISA and kernel let user space read: a
+/// core-cycle counter when granted, else the ISA's constant-rate time base.
+pub fn best_isa_counter() -> Result<IsaCounter, String> {
+    arch::best()
+}
 
 /// Runs `work` and returns how long it took.
 pub fn time<R>(work: impl FnOnce() -> R) -> (Duration, R) {

@@ -84,7 +84,7 @@ pub(crate) fn prepare(
         Some(line) => line,
         None => topology::l1_line_bytes(cpu),
     };
-    let engine = Engine::new(cpu, &events, args.ghz)?;
+    let engine = Engine::with_clock(cpu, &events, args.ghz, args.clock)?;
     for warning in &engine.event_warnings {
         notices.push(warning.to_string());
     }

@@ -27,15 +27,27 @@ struct QuickResult<'a> {
     sysfs_caches: &'a [CacheInfo],
 }
 
-/// Half of each data cache (it fits with room to spare), then 8x the last
-/// level (at least 256 MiB) for DRAM, capped at a quarter of available memory.
+/// One size well inside each data cache and beyond the one before it: half
+/// of L1, then the geometric middle between the previous level's capacity and
+/// this one's (seed 002's CACHE_SIZE/2 lets other tenants' use of a shared
+/// level push it out); then 8x the last level (at least 256 MiB) for DRAM,
+/// capped at a quarter of available memory.
 fn default_sizes(caches: &[CacheInfo]) -> Vec<u64> {
     if caches.is_empty() {
         return FALLBACK_SIZES.to_vec();
     }
-    let mut sizes: Vec<u64> = caches.iter().map(|c| c.size_bytes / 2).collect();
-    let last = caches.last().map_or(0, |c| c.size_bytes);
-    let mut dram = (8 * last).max(MIN_DRAM_SIZE);
+    let mut sizes = Vec::new();
+    let mut previous = 0u64;
+    for cache in caches {
+        let size = if previous == 0 {
+            cache.size_bytes / 2
+        } else {
+            ((previous as f64 * cache.size_bytes as f64).sqrt() as u64).div_ceil(64) * 64
+        };
+        sizes.push(size);
+        previous = cache.size_bytes;
+    }
+    let mut dram = (8 * previous).max(MIN_DRAM_SIZE);
     if let Some(available) = memory::mem_available_bytes() {
         dram = dram.min(available / 4);
     }
@@ -154,7 +166,7 @@ mod tests {
     fn default_sizes_sit_inside_each_level_then_beyond_the_last() {
         let caches = [cache(1, 32 << 10), cache(2, 1 << 20), cache(3, 32 << 20)];
         let sizes = default_sizes(&caches);
-        assert_eq!(&sizes[..3], &[16 << 10, 512 << 10, 16 << 20]);
+        assert_eq!(&sizes[..3], &[16 << 10, 185_408, 5_931_648]);
         assert!(sizes[3] >= MIN_DRAM_SIZE.min(memory::mem_available_bytes().unwrap() / 4));
         assert_eq!(default_sizes(&[]), FALLBACK_SIZES.to_vec());
         assert_eq!(fits_in(16 << 10, &caches), "L1d 32 KiB");

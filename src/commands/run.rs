@@ -79,12 +79,21 @@ fn render(m: &Measurement, format: Format) -> Result<String> {
 
 /// Says on stderr where cycle counts came from when they are not perf's.
 pub(crate) fn report_cycle_source(engine: &Engine) {
+    let timing = engine.timing();
     match engine.cycle_source() {
         CycleSource::Perf => {}
+        CycleSource::Counter => notice(&format!(
+            "cycles are read from the {} counter in user space (--clock cycle-counter)",
+            timing.clock_name
+        )),
         CycleSource::Given(ghz) => notice(&format!("cycles are ns x {ghz} GHz (--ghz)")),
         CycleSource::Estimated => notice(&format!(
-            "cycles are estimated: perf's cycles event is not available here, so ns are converted with a {:.3} GHz core clock measured from dependent adds (override with --ghz)",
-            engine.clock_ghz()
+            "cycles are estimated: ns x the core clock ({:.3} GHz) measured from dependent adds beside each sample, since {} (override with --ghz)",
+            engine.clock_ghz(),
+            timing
+                .note
+                .as_deref()
+                .unwrap_or("perf's cycles event is not available here")
         )),
     }
 }

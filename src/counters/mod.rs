@@ -8,9 +8,11 @@
 //! opened is a warning with its reason, and the run goes on without it.
 
 mod events;
+mod selfmon;
 mod sys;
 
 pub use events::{EventSpec, LISTED, UnknownEvent, parse_event, parse_event_list};
+pub use selfmon::SelfMonitor;
 
 use std::fmt;
 use std::io;

@@ -97,9 +97,10 @@ impl Buffer {
                 )),
             }
         }
-        // Over-allocate by one huge page so the usable region can start on a
-        // 2 MiB boundary, where THP can back it from its first byte.
-        let map_len = len + HUGE_2M;
+        // Over-allocate so the usable region starts on a 2 MiB boundary and whole
+        // huge pages cover it: THP can then back even an L1-sized buffer, whose
+        // TLB misses would otherwise add to the latency of L2-sized ones.
+        let map_len = len.div_ceil(HUGE_2M) * HUGE_2M + HUGE_2M;
         let map = mmap(map_len, 0)?;
         let start = ((map as usize).div_ceil(HUGE_2M) * HUGE_2M) as *mut u8;
         let advice = if pages == PageRequest::Base {

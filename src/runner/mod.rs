@@ -10,13 +10,18 @@
 //! - the kernel's final node is checked against the node the chain says must
 //!   come next; a mismatch is an error, never a number.
 
+mod result;
+mod timing;
+
+pub use result::{MeasureError, Measurement, PointSpec, Sample};
+use result::system;
+pub use timing::{CycleSource, Timing};
+
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-
 use crate::chain::{Chain, ChainError, NodeEncoding, Pattern};
-use crate::clock;
+use crate::clock::{self, ClockRequest};
 use crate::counters::{CounterGroup, EventSpec, EventWarning, GroupReading, parse_event};
 use crate::kernel::{self, KernelKind, UNROLL};
 use crate::memory::{self, Buffer, PageBacking, PageRequest};
@@ -36,182 +41,6 @@ pub const SPREAD_WARN: f64 = 0.05;
 /// interrupt or another tenant can only add time, never remove it.
 pub const ROUNDS: u32 = 3;
 
-/// What to measure at one point.
-#[derive(Debug, Clone)]
-pub struct PointSpec {
-    /// Buffer size in bytes (a multiple of 8).
-    pub size: u64,
-    /// Stride in bytes for `Pattern::Stride` (a multiple of 8).
-    pub stride: u64,
-    /// Chain pattern.
-    pub pattern: Pattern,
-    /// Which loop follows the chain.
-    pub kernel: KernelKind,
-    /// Node spacing in bytes for the random patterns.
-    pub line: u64,
-    /// Page size to ask for.
-    pub pages: PageRequest,
-    /// NUMA node to bind the buffer to.
-    pub node: Option<usize>,
-    /// Repeats; each random repeat gets a fresh chain.
-    pub repeats: u32,
-    /// Seed of the first repeat's chain; repeat r uses seed + r.
-    pub seed: u64,
-    /// Loads per sample (rounded up to a multiple of the unroll); `None`: calibrate to `sample_time`.
-    pub accesses: Option<u64>,
-    /// How long one sample (A loads then 2A loads) should last when calibrating.
-    pub sample_time: Duration,
-}
-
-/// Errors of a measurement.
-#[derive(Debug, thiserror::Error)]
-pub enum MeasureError {
-    /// The buffer would not fit in available memory.
-    #[error(
-        "-n/--size {size} needs about {needed} but only {available} is available (MemAvailable); choose a smaller -n/--size"
-    )]
-    NotEnoughMemory {
-        /// Requested size.
-        size: HumanBytes,
-        /// Bytes needed including bookkeeping.
-        needed: HumanBytes,
-        /// MemAvailable.
-        available: HumanBytes,
-    },
-    /// The sizes cannot make a chain.
-    #[error("{0}: use a larger -n/--size or a smaller --line")]
-    Chain(#[from] ChainError),
-    /// The kernel did not end where the chain says: the number would be a lie.
-    #[error(
-        "the {kernel} kernel ended at byte offset {got} but the chain says {expected} after {loads} loads; refusing to report a latency (please report this as a bug)"
-    )]
-    ChainMismatch {
-        /// Kernel name.
-        kernel: &'static str,
-        /// Where the chain says it must end.
-        expected: u64,
-        /// Where it ended.
-        got: u64,
-        /// Loads followed.
-        loads: u64,
-    },
-    /// A system call failed.
-    #[error("{context}: {source}")]
-    System {
-        /// What memlat was doing.
-        context: String,
-        /// The OS error.
-        source: std::io::Error,
-    },
-}
-
-impl MeasureError {
-    /// Whether the user can fix it with a flag (exit code 2).
-    pub fn is_usage(&self) -> bool {
-        matches!(
-            self,
-            MeasureError::NotEnoughMemory { .. } | MeasureError::Chain(_)
-        )
-    }
-}
-
-fn system(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> MeasureError {
-    let context = context.into();
-    move |source| MeasureError::System { context, source }
-}
-
-/// One repeat's raw figures.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Sample {
-    /// Repeat number, from 0.
-    pub repeat: u32,
-    /// Seed of this repeat's chain.
-    pub seed: u64,
-    /// Nanoseconds for A loads (fastest of the rounds, including fixed overhead).
-    pub ns_a: f64,
-    /// Nanoseconds for 2A loads (fastest of the rounds, including the same fixed overhead).
-    pub ns_2a: f64,
-    /// (ns_2a - ns_a) / A.
-    pub ns_per_load: f64,
-    /// Cycles per load: perf cycles difference / A, or ns_per_load x clock_ghz.
-    pub cycles_per_load: f64,
-    /// Core clock from dependent adds timed beside this sample's loads, GHz.
-    pub clock_ghz: f64,
-    /// Each counted event per load, scaled for multiplexing; null when not counted.
-    pub events: BTreeMap<String, Option<f64>>,
-    /// Largest multiplexing scale (enabled / running) of the two readings; 1 = none.
-    pub counter_scale: Option<f64>,
-}
-
-/// Everything measured at one point, with the conditions it was measured in.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Measurement {
-    /// Buffer size in bytes.
-    pub size: u64,
-    /// Stride in bytes (meaningful for the stride pattern).
-    pub stride: u64,
-    /// Chain pattern.
-    pub pattern: Pattern,
-    /// Kernel that followed the chain.
-    pub kernel: KernelKind,
-    /// Node spacing of random patterns, bytes.
-    pub line: u64,
-    /// Loads per sample (A); each sample times A and 2A loads.
-    pub accesses: u64,
-    /// Nodes in one cycle of the chain.
-    pub chain_nodes: u64,
-    /// Distinct 64-byte blocks the chain touches (seed 004).
-    pub distinct_blocks: u64,
-    /// Word index of the node the last sample ended on (seed 004's `last element`).
-    pub last_element: u64,
-    /// Repeats made.
-    pub repeats: u32,
-    /// Seed of the first repeat.
-    pub seed: u64,
-    /// Nanoseconds per load over the repeats.
-    pub ns_per_load: Summary,
-    /// Cycles per load over the repeats.
-    pub cycles_per_load: Summary,
-    /// `perf` (the cycles event) or `estimated` (ns x the estimated core clock) or `given` (--ghz).
-    pub cycle_source: String,
-    /// Core clock in GHz: for estimated cycles the median of the clocks timed
-    /// beside each sample; for perf cycles the observed cycles / ns.
-    pub clock_ghz: f64,
-    /// Core clock estimated from dependent adds before the point.
-    pub clock_ghz_before: f64,
-    /// Core clock estimated from dependent adds after the point.
-    pub clock_ghz_after: f64,
-    /// Median per-load count of each requested event; null when it could not be counted.
-    pub events: BTreeMap<String, Option<f64>>,
-    /// Page backing obtained.
-    pub page_backing: PageBacking,
-    /// CPU the thread was pinned to.
-    pub cpu: usize,
-    /// NUMA node the buffer was bound to.
-    pub node: Option<usize>,
-    /// Cycles of one trip of the empty loop (decrement + branch), seed 001's calibration.
-    pub loop_overhead_cycles: f64,
-    /// Nanoseconds of one trip of the empty loop.
-    pub loop_overhead_ns: f64,
-    /// Dependent loads per loop trip.
-    pub unroll: u64,
-    /// Every repeat's raw figures.
-    pub samples: Vec<Sample>,
-    /// Things the reader should know (fallbacks, spread, clock drift).
-    pub warnings: Vec<String>,
-}
-
-/// How cycles are obtained.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum CycleSource {
-    /// perf's cycles event counts.
-    Perf,
-    /// Nanoseconds times the dependent-add estimate.
-    Estimated,
-    /// Nanoseconds times a clock the user gave (`--ghz`).
-    Given(f64),
-}
-
 /// The measuring context: pinned CPU, counters, clock.
 pub struct Engine {
     cpu: usize,
@@ -222,6 +51,7 @@ pub struct Engine {
     pub event_warnings: Vec<EventWarning>,
     clock_ghz: f64,
     given_ghz: Option<f64>,
+    timing: Timing,
     loop_ns: f64,
     /// Trips of the add chain that last about `ADD_TIME`.
     add_trips: u64,
@@ -231,12 +61,22 @@ pub struct Engine {
 const ADD_TIME: Duration = Duration::from_millis(2);
 
 impl Engine {
-    /// Pins to `cpu`, opens `events` (plus `cycles`, for cycle counts, when the
-    /// PMU has it), estimates the clock and the empty loop's cost.
+    /// An engine with the most accurate clock that works (`--clock auto`).
     pub fn new(
         cpu: usize,
         events: &[EventSpec],
         given_ghz: Option<f64>,
+    ) -> Result<Engine, MeasureError> {
+        Self::with_clock(cpu, events, given_ghz, ClockRequest::Auto)
+    }
+
+    /// Pins to `cpu`, opens `events` (plus `cycles`, for cycle counts, when the
+    /// PMU has it), settles the clock, estimates the core clock and the empty loop's cost.
+    pub fn with_clock(
+        cpu: usize,
+        events: &[EventSpec],
+        given_ghz: Option<f64>,
+        clock_request: ClockRequest,
     ) -> Result<Engine, MeasureError> {
         memory::pin_to_cpu(cpu).map_err(system(format!("pinning to CPU {cpu} (--cpu)")))?;
         let mut wanted = events.to_vec();
@@ -253,6 +93,7 @@ impl Engine {
         let cycles_slot = group
             .as_ref()
             .and_then(|g| g.position("cycles").or_else(|| g.position("cpu-cycles")));
+        let timing = Timing::choose(clock_request, cycles_slot.is_some(), given_ghz)?;
         let clock_ghz = clock::estimate_core_ghz();
         let loop_ns = clock::empty_loop_ns_per_trip();
         let add_trips = clock::trips_lasting(ADD_TIME, |t| {
@@ -267,6 +108,7 @@ impl Engine {
             event_warnings,
             clock_ghz,
             given_ghz,
+            timing,
             loop_ns,
         })
     }
@@ -278,11 +120,12 @@ impl Engine {
 
     /// Where cycle counts come from.
     pub fn cycle_source(&self) -> CycleSource {
-        match (self.given_ghz, self.cycles_slot) {
-            (Some(ghz), _) => CycleSource::Given(ghz),
-            (None, Some(_)) => CycleSource::Perf,
-            (None, None) => CycleSource::Estimated,
-        }
+        self.timing.cycle_source
+    }
+
+    /// The clock settled on, and why not a better one.
+    pub fn timing(&self) -> &Timing {
+        &self.timing
     }
 
     /// The latest dependent-add clock estimate, GHz.
@@ -297,7 +140,7 @@ impl Engine {
             Pattern::Stride => 0,
             Pattern::Random | Pattern::PageRandom => 4 * (spec.size / spec.line),
         };
-        spec.size + (2 << 20) + order
+        spec.size.div_ceil(2 << 20) * (2 << 20) + (2 << 20) + order
     }
 
     fn build_chain(spec: &PointSpec, seed: u64) -> Result<Chain, ChainError> {
@@ -334,9 +177,7 @@ impl Engine {
         }
         buffer.fill();
         let page_backing = buffer.backing();
-        if spec.pages != PageRequest::Base
-            && page_backing.huge_fraction < 0.5
-            && spec.size >= 4 << 20
+        if spec.pages != PageRequest::Base && page_backing.huge_fraction < 0.5
         {
             warnings.push(format!(
                 "asked for --pages {} but only {:.0}% of the buffer is in huge pages; TLB misses will add to the latency (check /sys/kernel/mm/transparent_hugepage/enabled)",
@@ -434,21 +275,30 @@ impl Engine {
         // The core clock is timed beside the loads (fastest of the rounds), so a
         // frequency change between samples moves ns but not estimated cycles.
         let mut add_ns = self.time_adds();
-        let (mut ns_a, mut reading_a) = self.timed(&mut walker, a)?;
-        let (mut ns_2a, mut reading_2a) = self.timed(&mut walker, 2 * a)?;
+        let mut run_a = self.timed(&mut walker, a)?;
+        let mut run_2a = self.timed(&mut walker, 2 * a)?;
         for _ in 1..ROUNDS {
             add_ns = add_ns.min(self.time_adds());
-            let (ns, reading) = self.timed(&mut walker, a)?;
-            if ns < ns_a {
-                (ns_a, reading_a) = (ns, reading);
+            let run = self.timed(&mut walker, a)?;
+            if run.ns < run_a.ns {
+                run_a = run;
             }
-            let (ns, reading) = self.timed(&mut walker, 2 * a)?;
-            if ns < ns_2a {
-                (ns_2a, reading_2a) = (ns, reading);
+            let run = self.timed(&mut walker, 2 * a)?;
+            if run.ns < run_2a.ns {
+                run_2a = run;
             }
         }
+        add_ns = add_ns.min(self.time_adds());
+        let local_ghz = (self.add_trips * UNROLL) as f64 / add_ns;
         let loads = (a * UNROLL) as f64;
-        let ns_per_load = (ns_2a - ns_a) / loads;
+        let ticks = match (run_a.ticks, run_2a.ticks) {
+            (Some(t1), Some(t2)) => Some((t2 - t1) / loads),
+            _ => None,
+        };
+        // A time-base counter times the loads; otherwise the monotonic clock does.
+        let ns_per_load = ticks
+            .and_then(|t| self.timing.ns_from_ticks(t))
+            .unwrap_or((run_2a.ns - run_a.ns) / loads);
         let per_load = |r2: &Option<GroupReading>, r1: &Option<GroupReading>| -> Vec<Option<f64>> {
             match (r2, r1) {
                 (Some(r2), Some(r1)) => r2
@@ -460,10 +310,8 @@ impl Engine {
                 _ => Vec::new(),
             }
         };
-        add_ns = add_ns.min(self.time_adds());
-        let local_ghz = (self.add_trips * UNROLL) as f64 / add_ns;
-        let counts = per_load(&reading_2a, &reading_a);
-        let counter_scale = match (&reading_a, &reading_2a) {
+        let counts = per_load(&run_2a.reading, &run_a.reading);
+        let counter_scale = match (&run_a.reading, &run_2a.reading) {
             (Some(r1), Some(r2)) => Some(r1.scale().max(r2.scale())),
             _ => None,
         };
@@ -481,13 +329,16 @@ impl Engine {
                 .cycles_slot
                 .and_then(|i| counts.get(i).copied().flatten())
                 .unwrap_or(f64::NAN),
+            CycleSource::Counter => ticks.unwrap_or(f64::NAN),
             CycleSource::Estimated => ns_per_load * local_ghz,
         };
         let sample = Sample {
             repeat,
             seed,
-            ns_a,
-            ns_2a,
+            ns_a: run_a.ns,
+            ns_2a: run_2a.ns,
+            ticks_a: run_a.ticks,
+            ticks_2a: run_2a.ticks,
             ns_per_load,
             cycles_per_load,
             clock_ghz: local_ghz,
@@ -505,22 +356,25 @@ impl Engine {
             .as_nanos() as f64
     }
 
-    /// Times `trips` trips with the counters running around (not inside) the timer.
-    fn timed(
-        &self,
-        walker: &mut Walker,
-        trips: u64,
-    ) -> Result<(f64, Option<GroupReading>), MeasureError> {
+    /// Times `trips` trips; the counter group runs around (not inside) the
+    /// timer, the ISA counter is read just outside it.
+    fn timed(&self, walker: &mut Walker, trips: u64) -> Result<TimedRun, MeasureError> {
         if let Some(g) = &self.group {
             g.start().map_err(system("starting counters"))?;
         }
+        let before = self.timing.read();
         let (took, result) = clock::time(|| walker.walk(trips));
+        let after = self.timing.read();
         let reading = match &self.group {
             Some(g) => Some(g.stop().map_err(system("reading counters"))?),
             None => None,
         };
         result?;
-        Ok((took.as_nanos() as f64, reading))
+        Ok(TimedRun {
+            ns: took.as_nanos() as f64,
+            ticks: before.zip(after).map(|(b, a)| a.wrapping_sub(b) as f64),
+            reading,
+        })
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -566,16 +420,13 @@ impl Engine {
                     "the counter group was multiplexed (enabled/running up to {scale:.2}); counts are scaled estimates"
                 ));
         }
-        let (cycle_source, clock_ghz) = match self.cycle_source() {
-            CycleSource::Perf => ("perf", cycles_per_load.median / ns_per_load.median),
+        let clock_ghz = match self.cycle_source() {
+            CycleSource::Perf | CycleSource::Counter => cycles_per_load.median / ns_per_load.median,
             CycleSource::Estimated => {
                 let clocks: Vec<f64> = samples.iter().map(|s| s.clock_ghz).collect();
-                (
-                    "estimated",
-                    Summary::of(&clocks).map_or(clock_before, |c| c.median),
-                )
+                Summary::of(&clocks).map_or(clock_before, |c| c.median)
             }
-            CycleSource::Given(ghz) => ("given", ghz),
+            CycleSource::Given(ghz) => ghz,
         };
         let loop_ghz = self.given_ghz.unwrap_or(self.clock_ghz);
         Measurement {
@@ -592,7 +443,9 @@ impl Engine {
             seed: spec.seed,
             ns_per_load,
             cycles_per_load,
-            cycle_source: cycle_source.to_string(),
+            cycle_source: self.cycle_source().name().to_string(),
+            clock: self.timing.clock_name.clone(),
+            clock_note: self.timing.note.clone(),
             clock_ghz,
             clock_ghz_before: clock_before,
             clock_ghz_after: clock_after,
@@ -607,6 +460,16 @@ impl Engine {
             warnings,
         }
     }
+}
+
+/// One timed run of the kernel.
+struct TimedRun {
+    /// Monotonic-clock nanoseconds.
+    ns: f64,
+    /// ISA counter ticks, when one is read.
+    ticks: Option<f64>,
+    /// The counter group's reading, when one is open.
+    reading: Option<GroupReading>,
 }
 
 /// Follows a chain trip by trip, checking every run's end node.

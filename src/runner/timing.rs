@@ -1,0 +1,161 @@
+//! Which clock times the samples (`--clock`) and where cycle counts come from.
+
+use crate::clock::{ClockRequest, Counts, IsaCounter, best_isa_counter};
+
+use super::MeasureError;
+
+/// How cycles are obtained.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum CycleSource {
+    /// perf's cycles event counts.
+    Perf,
+    /// An ISA core-cycle counter read in user space (rdcycle, pmccntr_el0, rdpmc).
+    Counter,
+    /// Nanoseconds times the core clock measured from dependent adds.
+    Estimated,
+    /// Nanoseconds times a clock the user gave (`--ghz`).
+    Given(f64),
+}
+
+impl CycleSource {
+    /// The name used in output.
+    pub fn name(self) -> &'static str {
+        match self {
+            CycleSource::Perf => "perf",
+            CycleSource::Counter => "cycle-counter",
+            CycleSource::Estimated => "estimated",
+            CycleSource::Given(_) => "given",
+        }
+    }
+}
+
+/// The settled choice of clock.
+pub struct Timing {
+    /// The ISA counter read around every timed run, if one is used.
+    pub isa: Option<IsaCounter>,
+    /// Where cycles come from.
+    pub cycle_source: CycleSource,
+    /// What timed the samples (`monotonic`, `rdtsc`, `perf`...).
+    pub clock_name: String,
+    /// Why a better clock was not used.
+    pub note: Option<String>,
+}
+
+impl Timing {
+    /// Settles `request` given whether perf's cycles event opened and a `--ghz`.
+    pub fn choose(
+        request: ClockRequest,
+        perf_cycles: bool,
+        given_ghz: Option<f64>,
+    ) -> Result<Timing, MeasureError> {
+        let estimated = |note: Option<String>, isa: Option<IsaCounter>| {
+            let clock_name = isa.as_ref().map_or("monotonic".to_string(), |c| c.name.to_string());
+            Timing {
+                isa,
+                cycle_source: CycleSource::Estimated,
+                clock_name,
+                note,
+            }
+        };
+        let mut timing = match request {
+            ClockRequest::Perf if !perf_cycles => {
+                return Err(MeasureError::ClockUnavailable(
+                    "--clock perf: perf's cycles event cannot be opened here (no hardware PMU, or perf_event_paranoid); use --clock auto".into(),
+                ));
+            }
+            ClockRequest::Perf => Timing {
+                isa: None,
+                cycle_source: CycleSource::Perf,
+                clock_name: "perf".into(),
+                note: None,
+            },
+            ClockRequest::Monotonic => estimated(None, None),
+            ClockRequest::CycleCounter => {
+                let counter = best_isa_counter().map_err(|why| {
+                    MeasureError::ClockUnavailable(format!("--clock cycle-counter: {why}"))
+                })?;
+                Self::from_counter(counter)
+            }
+            ClockRequest::Auto if perf_cycles => Timing {
+                isa: None,
+                cycle_source: CycleSource::Perf,
+                clock_name: "perf".into(),
+                note: None,
+            },
+            ClockRequest::Auto => match best_isa_counter() {
+                Ok(counter) if counter.counts_cycles() => Self::from_counter(counter),
+                // A time base is no better than the monotonic clock for samples
+                // of milliseconds; say why cycles are estimated.
+                Ok(counter) => estimated(counter.note.clone(), None),
+                Err(why) => estimated(Some(why), None),
+            },
+        };
+        if let Some(ghz) = given_ghz {
+            timing.cycle_source = CycleSource::Given(ghz);
+        }
+        Ok(timing)
+    }
+
+    fn from_counter(counter: IsaCounter) -> Timing {
+        let cycle_source = if counter.counts_cycles() {
+            CycleSource::Counter
+        } else {
+            CycleSource::Estimated
+        };
+        Timing {
+            cycle_source,
+            clock_name: counter.name.to_string(),
+            note: counter.note.clone(),
+            isa: Some(counter),
+        }
+    }
+
+    /// Reads the ISA counter, if one is used.
+    pub fn read(&self) -> Option<u64> {
+        self.isa.as_ref().map(IsaCounter::read)
+    }
+
+    /// Nanoseconds for `ticks` when the ISA counter is a time base.
+    pub fn ns_from_ticks(&self, ticks: f64) -> Option<f64> {
+        match self.isa.as_ref()?.counts {
+            Counts::Time { ticks_per_ns } => Some(ticks / ticks_per_ns),
+            Counts::CoreCycles => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn auto_without_perf_never_fails_and_says_where_cycles_come_from() {
+        let timing = Timing::choose(ClockRequest::Auto, false, None).unwrap();
+        assert!(matches!(timing.cycle_source, CycleSource::Counter | CycleSource::Estimated));
+        assert_eq!(
+            Timing::choose(ClockRequest::Auto, true, None).unwrap().cycle_source,
+            CycleSource::Perf
+        );
+    }
+
+    #[test]
+    fn perf_without_perf_is_a_usage_error() {
+        let err = Timing::choose(ClockRequest::Perf, false, None).err().unwrap();
+        assert!(err.is_usage() && err.to_string().contains("--clock"));
+    }
+
+    #[test]
+    fn a_given_clock_overrides_the_cycle_source() {
+        let timing = Timing::choose(ClockRequest::Monotonic, false, Some(2.5)).unwrap();
+        assert_eq!(timing.cycle_source, CycleSource::Given(2.5));
+        assert_eq!(timing.clock_name, "monotonic");
+    }
+
+    #[test]
+    fn cycle_counter_reads_an_isa_counter() {
+        let timing = Timing::choose(ClockRequest::CycleCounter, false, None).unwrap();
+        let a = timing.read().unwrap();
+        let b = timing.read().unwrap();
+        assert!(b >= a);
+    }
+}
