@@ -48,7 +48,13 @@ mod tests {
         }
         let mut buf =
             crate::memory::Buffer::map(1 << 20, crate::memory::PageRequest::Base).unwrap();
-        bind_to_node(&buf, 0).unwrap();
+        match bind_to_node(&buf, 0) {
+            Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => {
+                eprintln!("skipped: mbind is not implemented here (emulator?)");
+                return;
+            }
+            result => result.unwrap(),
+        }
         buf.fill();
         assert!(!node_exists(4095));
     }

@@ -88,7 +88,9 @@ impl MeasureError {
     pub fn is_usage(&self) -> bool {
         matches!(
             self,
-            MeasureError::NotEnoughMemory { .. } | MeasureError::Chain(_)
+            MeasureError::NotEnoughMemory { .. }
+                | MeasureError::Chain(_)
+                | MeasureError::ClockUnavailable(_)
         )
     }
 }
