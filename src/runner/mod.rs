@@ -13,8 +13,8 @@
 mod result;
 mod timing;
 
-pub use result::{MeasureError, Measurement, PointSpec, Sample};
 use result::system;
+pub use result::{MeasureError, Measurement, PointSpec, Sample};
 pub use timing::{CycleSource, Timing};
 
 use std::collections::BTreeMap;
@@ -36,6 +36,9 @@ pub const CLOCK_DRIFT_WARN: f64 = 0.02;
 
 /// Warn when repeats spread (max - min over median) more than this.
 pub const SPREAD_WARN: f64 = 0.05;
+
+/// Nodes walked to warm up repeats after the first (which walks the whole cycle).
+pub const WARM_UP_CAP: u64 = 4 << 20;
 
 /// Timings of A and 2A loads per repeat; the fastest of each is kept, since an
 /// interrupt or another tenant can only add time, never remove it.
@@ -177,8 +180,7 @@ impl Engine {
         }
         buffer.fill();
         let page_backing = buffer.backing();
-        if spec.pages != PageRequest::Base && page_backing.huge_fraction < 0.5
-        {
+        if spec.pages != PageRequest::Base && page_backing.huge_fraction < 0.5 {
             warnings.push(format!(
                 "asked for --pages {} but only {:.0}% of the buffer is in huge pages; TLB misses will add to the latency (check /sys/kernel/mm/transparent_hugepage/enabled)",
                 spec.pages.name(),
@@ -247,9 +249,16 @@ impl Engine {
             loads: 0,
             offset: 0,
         };
-        // Warm-up: one full cycle (rounded up to whole trips) warms caches and TLB
-        // and proves the chain returns where it should.
-        walker.walk(chain.len().div_ceil(UNROLL))?;
+        // Warm-up: the first repeat walks one full cycle (rounded up to whole
+        // trips), which warms caches and TLB and proves the chain returns where it
+        // should. Later repeats of DRAM-sized chains walk WARM_UP_CAP nodes: far
+        // more than any cache holds, and seconds less per repeat.
+        let warm_up = if repeat == 0 {
+            chain.len()
+        } else {
+            chain.len().min(WARM_UP_CAP)
+        };
+        walker.walk(warm_up.div_ceil(UNROLL))?;
         let a = match *trips {
             Some(a) => a,
             None => {
