@@ -23,18 +23,35 @@ fn text_value<'a>(text: &'a str, key: &str) -> Option<&'a str> {
 
 #[test]
 fn text_keeps_seed_004_lines_then_the_latency() {
-    let out = memlat_run(&["-n", "16K", "-s", "64", "-e", "task-clock,page-faults"]).assert().success();
+    let out = memlat_run(&["-n", "16K", "-s", "64", "-e", "task-clock,page-faults"])
+        .assert()
+        .success();
     let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
     assert_eq!(text_value(&text, "size"), Some("16384"));
     assert_eq!(text_value(&text, "stride"), Some("64"));
     assert_eq!(text_value(&text, "distinct_blocks"), Some("256"));
-    assert!(text_value(&text, "accesses").unwrap().parse::<u64>().unwrap() >= 100);
+    assert!(
+        text_value(&text, "accesses")
+            .unwrap()
+            .parse::<u64>()
+            .unwrap()
+            >= 100
+    );
     assert!(text_value(&text, "last element").is_some());
-    assert!(text_value(&text, "task-clock").unwrap().parse::<i64>().unwrap() > 0);
+    assert!(
+        text_value(&text, "task-clock")
+            .unwrap()
+            .parse::<i64>()
+            .unwrap()
+            > 0
+    );
     assert!(text_value(&text, "page-faults").is_some());
     assert!(text.lines().any(|l| l == "OK"));
     let ns: f64 = text_value(&text, "ns_per_load").unwrap().parse().unwrap();
-    let cycles: f64 = text_value(&text, "cycles_per_load").unwrap().parse().unwrap();
+    let cycles: f64 = text_value(&text, "cycles_per_load")
+        .unwrap()
+        .parse()
+        .unwrap();
     assert!(ns > 0.0 && cycles > 0.0);
     assert!(["perf", "estimated"].contains(&text_value(&text, "cycle_source").unwrap()));
     assert!(text_value(&text, "page_backing").is_some());
@@ -43,9 +60,18 @@ fn text_keeps_seed_004_lines_then_the_latency() {
 
 #[test]
 fn json_has_every_documented_field() {
-    let out = memlat_run(&["-n", "64K", "--pattern", "random", "-e", "task-clock", "--format", "json"])
-        .assert()
-        .success();
+    let out = memlat_run(&[
+        "-n",
+        "64K",
+        "--pattern",
+        "random",
+        "-e",
+        "task-clock",
+        "--format",
+        "json",
+    ])
+    .assert()
+    .success();
     let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
     for key in [
         "size",
@@ -79,7 +105,9 @@ fn json_has_every_documented_field() {
 #[test]
 fn events_that_cannot_be_counted_are_null_with_a_warning() {
     // Hardware events on a machine without a PMU: a warning and a null, never a crash.
-    let out = memlat_run(&["-n", "16K", "-e", "cycles,task-clock", "--format", "json"]).assert().success();
+    let out = memlat_run(&["-n", "16K", "-e", "cycles,task-clock", "--format", "json"])
+        .assert()
+        .success();
     let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
     let stderr = String::from_utf8_lossy(&out.get_output().stderr);
     if v["events"]["cycles"].is_null() {
@@ -92,7 +120,9 @@ fn events_that_cannot_be_counted_are_null_with_a_warning() {
 
 #[test]
 fn csv_has_one_row_per_repeat() {
-    let out = memlat_run(&["-n", "8K", "--format", "csv", "--repeats", "3"]).assert().success();
+    let out = memlat_run(&["-n", "8K", "--format", "csv", "--repeats", "3"])
+        .assert()
+        .success();
     let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 4, "{text}");
@@ -107,7 +137,9 @@ fn csv_has_one_row_per_repeat() {
 fn every_kernel_and_pattern_runs() {
     for kernel in ["pointer", "index", "portable"] {
         for pattern in ["stride", "random", "page-random"] {
-            memlat_run(&["-n", "32K", "--kernel", kernel, "--pattern", pattern]).assert().success();
+            memlat_run(&["-n", "32K", "--kernel", kernel, "--pattern", pattern])
+                .assert()
+                .success();
         }
     }
 }
@@ -118,14 +150,26 @@ fn sizes_and_strides_round_up_to_8_with_a_notice() {
         .assert()
         .success()
         .stdout(predicate::str::contains("12352"))
-        .stderr(predicate::str::contains("rounded up to 12352").and(predicate::str::contains("rounded up to 128")));
+        .stderr(
+            predicate::str::contains("rounded up to 12352")
+                .and(predicate::str::contains("rounded up to 128")),
+        );
 }
 
 #[test]
 fn output_file_is_written() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("r.json");
-    memlat_run(&["-n", "16K", "--format", "json", "-o", path.to_str().unwrap()]).assert().success();
+    memlat_run(&[
+        "-n",
+        "16K",
+        "--format",
+        "json",
+        "-o",
+        path.to_str().unwrap(),
+    ])
+    .assert()
+    .success();
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     assert_eq!(v["size"], 16384);
 }
@@ -157,7 +201,11 @@ fn bad_input_exits_2_naming_the_flag() {
 
 #[test]
 fn events_lists_software_events_as_available() {
-    let out = Command::cargo_bin("memlat").unwrap().args(["events", "--format", "json"]).assert().success();
+    let out = Command::cargo_bin("memlat")
+        .unwrap()
+        .args(["events", "--format", "json"])
+        .assert()
+        .success();
     let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
     let list = v.as_array().unwrap();
     let task_clock = list.iter().find(|e| e["name"] == "task-clock").unwrap();

@@ -2,7 +2,9 @@
 
 use std::arch::asm;
 
-use super::counter::{Counts, IsaCounter, calibrate_ticks_per_ns, exit_with_advice_on_sigill, sysctl};
+use super::counter::{
+    Counts, IsaCounter, calibrate_ticks_per_ns, exit_with_advice_on_sigill, sysctl,
+};
 use crate::counters::SelfMonitor;
 
 fn cntvct() -> u64 {
@@ -39,7 +41,12 @@ pub(super) fn best() -> Result<IsaCounter, String> {
         if let Ok(monitor) = SelfMonitor::open_cycles(1 << 1) {
             if monitor.user_counter() == Some(CYCLE_COUNTER_INDEX) {
                 exit_with_advice_on_sigill("pmccntr_el0");
-                return Ok(IsaCounter::new("pmccntr_el0", Counts::CoreCycles, Box::new(pmccntr), Some(monitor)));
+                return Ok(IsaCounter::new(
+                    "pmccntr_el0",
+                    Counts::CoreCycles,
+                    Box::new(pmccntr),
+                    Some(monitor),
+                ));
             }
         }
     }
@@ -49,7 +56,12 @@ pub(super) fn best() -> Result<IsaCounter, String> {
     } else {
         calibrate_ticks_per_ns(&cntvct)
     };
-    let mut counter = IsaCounter::new("cntvct_el0", Counts::Time { ticks_per_ns }, Box::new(cntvct), None);
+    let mut counter = IsaCounter::new(
+        "cntvct_el0",
+        Counts::Time { ticks_per_ns },
+        Box::new(cntvct),
+        None,
+    );
     counter.note = Some(format!(
         "pmccntr_el0 is not readable from user space (perf_user_access is {}; `sysctl kernel.perf_user_access=1` and a PMU allow it); cntvct_el0 is a time base",
         access.map_or("absent".to_string(), |a| a.to_string())

@@ -110,14 +110,18 @@ mod tests {
 
     #[test]
     fn the_best_counter_moves_forward_at_a_plausible_rate() {
-        let counter = super::super::best_isa_counter().expect("every supported ISA has a time base");
+        let counter =
+            super::super::best_isa_counter().expect("every supported ISA has a time base");
         let a = counter.read();
         std::thread::sleep(Duration::from_millis(5));
         let b = counter.read();
         assert!(b > a, "{} did not advance", counter.name);
         if let Counts::Time { ticks_per_ns } = counter.counts {
             // Time bases run between 1 MHz and 10 GHz.
-            assert!(ticks_per_ns > 0.001 && ticks_per_ns < 10.0, "{ticks_per_ns}");
+            assert!(
+                ticks_per_ns > 0.001 && ticks_per_ns < 10.0,
+                "{ticks_per_ns}"
+            );
         }
     }
 }

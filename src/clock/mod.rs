@@ -19,7 +19,11 @@ mod arch;
 #[path = "riscv64.rs"]
 mod arch;
 
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64", target_arch = "riscv64")))]
+#[cfg(not(any(
+    target_arch = "x86_64",
+    target_arch = "aarch64",
+    target_arch = "riscv64"
+)))]
 #[path = "other.rs"]
 mod arch;
 

@@ -2,7 +2,9 @@
 
 use std::arch::asm;
 
-use super::counter::{Counts, IsaCounter, calibrate_ticks_per_ns, exit_with_advice_on_sigill, sysctl};
+use super::counter::{
+    Counts, IsaCounter, calibrate_ticks_per_ns, exit_with_advice_on_sigill, sysctl,
+};
 use crate::counters::SelfMonitor;
 
 fn rdcycle() -> u64 {
@@ -37,10 +39,20 @@ pub(super) fn best() -> Result<IsaCounter, String> {
     };
     if let Some(keep) = keep {
         exit_with_advice_on_sigill("rdcycle");
-        return Ok(IsaCounter::new("rdcycle", Counts::CoreCycles, Box::new(rdcycle), keep));
+        return Ok(IsaCounter::new(
+            "rdcycle",
+            Counts::CoreCycles,
+            Box::new(rdcycle),
+            keep,
+        ));
     }
     let ticks_per_ns = calibrate_ticks_per_ns(&rdtime);
-    let mut counter = IsaCounter::new("rdtime", Counts::Time { ticks_per_ns }, Box::new(rdtime), None);
+    let mut counter = IsaCounter::new(
+        "rdtime",
+        Counts::Time { ticks_per_ns },
+        Box::new(rdtime),
+        None,
+    );
     counter.note = Some(format!(
         "rdcycle is not readable from user space (perf_user_access is {}; `sysctl kernel.perf_user_access=2`, or 1 with a PMU, allows it); rdtime is a time base",
         access.map_or("absent".to_string(), |a| a.to_string())

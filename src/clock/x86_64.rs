@@ -26,7 +26,11 @@ pub(super) fn best() -> Result<IsaCounter, String> {
     if let Ok(monitor) = SelfMonitor::open_cycles(0) {
         if let Some(index) = monitor.user_counter() {
             let width = monitor.width().clamp(1, 64) as u32;
-            let mask = if width == 64 { u64::MAX } else { (1u64 << width) - 1 };
+            let mask = if width == 64 {
+                u64::MAX
+            } else {
+                (1u64 << width) - 1
+            };
             return Ok(IsaCounter::new(
                 "rdpmc",
                 Counts::CoreCycles,
@@ -36,7 +40,12 @@ pub(super) fn best() -> Result<IsaCounter, String> {
         }
     }
     let ticks_per_ns = calibrate_ticks_per_ns(&rdtsc);
-    let mut counter = IsaCounter::new("rdtsc", Counts::Time { ticks_per_ns }, Box::new(rdtsc), None);
+    let mut counter = IsaCounter::new(
+        "rdtsc",
+        Counts::Time { ticks_per_ns },
+        Box::new(rdtsc),
+        None,
+    );
     counter.note = Some(
         "no user-space core-cycle counter (rdpmc needs a hardware PMU and /sys/bus/event_source/devices/cpu/rdpmc = 1 or 2); rdtsc is a time base".into(),
     );

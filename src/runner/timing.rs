@@ -49,7 +49,9 @@ impl Timing {
         given_ghz: Option<f64>,
     ) -> Result<Timing, MeasureError> {
         let estimated = |note: Option<String>, isa: Option<IsaCounter>| {
-            let clock_name = isa.as_ref().map_or("monotonic".to_string(), |c| c.name.to_string());
+            let clock_name = isa
+                .as_ref()
+                .map_or("monotonic".to_string(), |c| c.name.to_string());
             Timing {
                 isa,
                 cycle_source: CycleSource::Estimated,
@@ -131,16 +133,23 @@ mod tests {
     #[test]
     fn auto_without_perf_never_fails_and_says_where_cycles_come_from() {
         let timing = Timing::choose(ClockRequest::Auto, false, None).unwrap();
-        assert!(matches!(timing.cycle_source, CycleSource::Counter | CycleSource::Estimated));
+        assert!(matches!(
+            timing.cycle_source,
+            CycleSource::Counter | CycleSource::Estimated
+        ));
         assert_eq!(
-            Timing::choose(ClockRequest::Auto, true, None).unwrap().cycle_source,
+            Timing::choose(ClockRequest::Auto, true, None)
+                .unwrap()
+                .cycle_source,
             CycleSource::Perf
         );
     }
 
     #[test]
     fn perf_without_perf_is_a_usage_error() {
-        let err = Timing::choose(ClockRequest::Perf, false, None).err().unwrap();
+        let err = Timing::choose(ClockRequest::Perf, false, None)
+            .err()
+            .unwrap();
         assert!(err.is_usage() && err.to_string().contains("--clock"));
     }
 
