@@ -31,6 +31,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Measure one size and stride (seed 004's ptr_chase, done right).
+    #[command(verbatim_doc_comment)]
     ///
     /// Prints seed 004's `key : value` lines (size, stride, distinct_blocks,
     /// accesses, last element, one line per event, OK), then the latency:
@@ -39,11 +40,95 @@ pub enum Command {
     /// Examples:
     ///   memlat run -n 16K -s 64                      # L1, stride chain
     ///   memlat run -n 1G --pattern random            # DRAM
-    ///   memlat run -n 53248 -s 4096                 # 13 lines 4 KiB apart: conflict misses
+    ///   memlat run -n 53248 -s 4096                  # 13 lines 4 KiB apart: conflict misses
     ///   memlat run -n 256K --pattern random -e task-clock,page-faults --format json
     Run(RunArgs),
     /// List the perf events memlat knows and whether this machine can count each.
     Events(EventsArgs),
+    /// Measure many sizes x strides or patterns; write CSV, JSON and a plot (seed 004 sections 2-4)
+    ///
+    /// Sizes are a geometric sequence of prime multiples of the line size, so
+    /// a stride chain touches every line of the buffer whatever its stride.
+    ///
+    /// Files are created before the first point and rewritten after each one,
+    /// so Ctrl-C or a crash keeps every finished point (continue with --resume).
+    /// Without --csv, --json or --plot, all three go to a new directory
+    /// ./memlat-results/sweep-<timestamp>/, named in the output.
+    ///
+    /// Examples:
+    ///   memlat sweep                                   # 1 KiB .. 4x LLC, strides 64 and 4096
+    ///   memlat sweep --pattern random --strides 64 --plot lat.png
+    ///   memlat sweep --to 64M -e L1-dcache-load-misses,cache-misses --json s.json
+    ///   memlat sweep --resume memlat-results/sweep-20250101-120000/sweep.json
+    #[command(verbatim_doc_comment)]
+    #[command(mut_arg("sample_ms", |a| a.default_value("10")))]
+    #[command(mut_arg("repeats", |a| a.help("Repeats of each point; every repeat of a random pattern uses a fresh chain [default: 3]")))]
+    Sweep(SweepArgs),
+    /// Draw a sweep's JSON as SVG or PNG: latency, bandwidth or events per load by size
+    ///
+    /// One line per stride or pattern, the detected levels as bands.
+    ///
+    /// Examples:
+    ///   memlat plot sweep.json -o latency.svg --metric ns
+    ///   memlat plot sweep.json -o bw.png --metric bandwidth
+    ///   memlat plot sweep.json -o misses.png --metric L1-dcache-load-misses
+    #[command(verbatim_doc_comment)]
+    Plot(PlotArgs),
+    /// Load-to-use latency (seed 003): a load, N NOPs, then an add that uses it
+    ///
+    /// Times the iteration as N grows, for data in L1, L2 and DRAM (or any
+    /// --level), and prints cycles per iteration for every N, the knee where
+    /// the time starts to grow, what that knee means on this core, and seed
+    /// 003's table: min / avg / max load-to-use cycles, loop overhead and
+    /// throughput per data source. On an in-order single-issue core the knee
+    /// is the latency; on a wider core it is (latency + 1) x issue width, and
+    /// the latency is read from the plateau instead. See docs/loaduse.md.
+    ///
+    /// Examples:
+    ///   memlat loaduse                                 # L1, L2, DRAM; 0..32 NOPs
+    ///   memlat loaduse --level l1 --nops 0..96 --plot loaduse.svg
+    ///   memlat loaduse --level 12K,192K,2M --nops 1..32 --format json
+    #[command(verbatim_doc_comment)]
+    #[command(mut_arg("sample_ms", |a| a.default_value("20")))]
+    #[command(mut_arg("repeats", |a| a.help("Passes over the NOP range, each with a fresh random chain; per N the fastest is kept [default: 3]")))]
+    Loaduse(LoaduseArgs),
+    /// Find the cache levels in a latency curve: each level's capacity and
+    /// latency (ns, cycles) with a confidence, sysfs and CPUID beside (seed 004, Problem 1).
+    ///
+    /// Reads a sweep JSON (`memlat sweep --json`), or first measures a quick
+    /// random-chain sweep. Levels come from the data alone: plateaus and the
+    /// transitions between them; a level the data do not show is not invented.
+    ///
+    /// Examples:
+    ///   memlat detect                        # quick sweep, then the table
+    ///   memlat detect sweep.json --format json
+    #[command(mut_arg("sample_ms", |a| a.default_value("10")))]
+    Detect(DetectArgs),
+    /// Seed 002's procedure: for each cache level a random walk over half of
+    /// it, for memory 8x the last level, N iterations each with a fresh walk;
+    /// writes results_{name}.csv and prints min / median / max per level.
+    ///
+    /// Examples:
+    ///   memlat levels                                  # caches from sysfs
+    ///   memlat levels --machine examples/machine-zen4-vm.txt --iterations 20
+    Levels(LevelsArgs),
+    /// Conflict misses and associativity (seed 004 section 5): N lines one
+    /// way-size apart share a set; the largest N that still hits is the ways.
+    ///
+    /// Examples:
+    ///   memlat assoc                         # every level sysfs lists
+    ///   memlat assoc --levels 1 --format json
+    #[command(mut_arg("sample_ms", |a| a.default_value("10")))]
+    Assoc(AssocArgs),
+    /// Line size: loads 8..256 bytes apart beyond L1 (page-random order, and
+    /// seed 004's stride chain beside); the latency grows with the spacing
+    /// until it reaches the line size.
+    ///
+    /// Examples:
+    ///   memlat linesize
+    ///   memlat linesize -n 256K --strides 8,16,32,64,128,256,512
+    #[command(mut_arg("sample_ms", |a| a.default_value("10")))]
+    Linesize(LinesizeArgs),
 }
 
 /// Output formats.
@@ -94,6 +179,13 @@ pub struct MeasureArgs {
     /// Seed of the random chains (repeat r uses SEED + r): the same seed gives the same chains.
     #[arg(long, value_name = "S", default_value_t = 1)]
     pub seed: u64,
+
+    /// Hardware prefetchers: `as-is` leaves them, `off` disables them for the
+    /// run through the documented MSRs (x86; root and the msr module needed),
+    /// restoring them on exit; where that cannot be done memlat says why and
+    /// measures with them as they are.
+    #[arg(long, value_enum, value_name = "MODE", default_value = "as-is")]
+    pub prefetchers: crate::prefetch::PrefetchMode,
 
     /// perf events to count, comma-separated, with perf's names (cycles,
     /// instructions, L1-dcache-load-misses, LLC-load-misses, dTLB-load-misses,
@@ -160,12 +252,214 @@ pub struct QuickArgs {
     pub measure: MeasureArgs,
 }
 
+/// `memlat loaduse`.
+#[derive(Debug, Clone, Args)]
+pub struct LoaduseArgs {
+    /// Data sources, comma-separated: l1, l2, l3 (3/4 of that cache, from
+    /// sysfs), dram (8x the last-level cache) or a working-set size such as 48K
+    /// [default: l1,l2,dram].
+    #[arg(long, value_name = "LEVEL", value_delimiter = ',', value_parser = crate::loaduse::levels::parse_level)]
+    pub level: Vec<crate::loaduse::levels::LevelChoice>,
+
+    /// NOPs between the load and the use: A..B, both included (at most 128).
+    #[arg(long, value_name = "A..B", default_value = "0..32", value_parser = crate::loaduse::levels::parse_nops)]
+    pub nops: crate::loaduse::levels::NopRange,
+
+    /// Draw cycles per iteration against N, one line per level, to FILE (.svg or .png).
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
+
+    /// Skip the `memlat run` pointer chase at each working set (kept beside the
+    /// load-to-use figure for comparison).
+    #[arg(long)]
+    pub no_run: bool,
+
+    /// Flags shared with the other measuring commands (--kernel picks the
+    /// comparison chase's kernel; the load-use kernels are always asm).
+    #[command(flatten)]
+    pub measure: MeasureArgs,
+}
+
 /// `memlat events`.
 #[derive(Debug, Clone, Args)]
 pub struct EventsArgs {
     /// Output format (text or json).
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
+}
+
+/// `memlat sweep`.
+#[derive(Debug, Clone, Args)]
+pub struct SweepArgs {
+    /// Smallest size (rounded up to a prime multiple of the line size).
+    #[arg(long, value_name = "BYTES", value_parser = parse_size, default_value = "1K")]
+    pub from: u64,
+
+    /// Largest size [default: 4x the last-level cache sysfs lists, at least 256M].
+    #[arg(long, value_name = "BYTES", value_parser = parse_size)]
+    pub to: Option<u64>,
+
+    /// Ratio between successive sizes (above 1).
+    #[arg(long, value_name = "R", default_value_t = 1.3)]
+    pub ratio: f64,
+
+    /// Strides of stride chains, comma-separated [default: 64,4096, or none
+    /// when --pattern random or page-random is given].
+    #[arg(long, value_name = "BYTES,...", value_delimiter = ',', value_parser = parse_size)]
+    pub strides: Vec<u64>,
+
+    /// Write one row per repeat of every point to FILE (rewritten after each point).
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+
+    /// Write the whole sweep (every sample, sysfs caches, detected levels) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+
+    /// Draw latency, bandwidth and counted events per load to FILE (.svg or .png) at the end.
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
+
+    /// Continue the sweep in FILE (a sweep JSON): its points are kept and not
+    /// measured again; files default to FILE and its .csv/.svg/.png siblings.
+    #[arg(long, value_name = "FILE")]
+    pub resume: Option<PathBuf>,
+
+    /// Hide the progress bar (it is only drawn when stderr is a terminal).
+    #[arg(long)]
+    pub no_progress: bool,
+
+    /// Flags shared with the other measuring commands (--format and -o: the
+    /// final summary on stdout).
+    #[command(flatten)]
+    pub measure: MeasureArgs,
+}
+
+/// `memlat plot`.
+#[derive(Debug, Clone, Args)]
+pub struct PlotArgs {
+    /// A sweep JSON file (`memlat sweep --json`).
+    #[arg(value_name = "RESULTS.json")]
+    pub results: PathBuf,
+
+    /// Image to write: .svg or .png.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: PathBuf,
+
+    /// What to plot, comma-separated, one chart each: ns, cycles, bandwidth
+    /// (line bytes per cycle, GB/s beside) or a counted event's name
+    /// [default: ns, bandwidth and every counted event].
+    #[arg(long, value_name = "METRIC,...", value_delimiter = ',')]
+    pub metric: Vec<String>,
+
+    /// Leave out the detected levels' bands.
+    #[arg(long)]
+    pub no_levels: bool,
+
+    /// y axis scale: `auto` is logarithmic for ns and cycles (L1 and DRAM
+    /// latencies differ 100-fold) and linear from zero for the others.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub y_scale: YScale,
+}
+
+/// How `memlat plot` scales the y axis.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum YScale {
+    /// Logarithmic for latencies, linear for bandwidth and events.
+    Auto,
+    /// Linear from zero (seed 004's `ylim(0)`).
+    Linear,
+    /// Logarithmic.
+    Log,
+}
+
+/// `memlat detect`.
+#[derive(Debug, Clone, Args)]
+pub struct DetectArgs {
+    /// A sweep JSON file (`memlat sweep --json`) [default: measure a quick sweep first].
+    #[arg(value_name = "RESULTS.json")]
+    pub results: Option<PathBuf>,
+
+    /// Quick sweep: smallest size.
+    #[arg(long, value_name = "BYTES", value_parser = parse_size, default_value = "2K")]
+    pub from: u64,
+
+    /// Quick sweep: largest size [default: 4x the last-level cache sysfs lists, at least 256M].
+    #[arg(long, value_name = "BYTES", value_parser = parse_size)]
+    pub to: Option<u64>,
+
+    /// Quick sweep: ratio between successive sizes (above 1).
+    #[arg(long, value_name = "R", default_value_t = 1.5)]
+    pub ratio: f64,
+
+    /// Flags of the quick sweep (--format and -o: the table).
+    #[command(flatten)]
+    pub measure: MeasureArgs,
+}
+
+/// `memlat levels`.
+#[derive(Debug, Clone, Args)]
+pub struct LevelsArgs {
+    /// Cache levels from this profile (`key: value` lines; see
+    /// examples/machine-zen4-vm.txt) instead of sysfs.
+    #[arg(long, value_name = "FILE")]
+    pub machine: Option<PathBuf>,
+
+    /// Iterations per level, each with a fresh random walk.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub iterations: u32,
+
+    /// Name in results_{name}.csv [default: the profile's name, else the host name].
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+
+    /// Where to write the per-iteration CSV [default: results_{name}.csv].
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+
+    /// Flags shared with the other measuring commands (--format and -o: the summary).
+    #[command(flatten)]
+    pub measure: MeasureArgs,
+}
+
+/// `memlat assoc`.
+#[derive(Debug, Clone, Args)]
+pub struct AssocArgs {
+    /// Cache levels (sizes, ways) from this profile instead of sysfs.
+    #[arg(long, value_name = "FILE")]
+    pub machine: Option<PathBuf>,
+
+    /// Levels to test, comma-separated (e.g. 1,2) [default: all].
+    #[arg(long, value_name = "N,...", value_delimiter = ',')]
+    pub levels: Vec<u32>,
+
+    /// Most lines per set to try [default: 2 x the claimed ways + 2, else 40].
+    #[arg(long, value_name = "N")]
+    pub max_lines: Option<u64>,
+
+    /// Flags shared with the other measuring commands.
+    #[command(flatten)]
+    pub measure: MeasureArgs,
+}
+
+/// `memlat linesize`.
+#[derive(Debug, Clone, Args)]
+pub struct LinesizeArgs {
+    /// Buffer size, beyond L1 [default: twice the L2 (sysfs or --machine), else 8M].
+    #[arg(short = 'n', long, value_name = "BYTES", value_parser = parse_size)]
+    pub size: Option<u64>,
+
+    /// Spacings (strides) to try, bytes, comma-separated (multiples of 8, at most 4096).
+    #[arg(long, value_name = "BYTES,...", value_delimiter = ',', value_parser = parse_size, default_value = "8,16,32,64,128,256")]
+    pub strides: Vec<u64>,
+
+    /// Cache levels from this profile instead of sysfs (for the default size).
+    #[arg(long, value_name = "FILE")]
+    pub machine: Option<PathBuf>,
+
+    /// Flags shared with the other measuring commands.
+    #[command(flatten)]
+    pub measure: MeasureArgs,
 }
 
 #[cfg(test)]

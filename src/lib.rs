@@ -6,16 +6,25 @@
 
 #![warn(missing_docs)]
 
+pub mod assoc;
 pub mod chain;
 pub mod cli;
 pub mod clock;
 pub mod commands;
 pub mod counters;
+pub mod detect;
 pub mod error;
 pub mod export;
 pub mod kernel;
+pub mod levels;
+pub mod linesize;
+pub mod loaduse;
+pub mod machine;
 pub mod memory;
+pub mod plot;
+pub mod prefetch;
 pub mod runner;
 pub mod stats;
+pub mod sweep;
 pub mod topology;
 pub mod units;

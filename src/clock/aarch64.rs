@@ -38,16 +38,16 @@ pub(super) fn best() -> Result<IsaCounter, String> {
     let access = sysctl("/proc/sys/kernel/perf_user_access");
     if access == Some(1) {
         // config1 bit 1 asks arm64 perf for user access to the event's counter.
-        if let Ok(monitor) = SelfMonitor::open_cycles(1 << 1) {
-            if monitor.user_counter() == Some(CYCLE_COUNTER_INDEX) {
-                exit_with_advice_on_sigill("pmccntr_el0");
-                return Ok(IsaCounter::new(
-                    "pmccntr_el0",
-                    Counts::CoreCycles,
-                    Box::new(pmccntr),
-                    Some(monitor),
-                ));
-            }
+        if let Ok(monitor) = SelfMonitor::open_cycles(1 << 1)
+            && monitor.user_counter() == Some(CYCLE_COUNTER_INDEX)
+        {
+            exit_with_advice_on_sigill("pmccntr_el0");
+            return Ok(IsaCounter::new(
+                "pmccntr_el0",
+                Counts::CoreCycles,
+                Box::new(pmccntr),
+                Some(monitor),
+            ));
         }
     }
     let frequency = cntfrq();

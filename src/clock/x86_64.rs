@@ -23,21 +23,21 @@ fn rdpmc(index: u32) -> u64 {
 /// `rdpmc` of a cycles event when the PMU and perf allow it; else the TSC, a
 /// constant-rate time base (not core cycles: turbo and power states change their ratio).
 pub(super) fn best() -> Result<IsaCounter, String> {
-    if let Ok(monitor) = SelfMonitor::open_cycles(0) {
-        if let Some(index) = monitor.user_counter() {
-            let width = monitor.width().clamp(1, 64) as u32;
-            let mask = if width == 64 {
-                u64::MAX
-            } else {
-                (1u64 << width) - 1
-            };
-            return Ok(IsaCounter::new(
-                "rdpmc",
-                Counts::CoreCycles,
-                Box::new(move || rdpmc(index) & mask),
-                Some(monitor),
-            ));
-        }
+    if let Ok(monitor) = SelfMonitor::open_cycles(0)
+        && let Some(index) = monitor.user_counter()
+    {
+        let width = monitor.width().clamp(1, 64) as u32;
+        let mask = if width == 64 {
+            u64::MAX
+        } else {
+            (1u64 << width) - 1
+        };
+        return Ok(IsaCounter::new(
+            "rdpmc",
+            Counts::CoreCycles,
+            Box::new(move || rdpmc(index) & mask),
+            Some(monitor),
+        ));
     }
     let ticks_per_ns = calibrate_ticks_per_ns(&rdtsc);
     let mut counter = IsaCounter::new(

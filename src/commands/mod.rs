@@ -1,8 +1,15 @@
 //! One file per command: options -> engine -> export. No measuring code here.
 
+pub mod assoc;
+pub mod detect;
 pub mod events;
+pub mod levels;
+pub mod linesize;
+pub mod loaduse;
+pub mod plot;
 pub mod quick;
 pub mod run;
+pub mod sweep;
 
 use std::time::Duration;
 
@@ -21,6 +28,13 @@ pub fn dispatch(cli: Cli) -> Result<()> {
     match cli.command {
         Some(Command::Run(args)) => run::run(&args),
         Some(Command::Events(args)) => events::run(&args),
+        Some(Command::Sweep(args)) => sweep::run(&args),
+        Some(Command::Plot(args)) => plot::run(&args),
+        Some(Command::Loaduse(args)) => loaduse::run(&args),
+        Some(Command::Detect(args)) => detect::run(&args),
+        Some(Command::Levels(args)) => levels::run(&args),
+        Some(Command::Assoc(args)) => assoc::run(&args),
+        Some(Command::Linesize(args)) => linesize::run(&args),
         None => quick::run(&cli.quick),
     }
 }
@@ -31,6 +45,8 @@ pub(crate) struct Prepared {
     pub engine: Engine,
     pub template: PointSpec,
     pub notices: Vec<String>,
+    /// Prefetcher state (`--prefetchers`); restores any changed MSR when dropped.
+    pub prefetch: crate::prefetch::PrefetchGuard,
 }
 
 pub(crate) fn prepare(
@@ -84,7 +100,12 @@ pub(crate) fn prepare(
         Some(line) => line,
         None => topology::l1_line_bytes(cpu),
     };
-    let engine = Engine::with_clock(cpu, &events, args.ghz, args.clock)?;
+    let prefetch = crate::prefetch::PrefetchGuard::apply(args.prefetchers);
+    if args.prefetchers != crate::prefetch::PrefetchMode::AsIs {
+        notices.push(format!("prefetchers: {}", prefetch.status));
+    }
+    let mut engine = Engine::with_clock(cpu, &events, args.ghz, args.clock)?;
+    engine.set_prefetchers(&prefetch.status);
     for warning in &engine.event_warnings {
         notices.push(warning.to_string());
     }
@@ -105,6 +126,7 @@ pub(crate) fn prepare(
         engine,
         template,
         notices,
+        prefetch,
     })
 }
 

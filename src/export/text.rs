@@ -97,6 +97,9 @@ pub fn measurement(m: &Measurement) -> String {
             format!("{:.2}", m.page_backing.huge_fraction),
         )
         .add("cpu", m.cpu);
+    if let Some(prefetchers) = &m.prefetchers {
+        kv.add("prefetchers", prefetchers);
+    }
     if let Some(node) = m.node {
         kv.add("node", node);
     }

@@ -119,6 +119,12 @@ pub struct Sample {
     pub ticks_a: Option<f64>,
     /// ISA counter ticks for the 2A loads (when the clock is an ISA counter).
     pub ticks_2a: Option<f64>,
+    /// Rounds of A and 2A runs timed (3, more when the machine was busy).
+    #[serde(default)]
+    pub rounds: u32,
+    /// No round was undisturbed: figures are the 2A run over 2A loads, not the difference.
+    #[serde(default)]
+    pub disturbed: bool,
     /// Core clock from dependent adds timed beside this sample's loads, GHz.
     pub clock_ghz: f64,
     /// Each counted event per load, scaled for multiplexing; null when not counted.
@@ -164,6 +170,9 @@ pub struct Measurement {
     pub clock: String,
     /// Why a better clock could not be used, when one could not.
     pub clock_note: Option<String>,
+    /// Hardware prefetchers' state (`--prefetchers`): `as is (...)` or `off (...)`.
+    #[serde(default)]
+    pub prefetchers: Option<String>,
     /// Core clock in GHz: for estimated cycles the median of the clocks timed
     /// beside each sample; for perf cycles the observed cycles / ns.
     pub clock_ghz: f64,

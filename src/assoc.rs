@@ -1,0 +1,299 @@
+//! Conflict misses and associativity (seed 004 section 5), as pure planning
+//! and estimation; `commands::assoc` measures.
+//!
+//! N lines a power-of-two multiple of a level's way size apart (a stride chain
+//! of N·D bytes with stride D) all fall in one set of that level. While N is at
+//! most the level's ways they stay cached; one more and, with LRU-like
+//! replacement, a cyclic walk misses on every load, although only N·64 bytes
+//! are used: seed 004's 4096 x 11 (hits) against 4096 x 13 (misses) on a
+//! 12-way 48 KiB L1.
+//!
+//! The stride D is the claimed way size (capacity / ways) when that is a power
+//! of two, else the largest power of two not above the capacity: either is a
+//! multiple of the way size whenever the set count is a power of two. The
+//! lines then also share a set in every smaller level, so for N above those
+//! levels' ways the loads are served by this level or beyond; the estimate
+//! therefore compares each N's latency with a threshold half-way between
+//! this level's latency and the next one's (where half the loads would miss),
+//! both measured separately with random chains.
+
+use serde::{Deserialize, Serialize};
+
+use crate::topology::CacheInfo;
+
+/// Lines tried at most per level when its ways are not claimed.
+pub const DEFAULT_MAX_LINES: u64 = 40;
+
+/// A level can be tested only if the next level is at least this much slower.
+pub const MIN_CONTRAST: f64 = 1.5;
+
+/// What to measure for one level.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LevelPlan {
+    /// `L1`, `L2`...
+    pub name: String,
+    /// Claimed capacity, bytes.
+    pub size_bytes: u64,
+    /// Claimed ways, if any.
+    pub claimed_ways: Option<u64>,
+    /// Distance between the lines, bytes (a power of two).
+    pub stride: u64,
+    /// Numbers of lines to try, ascending.
+    pub lines: Vec<u64>,
+    /// Random-chain size whose latency is this level's.
+    pub hit_size: u64,
+    /// Random-chain size whose latency is the next level's (or memory's).
+    pub miss_size: u64,
+}
+
+/// Largest power of two not above `x` (x > 0).
+pub fn pow2_floor(x: u64) -> u64 {
+    1u64 << (63 - x.leading_zeros())
+}
+
+/// The stride for a level: its way size when that is a power of two of at
+/// least a line, else the largest power of two within its capacity.
+pub fn stride_for(cache: &CacheInfo, line: u64) -> u64 {
+    match cache.ways {
+        Some(w) if w > 0 && cache.size_bytes.is_multiple_of(w) => {
+            let way = cache.size_bytes / w;
+            if way.is_power_of_two() && way >= line {
+                way
+            } else {
+                pow2_floor(cache.size_bytes)
+            }
+        }
+        _ => pow2_floor(cache.size_bytes),
+    }
+}
+
+/// Plans every level of `caches`; `memory_size` is the random chain measured
+/// for the level beyond the last cache; `max_lines` overrides the line count.
+pub fn plan(
+    caches: &[CacheInfo],
+    line: u64,
+    memory_size: u64,
+    max_lines: Option<u64>,
+) -> Vec<LevelPlan> {
+    caches
+        .iter()
+        .enumerate()
+        .map(|(k, cache)| {
+            let top = max_lines
+                .or(cache.ways.map(|w| 2 * w + 2))
+                .unwrap_or(DEFAULT_MAX_LINES)
+                .clamp(2, 128);
+            // Just beyond the level below (at most half this level): mostly
+            // this level's hits, with the least help from the levels below.
+            let hit_size = match k {
+                0 => cache.size_bytes / 2,
+                _ => (2 * caches[k - 1].size_bytes).min(cache.size_bytes / 2),
+            };
+            // Just beyond this level, within the next one when it allows.
+            let miss_size = caches.get(k + 1).map_or(memory_size, |next| {
+                let twice = 2 * cache.size_bytes;
+                if next.size_bytes / 2 > cache.size_bytes {
+                    twice.min(next.size_bytes / 2)
+                } else {
+                    twice
+                }
+            });
+            LevelPlan {
+                name: format!("L{}", cache.level),
+                size_bytes: cache.size_bytes,
+                claimed_ways: cache.ways,
+                stride: stride_for(cache, line),
+                lines: (1..=top).collect(),
+                hit_size: hit_size.max(line) / line * line,
+                miss_size: miss_size.max(line) / line * line,
+            }
+        })
+        .collect()
+}
+
+/// One measured point: N lines and their latency.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct AssocPoint {
+    /// Lines in the set.
+    pub lines: u64,
+    /// Median latency per load, ns.
+    pub ns: f64,
+}
+
+/// The ways estimated from one level's points.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WaysEstimate {
+    /// Estimated ways; `None` when the data do not show a step.
+    pub ways: Option<u64>,
+    /// Latency threshold between hits and misses, ns.
+    pub threshold_ns: f64,
+    /// Why no estimate, or what to keep in mind.
+    pub notes: Vec<String>,
+}
+
+/// Ways = the largest N before the latency crosses the threshold half-way
+/// between `hit_ns` and `miss_ns` (where half the loads miss) and stays above
+/// it for the next N as well.
+pub fn estimate_ways(points: &[AssocPoint], hit_ns: f64, miss_ns: f64) -> WaysEstimate {
+    let threshold = (hit_ns + miss_ns) / 2.0;
+    let mut notes = Vec::new();
+    if !(hit_ns > 0.0 && miss_ns / hit_ns >= MIN_CONTRAST) {
+        notes.push(format!(
+            "this level ({hit_ns:.1} ns) and the next ({miss_ns:.1} ns) cannot be told apart here, so its ways cannot be measured"
+        ));
+        return WaysEstimate {
+            ways: None,
+            threshold_ns: threshold,
+            notes,
+        };
+    }
+    let mut sorted = points.to_vec();
+    sorted.sort_by_key(|p| p.lines);
+    let above = |p: &AssocPoint| p.ns >= threshold;
+    let step =
+        (0..sorted.len()).find(|&i| above(&sorted[i]) && sorted.get(i + 1).is_none_or(above));
+    let ways = match step {
+        Some(0) => {
+            notes.push(format!(
+                "even {} line(s) missed: the stride may not map to one set, or the level is not there",
+                sorted[0].lines
+            ));
+            None
+        }
+        Some(i) => Some(sorted[i - 1].lines),
+        None => {
+            notes.push(format!(
+                "no miss up to {} lines: the level has more ways than tried (raise --max-lines) or does not map these lines to one set (hashed or sliced)",
+                sorted.last().map_or(0, |p| p.lines)
+            ));
+            None
+        }
+    };
+    if ways.is_none()
+        && let Some((n, lo, hi)) = largest_step(&sorted)
+        && hi < threshold
+    {
+        notes.push(format!(
+            "the only step is from {n} to {} lines ({lo:.2} -> {hi:.2} ns), up to this level's latency: that is a smaller level's ways filling, not this level's",
+            n + 1
+        ));
+    }
+    if let Some(w) = ways {
+        let later_hits = sorted
+            .iter()
+            .filter(|p| p.lines > w + 1 && !above(p))
+            .count();
+        if later_hits > 0 {
+            notes.push(format!(
+                "{later_hits} larger line count(s) fell back below the threshold: replacement is not plain LRU, or the run was disturbed"
+            ));
+        }
+    }
+    WaysEstimate {
+        ways,
+        threshold_ns: threshold,
+        notes,
+    }
+}
+
+/// The largest rise (at least 1.5x) between consecutive line counts: (N, ns at N, ns at N+1).
+fn largest_step(sorted: &[AssocPoint]) -> Option<(u64, f64, f64)> {
+    sorted
+        .windows(2)
+        .filter(|w| w[1].ns >= 1.5 * w[0].ns)
+        .max_by(|a, b| (a[1].ns / a[0].ns).total_cmp(&(b[1].ns / b[0].ns)))
+        .map(|w| (w[0].lines, w[0].ns, w[1].ns))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cache(level: u32, size: u64, ways: Option<u64>) -> CacheInfo {
+        CacheInfo {
+            level,
+            kind: "Unified".into(),
+            size_bytes: size,
+            line_bytes: Some(64),
+            ways,
+        }
+    }
+
+    fn points(ways: u64, hit: f64, miss: f64, upto: u64) -> Vec<AssocPoint> {
+        (1..=upto)
+            .map(|n| AssocPoint {
+                lines: n,
+                ns: if n <= ways { hit } else { miss }
+                    * (1.0 + 0.02 * ((n * 7 % 5) as f64 - 2.0) / 2.0),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn finds_the_ways_of_seed_004s_l1_and_of_this_machines() {
+        assert_eq!(
+            estimate_ways(&points(12, 1.2, 4.5, 26), 1.2, 4.5).ways,
+            Some(12)
+        );
+        assert_eq!(
+            estimate_ways(&points(8, 1.1, 3.9, 18), 1.1, 3.9).ways,
+            Some(8)
+        );
+        // An L2 whose lines miss straight to L3 once L1's 8 ways are full.
+        assert_eq!(
+            estimate_ways(&points(8, 1.1, 12.0, 18), 3.9, 12.0).ways,
+            Some(8)
+        );
+    }
+
+    #[test]
+    fn a_lone_spike_is_not_the_step() {
+        let mut p = points(16, 10.0, 100.0, 34);
+        p[4].ns = 90.0;
+        assert_eq!(estimate_ways(&p, 10.0, 100.0).ways, Some(16));
+    }
+
+    #[test]
+    fn no_step_or_no_contrast_gives_none_with_a_reason() {
+        let e = estimate_ways(&points(64, 10.0, 100.0, 20), 10.0, 100.0);
+        assert_eq!(e.ways, None);
+        assert!(e.notes[0].contains("more ways than tried"));
+        // This VM's L2: only L1's 8 ways show (1.1 -> 5 ns), never an L2 miss.
+        let e = estimate_ways(&points(8, 1.1, 5.0, 18), 4.1, 14.8);
+        assert_eq!(e.ways, None);
+        assert!(e.notes[1].contains("from 8 to 9 lines"), "{:?}", e.notes);
+        let e = estimate_ways(&points(8, 140.0, 150.0, 20), 140.0, 150.0);
+        assert_eq!(e.ways, None);
+        assert!(e.notes[0].contains("cannot be told apart"));
+        let e = estimate_ways(&points(0, 10.0, 100.0, 20), 10.0, 100.0);
+        assert_eq!(e.ways, None);
+        assert!(e.notes[0].contains("even 1 line"));
+    }
+
+    #[test]
+    fn strides_are_way_sizes_or_powers_of_two() {
+        let line = 64;
+        assert_eq!(stride_for(&cache(1, 48 << 10, Some(12)), line), 4096);
+        assert_eq!(stride_for(&cache(1, 32 << 10, Some(8)), line), 4096);
+        assert_eq!(stride_for(&cache(2, 1 << 20, None), line), 1 << 20);
+        assert_eq!(stride_for(&cache(3, 30 << 20, Some(11)), line), 16 << 20);
+        assert_eq!(pow2_floor(48 << 10), 32 << 10);
+    }
+
+    #[test]
+    fn plans_reference_sizes_between_levels() {
+        let caches = [
+            cache(1, 32 << 10, Some(8)),
+            cache(2, 1 << 20, Some(8)),
+            cache(3, 32 << 20, Some(16)),
+        ];
+        let p = plan(&caches, 64, 256 << 20, None);
+        assert_eq!(p.len(), 3);
+        assert_eq!((p[0].hit_size, p[0].miss_size), (16 << 10, 64 << 10));
+        assert_eq!((p[1].hit_size, p[1].miss_size), (64 << 10, 2 << 20));
+        assert_eq!((p[2].hit_size, p[2].miss_size), (2 << 20, 256 << 20));
+        assert_eq!(p[0].lines, (1..=18).collect::<Vec<_>>());
+        assert_eq!(p[2].stride, 2 << 20);
+        assert_eq!(plan(&caches, 64, 1 << 30, Some(5))[2].lines.len(), 5);
+    }
+}

@@ -1,0 +1,165 @@
+//! `memlat detect`: the levels of a latency curve (a sweep file, or a quick
+//! sweep measured now), with sysfs and CPUID claims beside.
+
+use anyhow::Result;
+use serde::Serialize;
+
+use super::{notice, prepare};
+use crate::chain::Pattern;
+use crate::cli::{DetectArgs, Format};
+use crate::commands::run::report_cycle_source;
+use crate::detect::{self, DetectedLevel, Detection};
+use crate::error::usage;
+use crate::export::{self, Output};
+use crate::machine::cpuid;
+use crate::sweep::{self, SeriesKey, SweepFiles, SweepPlan, SweepResult};
+use crate::topology::{self, CacheInfo};
+
+/// What `memlat detect --format json` prints.
+#[derive(Serialize)]
+struct DetectOutput<'a> {
+    /// Levels found, smallest first, memory last.
+    levels: &'a [DetectedLevel],
+    /// Remarks on the whole curve.
+    notes: &'a [String],
+    /// Where the curve came from: a file, or `quick sweep`.
+    source: String,
+    /// Points in the curve.
+    points: usize,
+    /// The data caches sysfs claims (beside, not used).
+    sysfs_caches: &'a [CacheInfo],
+    /// The data caches CPUID claims (x86, quick sweep only; beside, not used).
+    cpuid_caches: &'a [CacheInfo],
+    /// Prefetcher state during the quick sweep (`as recorded` for a file).
+    prefetchers: String,
+}
+
+/// Runs `memlat detect`.
+pub fn run(args: &DetectArgs) -> Result<()> {
+    let output = Output::create(args.measure.output.as_deref())?;
+    let (result, source, prefetchers) = match &args.results {
+        Some(path) => (
+            SweepResult::load(path)?,
+            path.display().to_string(),
+            "not changed by memlat detect (see the sweep's own record)".to_string(),
+        ),
+        None => quick_sweep(args)?,
+    };
+    let curve = result.curve();
+    if curve.is_empty() {
+        return usage(
+            "the results hold no points to detect levels in; give a finished sweep's JSON or none",
+        );
+    }
+    let mut detection = detect::detect(&curve, &result.sysfs_caches);
+    // CPUID describes this machine: compare it only with a curve measured here now.
+    let cpuid_caches = if args.results.is_none() {
+        cpuid::data_caches()
+    } else {
+        Vec::new()
+    };
+    cross_check_cpuid(&mut detection, &result.sysfs_caches, &cpuid_caches);
+    let content = match args.measure.format {
+        Format::Json => export::json(&DetectOutput {
+            levels: &detection.levels,
+            notes: &detection.notes,
+            source,
+            points: curve.len(),
+            sysfs_caches: &result.sysfs_caches,
+            cpuid_caches: &cpuid_caches,
+            prefetchers,
+        })?,
+        Format::Text | Format::Csv => {
+            if args.measure.format == Format::Csv {
+                notice("--format csv: detect prints a table; use --format json for machines");
+            }
+            format!(
+                "curve: {} ({} points)\nprefetchers: {prefetchers}\n\n{}",
+                source,
+                curve.len(),
+                detect::table(&detection)
+            )
+        }
+    };
+    output.write(&content)
+}
+
+/// Measures a random-chain sweep with few repeats.
+fn quick_sweep(args: &DetectArgs) -> Result<(SweepResult, String, String)> {
+    if !(args.ratio.is_finite() && args.ratio > 1.0) {
+        return usage(format!(
+            "--ratio {}: successive sizes must grow, e.g. --ratio 1.5",
+            args.ratio
+        ));
+    }
+    if args.from < 64 {
+        return usage(format!("--from {}: start at 64 bytes or more", args.from));
+    }
+    let mut prepared = prepare(&args.measure, Pattern::Random, 3)?;
+    for note in &prepared.notices {
+        notice(note);
+    }
+    let caches = topology::data_caches(prepared.engine.cpu());
+    let to = args.to.unwrap_or_else(|| sweep::default_to(&caches));
+    if to <= args.from {
+        return usage(format!(
+            "--to {to}: the largest size must be above --from {}",
+            args.from
+        ));
+    }
+    let key = match prepared.template.pattern {
+        Pattern::Stride => SeriesKey::stride(4096),
+        other => SeriesKey::pattern(other),
+    };
+    let cpu = prepared.engine.cpu();
+    let plan = SweepPlan::new(
+        prepared.template.clone(),
+        cpu,
+        args.from,
+        to,
+        args.ratio,
+        vec![key],
+        Vec::new(),
+        caches,
+    );
+    eprintln!(
+        "memlat detect: measuring a quick {} sweep, {} sizes from {} to {} bytes",
+        key.label(),
+        plan.config.sizes.len(),
+        args.from,
+        to
+    );
+    let result = sweep::run_sweep(&mut prepared.engine, &plan, &SweepFiles::default(), true)?;
+    report_cycle_source(&prepared.engine);
+    Ok((
+        result,
+        "quick sweep".into(),
+        prepared.prefetch.status.clone(),
+    ))
+}
+
+/// Adds CPUID's claims (x86) beside sysfs's, as notes.
+fn cross_check_cpuid(detection: &mut Detection, sysfs: &[CacheInfo], cpuid: &[CacheInfo]) {
+    if cpuid.is_empty() {
+        return;
+    }
+    let disagreements = cpuid::disagreements(sysfs, cpuid);
+    let claims: Vec<String> = cpuid
+        .iter()
+        .map(|c| {
+            format!(
+                "{} {} {}-way",
+                c.name(),
+                crate::units::HumanBytes(c.size_bytes),
+                c.ways.unwrap_or(0)
+            )
+        })
+        .collect();
+    if disagreements.is_empty() {
+        detection
+            .notes
+            .push(format!("CPUID agrees with sysfs: {}", claims.join(", ")));
+    } else {
+        detection.notes.extend(disagreements);
+    }
+}

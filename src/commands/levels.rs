@@ -1,0 +1,121 @@
+//! `memlat levels`: seed 002's procedure, one random walk per cache level and
+//! one for memory, N iterations each; results_{name}.csv and a summary.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use serde::Serialize;
+
+use super::{notice, prepare, warn};
+use crate::chain::Pattern;
+use crate::cli::{Format, LevelsArgs};
+use crate::commands::run::report_cycle_source;
+use crate::error::usage;
+use crate::export::{self, Output};
+use crate::levels::{self, LevelSummary};
+use crate::machine::{Machine, Source};
+use crate::memory;
+use crate::runner::PointSpec;
+use crate::units::HumanBytes;
+
+/// What `memlat levels --format json` prints.
+#[derive(Serialize)]
+struct LevelsOutput<'a> {
+    /// The machine's name (in the CSV's name).
+    name: &'a str,
+    /// Where the cache sizes came from.
+    source: Source,
+    /// The per-iteration CSV written.
+    csv: String,
+    /// Prefetcher state during the run.
+    prefetchers: &'a str,
+    /// One summary per level, memory last.
+    levels: &'a [LevelSummary],
+}
+
+/// Runs `memlat levels`.
+pub fn run(args: &LevelsArgs) -> Result<()> {
+    if args.iterations == 0 {
+        return usage("--iterations 0: at least one iteration per level is needed");
+    }
+    if args.measure.repeats.is_some() {
+        return usage(
+            "--repeats: memlat levels repeats each level --iterations times (default 10); use --iterations",
+        );
+    }
+    let output = Output::create(args.measure.output.as_deref())?;
+    let profile = args.machine.as_deref().map(Machine::load).transpose()?;
+    let mut prepared = prepare(&args.measure, Pattern::Random, args.iterations)?;
+    let mut machine = profile.unwrap_or_else(|| Machine::from_sysfs(prepared.engine.cpu()));
+    if let Some(name) = &args.name {
+        if name.is_empty() || name.contains('/') {
+            return usage(format!(
+                "--name '{name}': give a plain name, e.g. --name denali"
+            ));
+        }
+        machine.name = name.clone();
+    }
+    if machine.caches.is_empty() {
+        return usage(
+            "no cache levels known: sysfs lists none here; describe them with --machine FILE (see examples/machine-zen4-vm.txt)",
+        );
+    }
+    let csv_path = args
+        .csv
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("results_{}.csv", machine.name)));
+    let csv_file =
+        Output::create(Some(&csv_path)).map_err(|e| anyhow::anyhow!("{e:#}").context("--csv"))?;
+    let (sizes, notes) = levels::plan(&machine, memory::mem_available_bytes());
+    for note in prepared.notices.iter().chain(&notes) {
+        notice(note);
+    }
+    let mut rows = Vec::new();
+    let mut summaries = Vec::new();
+    for level in &sizes {
+        let spec = PointSpec {
+            size: level.size,
+            ..prepared.template.clone()
+        };
+        eprintln!(
+            "measuring {} at {} ({} iterations) ...",
+            level.level,
+            HumanBytes(level.size),
+            args.iterations
+        );
+        let m = prepared.engine.measure(&spec)?;
+        for w in &m.warnings {
+            warn(&format!("{}: {w}", level.level));
+        }
+        summaries.push(levels::summarise(&level.level, &m));
+        rows.push((level.level.clone(), m));
+        // Rewritten after each level so an interrupted run keeps what it measured.
+        csv_file.write(&levels::csv(&rows))?;
+    }
+    report_cycle_source(&prepared.engine);
+    eprintln!("wrote {}", csv_path.display());
+    let status = prepared.prefetch.status.clone();
+    let content = match args.measure.format {
+        Format::Json => export::json(&LevelsOutput {
+            name: &machine.name,
+            source: machine.source,
+            csv: csv_path.display().to_string(),
+            prefetchers: &status,
+            levels: &summaries,
+        })?,
+        Format::Csv => levels::csv(&rows),
+        Format::Text => {
+            levels::table(&machine.name, &summaries)
+                + &format!(
+                    "\ncache sizes from {}; per-iteration rows in {}; prefetchers {}\n",
+                    match machine.source {
+                        Source::Sysfs => "sysfs",
+                        Source::Profile => "--machine",
+                    },
+                    csv_path.display(),
+                    status
+                )
+        }
+    };
+    output.write(&content)
+}

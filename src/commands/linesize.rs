@@ -1,0 +1,197 @@
+//! `memlat linesize`: loads 8..256 bytes apart beyond L1, in a page-random
+//! order (prefetchers cannot follow) and as seed 004's stride chain (they
+//! can); the line size is where the latency stops growing (see [`crate::linesize`]).
+
+use anyhow::Result;
+use serde::Serialize;
+
+use super::{notice, prepare, warn};
+use crate::chain::Pattern;
+use crate::cli::{Format, LinesizeArgs};
+use crate::commands::run::report_cycle_source;
+use crate::error::usage;
+use crate::export::{self, Output};
+use crate::linesize::{self, LineEstimate, StridePoint};
+use crate::machine::Machine;
+use crate::runner::{Engine, PointSpec};
+use crate::units::HumanBytes;
+
+/// Default buffer when no cache sizes are known.
+const FALLBACK_SIZE: u64 = 8 << 20;
+
+/// What `memlat linesize --format json` prints.
+#[derive(Serialize)]
+struct LinesizeOutput<'a> {
+    /// Estimated line size (from the page-random order), bytes; null when the data show none.
+    line_bytes: Option<u64>,
+    /// The line size sysfs or the profile claims.
+    claimed_line_bytes: u64,
+    /// Buffer size measured, bytes.
+    size: u64,
+    /// Latency per spacing, page-random order.
+    points: &'a [StridePoint],
+    /// The estimate from `points`, with its notes.
+    estimate: &'a LineEstimate,
+    /// Latency per stride, seed 004's stride chain (prefetchers follow it).
+    stride_points: &'a [StridePoint],
+    /// Where the stride chain's latency stops growing (often the prefetcher's reach).
+    stride_estimate: &'a LineEstimate,
+    /// Prefetcher state during the run.
+    prefetchers: &'a str,
+}
+
+/// Twice the L2 (beyond L1 and L2: the largest contrast with an L1 hit),
+/// else 8 MiB; a power of two, so page-random covers whole pages.
+fn default_size(machine: &Machine) -> u64 {
+    match machine.caches.get(1).or(machine.caches.first()) {
+        Some(c) => crate::assoc::pow2_floor(4 * c.size_bytes).max(64 << 10) / 2,
+        None => FALLBACK_SIZE,
+    }
+}
+
+/// Runs `memlat linesize`.
+pub fn run(args: &LinesizeArgs) -> Result<()> {
+    if args.measure.pattern.is_some() {
+        return usage("--pattern: memlat linesize measures both page-random and stride orders");
+    }
+    if args.measure.line.is_some() {
+        return usage("--line: memlat linesize sets the node spacing itself (--strides)");
+    }
+    if let Some(bad) = args
+        .strides
+        .iter()
+        .find(|&&s| s == 0 || !s.is_multiple_of(8) || s > 4096)
+    {
+        return usage(format!(
+            "--strides {bad}: spacings must be multiples of 8 bytes, at most 4096"
+        ));
+    }
+    if args.strides.len() < 3 {
+        return usage("--strides: give at least three spacings, e.g. 8,16,32,64,128,256");
+    }
+    let output = Output::create(args.measure.output.as_deref())?;
+    let profile = args.machine.as_deref().map(Machine::load).transpose()?;
+    let mut prepared = prepare(&args.measure, Pattern::PageRandom, 3)?;
+    for note in &prepared.notices {
+        notice(note);
+    }
+    let machine = profile.unwrap_or_else(|| Machine::from_sysfs(prepared.engine.cpu()));
+    let size = match args.size {
+        Some(s) if s < 8192 => {
+            return usage(format!("-n/--size {s}: give at least 8K, beyond the L1"));
+        }
+        Some(s) => s / 4096 * 4096,
+        None => default_size(&machine),
+    };
+    if let Some(l1) = machine.caches.first()
+        && size <= l1.size_bytes
+    {
+        warn(&format!(
+            "-n/--size {} fits in the {} L1: every load will hit and no line size can show",
+            HumanBytes(size),
+            HumanBytes(l1.size_bytes)
+        ));
+    }
+    eprintln!(
+        "memlat linesize: {} at spacings {:?} bytes, page-random then stride order",
+        HumanBytes(size),
+        args.strides
+    );
+    let engine = &mut prepared.engine;
+    let template = &prepared.template;
+    let points = sweep(engine, &args.strides, |s| PointSpec {
+        size,
+        line: s,
+        pattern: Pattern::PageRandom,
+        ..template.clone()
+    })?;
+    // One block more than a power of two: every stride up to 256 bytes then
+    // visits every block (seed 004's 16 * 1024 + 64).
+    let stride_size = crate::assoc::pow2_floor(size) + 64;
+    let stride_points = sweep(engine, &args.strides, |s| PointSpec {
+        size: stride_size,
+        stride: s,
+        pattern: Pattern::Stride,
+        ..template.clone()
+    })?;
+    report_cycle_source(engine);
+    let estimate = linesize::estimate(&points);
+    let stride_estimate = linesize::estimate(&stride_points);
+    let status = prepared.prefetch.status.clone();
+    let content = match args.measure.format {
+        Format::Json => export::json(&LinesizeOutput {
+            line_bytes: estimate.line_bytes,
+            claimed_line_bytes: machine.line_bytes,
+            size,
+            points: &points,
+            estimate: &estimate,
+            stride_points: &stride_points,
+            stride_estimate: &stride_estimate,
+            prefetchers: &status,
+        })?,
+        Format::Text | Format::Csv => text(
+            size,
+            &points,
+            &stride_points,
+            &estimate,
+            &stride_estimate,
+            machine.line_bytes,
+            &status,
+        ),
+    };
+    output.write(&content)
+}
+
+fn sweep(
+    engine: &mut Engine,
+    strides: &[u64],
+    spec: impl Fn(u64) -> PointSpec,
+) -> Result<Vec<StridePoint>> {
+    let mut points = Vec::new();
+    for &s in strides {
+        let m = engine.measure(&spec(s))?;
+        points.push(StridePoint {
+            stride: s,
+            ns: m.ns_per_load.median,
+        });
+    }
+    Ok(points)
+}
+
+fn text(
+    size: u64,
+    points: &[StridePoint],
+    stride_points: &[StridePoint],
+    estimate: &LineEstimate,
+    stride_estimate: &LineEstimate,
+    claimed: u64,
+    prefetchers: &str,
+) -> String {
+    let mut out = format!(
+        "memlat linesize: loads s bytes apart over {} (the latency grows with s up to the line size)\n\n{:>8} {:>14} {:>14}\n",
+        HumanBytes(size),
+        "s",
+        "page-random ns",
+        "stride ns"
+    );
+    for (p, q) in points.iter().zip(stride_points) {
+        out += &format!("{:>8} {:>14.3} {:>14.3}\n", p.stride, p.ns, q.ns);
+    }
+    let show = |e: &LineEstimate| {
+        e.line_bytes
+            .map_or("not shown by the data".into(), |l| format!("{l} bytes"))
+    };
+    out += &format!(
+        "\nline size: {} (page-random order; claimed: {claimed} bytes)\n",
+        show(estimate)
+    );
+    for note in &estimate.notes {
+        out += &format!("note: {note}\n");
+    }
+    out += &format!(
+        "stride chain: latency stops growing at {} (prefetchers follow this order: their reach, not necessarily the line)\n",
+        show(stride_estimate)
+    );
+    out += &format!("prefetchers: {prefetchers}\n");
+    out
+}

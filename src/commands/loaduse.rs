@@ -1,0 +1,144 @@
+//! `memlat loaduse` (seed 003): options -> working sets -> load-use curves ->
+//! reading -> text / JSON / CSV and a chart.
+
+use anyhow::{Result, bail};
+
+use super::{notice, prepare, warn};
+use crate::chain::Pattern;
+use crate::cli::{Format, LoaduseArgs};
+use crate::commands::run::report_cycle_source;
+use crate::error::usage;
+use crate::export::{self, Output};
+use crate::loaduse::driver::{Driver, Settings};
+use crate::loaduse::kernels;
+use crate::loaduse::levels;
+use crate::loaduse::render;
+use crate::loaduse::report::{self, Context, TimedLevel};
+use crate::memory;
+use crate::plot::ImageFormat;
+use crate::runner::PointSpec;
+use crate::topology;
+use crate::units::HumanBytes;
+
+/// Runs `memlat loaduse`.
+pub fn run(args: &LoaduseArgs) -> Result<()> {
+    if !kernels::AVAILABLE {
+        bail!(
+            "memlat loaduse needs its asm kernels, which exist for x86_64, aarch64 and riscv64; this build is for {}",
+            std::env::consts::ARCH
+        );
+    }
+    if args.measure.events.is_some() {
+        return usage(
+            "-e/--events: memlat loaduse does not count events per N; count them with `memlat run -n SIZE -e ...` at the working set of interest",
+        );
+    }
+    if let Some(path) = &args.plot {
+        ImageFormat::of(path, "--plot")?;
+    }
+    let output = Output::create(args.measure.output.as_deref())?;
+    let mut prepared = prepare(&args.measure, Pattern::Random, 3)?;
+    let template = prepared.template.clone();
+    let caches = topology::data_caches(prepared.engine.cpu());
+    let (specs, mut notes) = levels::resolve(
+        &args.level,
+        &caches,
+        template.line,
+        memory::mem_available_bytes(),
+    )?;
+    if let Some(available) = memory::mem_available_bytes() {
+        for spec in &specs {
+            let needed = spec.size + (2 << 20) + 4 * (spec.size / template.line);
+            if needed > available {
+                return usage(format!(
+                    "--level {}: {} needs about {} but only {} is available (MemAvailable); give a smaller size",
+                    spec.name,
+                    HumanBytes(spec.size),
+                    HumanBytes(needed),
+                    HumanBytes(available)
+                ));
+            }
+        }
+    }
+    notes.append(&mut prepared.notices);
+    for note in &notes {
+        notice(note);
+    }
+    let settings = Settings {
+        nops: args.nops.values(),
+        pattern: template.pattern,
+        line: template.line,
+        pages: template.pages,
+        node: template.node,
+        passes: template.repeats,
+        seed: template.seed,
+        sample_time: template.sample_time,
+    };
+    let mut timed = Vec::new();
+    let cycle_source;
+    {
+        let driver = Driver::new(&prepared.engine);
+        cycle_source = driver.cycle_source();
+        for (i, spec) in specs.iter().enumerate() {
+            let run = driver.level(spec.size, &settings, i == 0, |pass| {
+                eprintln!(
+                    "{} ({}): pass {}/{} over N = {} ...",
+                    spec.name,
+                    HumanBytes(spec.size),
+                    pass + 1,
+                    settings.passes,
+                    args.nops
+                );
+            })?;
+            timed.push(TimedLevel {
+                spec: spec.clone(),
+                run,
+                chase: None,
+            });
+        }
+    }
+    if !args.no_run {
+        for t in &mut timed {
+            eprintln!("{}: memlat run for comparison ...", t.spec.name);
+            let spec = PointSpec {
+                size: t.spec.size,
+                stride: template.line,
+                ..template.clone()
+            };
+            let m = prepared.engine.measure(&spec)?;
+            // The median, as `memlat run` prints it (its min can read low: a
+            // difference of two disturbed timings).
+            t.chase = Some((m.cycles_per_load.median, m.kernel.name().to_string()));
+        }
+    }
+    report_cycle_source(&prepared.engine);
+    let result = report::assemble(
+        Context {
+            nops: (args.nops.from, args.nops.to),
+            passes: settings.passes,
+            pattern: settings.pattern.name().to_string(),
+            line: settings.line,
+            cpu: prepared.engine.cpu(),
+            cycle_source: cycle_source.name().to_string(),
+        },
+        timed,
+    );
+    for level in &result.levels {
+        for w in &level.warnings {
+            warn(&format!("{}: {w}", level.name));
+        }
+    }
+    for w in &result.warnings {
+        warn(w);
+    }
+    if let Some(path) = &args.plot {
+        render::plot(&result, path)?;
+        notice(&format!("plot written to {}", path.display()));
+    }
+    let content = match args.measure.format {
+        Format::Text => render::text(&result),
+        Format::Json => export::json(&result)?,
+        Format::Csv => render::csv(&result),
+    };
+    output.write(&content)
+}

@@ -1,0 +1,63 @@
+//! `memlat plot`: a sweep JSON -> charts -> SVG or PNG.
+
+use anyhow::Result;
+
+use crate::cli::{PlotArgs, YScale};
+use crate::error::{UsageError, usage};
+use crate::plot::{self, ImageFormat};
+use crate::sweep::SweepResult;
+use crate::sweep::views::{self, Metric};
+
+/// Runs `memlat plot`.
+pub fn run(args: &PlotArgs) -> Result<()> {
+    ImageFormat::of(&args.output, "-o/--output")?;
+    let result = SweepResult::load(&args.results)?;
+    if result.points.is_empty() {
+        return usage(format!(
+            "{} has no measured points yet; plot it once the sweep has finished a point",
+            args.results.display()
+        ));
+    }
+    let counted = views::counted_events(&result);
+    let metrics = if args.metric.is_empty() {
+        Metric::defaults(&result)
+    } else {
+        let mut metrics = Vec::new();
+        for text in &args.metric {
+            let metric = Metric::parse(text);
+            let unknown = match &metric {
+                Metric::Event(name) => (!counted.contains(name)).then_some(name),
+                _ => None,
+            };
+            if let Some(name) = unknown {
+                return Err(UsageError(format!(
+                    "--metric {name}: not ns, cycles or bandwidth, nor an event this sweep counted ({}); measure it with `memlat sweep -e {name}`",
+                    if counted.is_empty() {
+                        "it counted none".to_string()
+                    } else {
+                        format!("it counted {}", counted.join(", "))
+                    }
+                ))
+                .into());
+            }
+            metrics.push(metric);
+        }
+        metrics
+    };
+    let mut charts = views::charts(&result, &metrics, !args.no_levels);
+    for chart in &mut charts {
+        match args.y_scale {
+            YScale::Auto => {}
+            YScale::Linear => chart.y_log = false,
+            YScale::Log => chart.y_log = true,
+        }
+    }
+    plot::figure(&args.output, &charts)?;
+    eprintln!(
+        "memlat plot: wrote {} ({} chart{})",
+        args.output.display(),
+        charts.len(),
+        if charts.len() == 1 { "" } else { "s" }
+    );
+    Ok(())
+}

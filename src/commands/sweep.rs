@@ -1,0 +1,400 @@
+//! `memlat sweep`: flags -> plan -> `sweep::run_sweep` -> summary and files.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::Result;
+
+use super::{notice, prepare, warn};
+use crate::chain::Pattern;
+use crate::cli::{Format, SweepArgs};
+use crate::counters::parse_event_list;
+use crate::error::{UsageError, usage};
+use crate::export::{self, Output, csv};
+use crate::memory;
+use crate::runner::{Engine, PointSpec};
+use crate::sweep::{
+    self, DEFAULT_FROM, DEFAULT_RATIO, DEFAULT_REPEATS, DEFAULT_STRIDES, SeriesKey, SweepFiles,
+    SweepPlan, SweepResult,
+};
+use crate::topology;
+use crate::units::{HumanBytes, round_up};
+
+/// Exit status after Ctrl-C (128 + SIGINT), as shells report it.
+const EXIT_INTERRUPTED: i32 = 130;
+
+/// Runs `memlat sweep`.
+pub fn run(args: &SweepArgs) -> Result<()> {
+    let output = Output::create(args.measure.output.as_deref())?;
+    let resumed = match &args.resume {
+        Some(path) => Some(load_resume(path, args)?),
+        None => None,
+    };
+    let series = match &resumed {
+        Some(r) => r.config.series.clone(),
+        None => series(args)?,
+    };
+    let mut notes = Vec::new();
+    let mut prepared = prepare(&args.measure, Pattern::Stride, DEFAULT_REPEATS)?;
+    notes.append(&mut prepared.notices);
+    let cpu = prepared.engine.cpu();
+    let caches = topology::data_caches(cpu);
+    let events = match &args.measure.events {
+        Some(list) => parse_event_list(list)
+            .map_err(|e| UsageError(e.to_string()))?
+            .into_iter()
+            .map(|e| e.name)
+            .collect(),
+        None => Vec::new(),
+    };
+    let mut plan = match resumed {
+        Some(r) => {
+            let mut template = prepared.template.clone();
+            adopt(&mut template, &r);
+            let mut plan = SweepPlan::new(
+                template,
+                cpu,
+                r.config.from,
+                r.config.to,
+                r.config.ratio,
+                series,
+                events,
+                caches,
+            );
+            plan.config.sizes = r.config.sizes.clone();
+            plan.config.unit = r.config.unit;
+            plan.resumed = Some(r);
+            plan
+        }
+        None => {
+            let (from, to, ratio) = range(args, &caches, &mut notes)?;
+            SweepPlan::new(
+                prepared.template.clone(),
+                cpu,
+                from,
+                to,
+                ratio,
+                series,
+                events,
+                caches,
+            )
+        }
+    };
+    plan.config.events.sort();
+    if plan.config.sizes.is_empty() {
+        return usage(format!(
+            "--from {} --to {}: no prime multiple of the {}-byte line lies between them; widen the range",
+            plan.config.from, plan.config.to, plan.config.unit
+        ));
+    }
+    check_memory(&plan)?;
+    let files = files(args)?;
+    for note in &notes {
+        notice(note);
+    }
+    let pending = plan.pending();
+    eprintln!(
+        "memlat sweep: {} sizes from {} to {} x {} = {} points{}, {} repeats of {} ms samples, CPU {cpu}{}",
+        plan.config.sizes.len(),
+        HumanBytes(plan.config.sizes[0]),
+        HumanBytes(*plan.config.sizes.last().expect("sizes are not empty")),
+        plan.config
+            .series
+            .iter()
+            .map(SeriesKey::label)
+            .collect::<Vec<_>>()
+            .join(", "),
+        plan.config.point_count(),
+        match plan.config.point_count() - pending.len() {
+            0 => String::new(),
+            done => format!(" ({done} already in --resume)"),
+        },
+        plan.template.repeats,
+        plan.template.sample_time.as_millis(),
+        match files_dir(&files) {
+            Some(dir) => format!("; results in {}", dir.display()),
+            None => String::new(),
+        }
+    );
+    let mut engine = prepared.engine;
+    let result = sweep::run_sweep(&mut engine, &plan, &files, !args.no_progress)?;
+    super::run::report_cycle_source(&engine);
+    summarise_warnings(&result);
+    let content = match args.measure.format {
+        Format::Text => summary(&result, &files),
+        Format::Json => export::json(&result)?,
+        Format::Csv => csv::samples(&result.points),
+    };
+    output.write(&content)?;
+    if sweep::interrupted() {
+        eprintln!(
+            "memlat sweep: interrupted after {} of {} points; continue with --resume {}",
+            result.points.len(),
+            result.config.point_count(),
+            files
+                .json
+                .as_ref()
+                .map_or("FILE.json".into(), |p| p.display().to_string())
+        );
+        std::process::exit(EXIT_INTERRUPTED);
+    }
+    Ok(())
+}
+
+/// The lines to measure: --strides, and --pattern random/page-random.
+fn series(args: &SweepArgs) -> Result<Vec<SeriesKey>> {
+    if let Some(&zero) = args.strides.iter().find(|&&s| s == 0) {
+        return usage(format!(
+            "--strides {zero}: a stride of 0 never moves; give bytes, e.g. --strides 64,4096"
+        ));
+    }
+    let mut strides: Vec<u64> = args.strides.iter().map(|&s| round_up(s, 8)).collect();
+    let pattern = args.measure.pattern;
+    if strides.is_empty() && matches!(pattern, None | Some(Pattern::Stride)) {
+        strides = DEFAULT_STRIDES.to_vec();
+    }
+    let mut keys: Vec<SeriesKey> = Vec::new();
+    for stride in strides {
+        let key = SeriesKey::stride(stride);
+        if !keys.contains(&key) {
+            keys.push(key);
+        }
+    }
+    if let Some(p @ (Pattern::Random | Pattern::PageRandom)) = pattern {
+        keys.push(SeriesKey::pattern(p));
+    }
+    Ok(keys)
+}
+
+/// --from, --to (defaults from sysfs, capped by available memory) and --ratio.
+fn range(
+    args: &SweepArgs,
+    caches: &[topology::CacheInfo],
+    notes: &mut Vec<String>,
+) -> Result<(u64, u64, f64)> {
+    let ratio = args.ratio;
+    if !(ratio.is_finite() && ratio > 1.0) {
+        return usage(format!(
+            "--ratio {ratio}: sizes grow by this factor; give a number above 1, e.g. --ratio 1.3"
+        ));
+    }
+    let from = args.from;
+    if from == 0 {
+        return usage("--from 0: give the smallest size in bytes, e.g. --from 1K");
+    }
+    let to = match args.to {
+        Some(to) => to,
+        None => {
+            let mut to = sweep::default_to(caches);
+            let quarter = memory::mem_available_bytes().map_or(u64::MAX, |a| a / 4);
+            if to > quarter {
+                to = quarter;
+                notes.push(format!(
+                    "--to defaults to {} (a quarter of available memory) rather than 4x the last-level cache",
+                    HumanBytes(to)
+                ));
+            }
+            to
+        }
+    };
+    if to < from {
+        return usage(format!(
+            "--to {to} is below --from {from}: the sweep goes from --from up to --to"
+        ));
+    }
+    Ok((from, to, ratio))
+}
+
+/// Refuses a sweep whose largest point would not fit in memory, naming --to.
+fn check_memory(plan: &SweepPlan) -> Result<()> {
+    let Some(available) = memory::mem_available_bytes() else {
+        return Ok(());
+    };
+    for spec in plan.pending() {
+        let needed = Engine::memory_needed(&spec);
+        if needed > available {
+            return usage(format!(
+                "--to {}: the {} point needs about {} but only {} is available (MemAvailable); choose a smaller --to",
+                HumanBytes(plan.config.to),
+                HumanBytes(spec.size),
+                HumanBytes(needed),
+                HumanBytes(available)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Reads --resume's file and refuses shape flags it would contradict.
+fn load_resume(path: &Path, args: &SweepArgs) -> Result<SweepResult> {
+    let given = [
+        ("--to", args.to.is_some()),
+        ("--strides", !args.strides.is_empty()),
+        ("--pattern", args.measure.pattern.is_some()),
+        ("--from", args.from != DEFAULT_FROM),
+        ("--ratio", args.ratio != DEFAULT_RATIO),
+    ];
+    if let Some((flag, _)) = given.iter().find(|(_, g)| *g) {
+        return usage(format!(
+            "{flag} with --resume: a resumed sweep keeps the sizes and series recorded in {}; leave {flag} out (or start a new sweep)",
+            path.display()
+        ));
+    }
+    SweepResult::load(path)
+        .map_err(|e| UsageError(format!("--resume {}: {e:#}", path.display())).into())
+}
+
+/// Measures the rest of a resumed sweep as its first points were measured.
+fn adopt(template: &mut PointSpec, resumed: &SweepResult) {
+    let c = &resumed.config;
+    template.repeats = c.repeats;
+    template.sample_time = Duration::from_millis(c.sample_ms);
+    template.kernel = c.kernel;
+    template.pages = c.pages;
+    template.line = c.line;
+    template.seed = c.seed;
+    template.node = c.node;
+}
+
+/// The files: those named; else --resume's file and its siblings; else a new
+/// results directory.
+fn files(args: &SweepArgs) -> Result<SweepFiles> {
+    let named = SweepFiles {
+        csv: args.csv.clone(),
+        json: args.json.clone(),
+        plots: args.plot.iter().cloned().collect(),
+    };
+    if !named.is_empty() {
+        return Ok(named);
+    }
+    if let Some(json) = &args.resume {
+        return Ok(SweepFiles {
+            csv: Some(json.with_extension("csv")),
+            json: Some(json.clone()),
+            plots: vec![json.with_extension("svg"), json.with_extension("png")],
+        });
+    }
+    let dir = sweep::results_dir(Path::new("."))?;
+    Ok(SweepFiles::in_dir(&dir))
+}
+
+/// The directory the files share, when they all share one.
+fn files_dir(files: &SweepFiles) -> Option<PathBuf> {
+    let dirs: Vec<&Path> = files.paths().iter().filter_map(|p| p.parent()).collect();
+    let first = *dirs.first()?;
+    (dirs.iter().all(|d| *d == first) && !first.as_os_str().is_empty()).then(|| first.to_path_buf())
+}
+
+/// One line on stderr for all points that carry warnings (each is in the JSON).
+fn summarise_warnings(result: &SweepResult) {
+    let warned: Vec<_> = result
+        .points
+        .iter()
+        .filter(|m| !m.warnings.is_empty())
+        .collect();
+    if let Some(first) = warned.first() {
+        warn(&format!(
+            "{} of {} points have warnings, e.g. at {} {}: {} (each point's warnings are in the JSON)",
+            warned.len(),
+            result.points.len(),
+            SeriesKey::of(first).label(),
+            HumanBytes(first.size),
+            first.warnings[0]
+        ));
+    }
+}
+
+/// The text summary: ns per load by size and series, then the detected levels.
+fn summary(result: &SweepResult, files: &SweepFiles) -> String {
+    let series = result.series();
+    let mut out = format!(
+        "memlat sweep: {} of {} points in {:.1} s ({} kernel, pages {}, CPU {}){}\n\n",
+        result.points.len(),
+        result.config.point_count(),
+        result.total_seconds,
+        result.config.kernel.name(),
+        result.config.pages.name(),
+        result.config.cpu,
+        if result.complete { "" } else { ", INCOMPLETE" }
+    );
+    out += &format!("{:<10}", "size");
+    for key in &series {
+        out += &format!(" {:>12}", key.label());
+    }
+    out += "   (ns per load, median)\n";
+    for &size in &result.config.sizes {
+        let row: Vec<String> = series
+            .iter()
+            .map(|&key| {
+                result
+                    .points
+                    .iter()
+                    .find(|m| m.size == size && SeriesKey::of(m) == key)
+                    .map_or("-".into(), |m| format!("{:.2}", m.ns_per_load.median))
+            })
+            .collect();
+        if row.iter().all(|c| c == "-") {
+            continue;
+        }
+        out += &format!("{:<10}", HumanBytes(size).to_string());
+        for cell in row {
+            out += &format!(" {cell:>12}");
+        }
+        out += "\n";
+    }
+    if let (Some(detection), Some(key)) = (&result.detection, result.detection_series()) {
+        out += &format!("\nlevels detected from the {} curve:\n", key.label());
+        out += &crate::detect::table(detection);
+    }
+    let paths = files.paths();
+    if !paths.is_empty() {
+        out += "\nfiles:\n";
+        for path in paths {
+            out += &format!("  {}\n", path.display());
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+
+    fn sweep_args(extra: &[&str]) -> SweepArgs {
+        let cli = Cli::try_parse_from(["memlat", "sweep"].iter().chain(extra)).unwrap();
+        match cli.command {
+            Some(Command::Sweep(args)) => args,
+            _ => panic!("expected sweep"),
+        }
+    }
+
+    #[test]
+    fn series_default_to_two_strides_and_add_random() {
+        let keys = series(&sweep_args(&[])).unwrap();
+        assert_eq!(keys, [SeriesKey::stride(64), SeriesKey::stride(4096)]);
+        let keys = series(&sweep_args(&["--pattern", "random"])).unwrap();
+        assert_eq!(keys, [SeriesKey::pattern(Pattern::Random)]);
+        let keys = series(&sweep_args(&["--pattern", "random", "--strides", "64,100"])).unwrap();
+        assert_eq!(
+            keys,
+            [
+                SeriesKey::stride(64),
+                SeriesKey::stride(104),
+                SeriesKey::pattern(Pattern::Random)
+            ]
+        );
+        assert!(series(&sweep_args(&["--strides", "0"])).is_err());
+    }
+
+    #[test]
+    fn sweep_has_its_own_sample_time_default() {
+        let args = sweep_args(&[]);
+        assert_eq!(args.measure.sample_ms, sweep::DEFAULT_SAMPLE_MS);
+        assert_eq!(args.from, DEFAULT_FROM);
+        assert_eq!(args.ratio, DEFAULT_RATIO);
+        let args = sweep_args(&["--sample-ms", "3"]);
+        assert_eq!(args.measure.sample_ms, 3);
+    }
+}

@@ -1,0 +1,263 @@
+//! Seed 002's per-level procedure as pure planning and reporting;
+//! `commands::levels` measures.
+//!
+//! For each cache level a random walk over `CACHE_SIZE / 2` (it fits with
+//! room to spare), for memory `LLC_SIZE * 8` (it cannot fit), capped by the
+//! memory available; each iteration is a fresh random walk. Results go to
+//! `results_{name}.csv`, one row per level and iteration.
+
+use serde::Serialize;
+
+use crate::machine::Machine;
+use crate::runner::Measurement;
+use crate::stats::Summary;
+use crate::units::HumanBytes;
+
+/// Memory is measured at this multiple of the last-level cache.
+pub const MEMORY_FACTOR: u64 = 8;
+
+/// At most this fraction of available memory goes to the memory level's buffer.
+pub const MEMORY_SHARE: f64 = 0.5;
+
+/// Adjacent levels closer than this factor in latency are not told apart.
+pub const SAME_RATIO: f64 = 1.3;
+
+/// One level to measure.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LevelSize {
+    /// `L1`, `L2`, ... or `memory`.
+    pub level: String,
+    /// Buffer size, bytes (a multiple of the line).
+    pub size: u64,
+}
+
+/// Sizes per level, and notices (the memory cap).
+pub fn plan(machine: &Machine, available: Option<u64>) -> (Vec<LevelSize>, Vec<String>) {
+    let line = machine.line_bytes.max(8);
+    let down = |x: u64| (x / line).max(1) * line;
+    let mut sizes: Vec<LevelSize> = machine
+        .caches
+        .iter()
+        .map(|c| LevelSize {
+            level: format!("L{}", c.level),
+            size: down(c.size_bytes / 2),
+        })
+        .collect();
+    let mut notices = Vec::new();
+    if let Some(llc) = machine.llc() {
+        let wanted = llc.size_bytes.saturating_mul(MEMORY_FACTOR);
+        let mut size = wanted;
+        if let Some(avail) = available {
+            let cap = down((avail as f64 * MEMORY_SHARE) as u64);
+            if wanted > cap {
+                size = cap;
+                notices.push(format!(
+                    "memory: {} (8x the {} LLC) is more than half the available memory ({}); measuring {} instead",
+                    HumanBytes(wanted),
+                    HumanBytes(llc.size_bytes),
+                    HumanBytes(avail),
+                    HumanBytes(size)
+                ));
+            }
+        }
+        sizes.push(LevelSize {
+            level: "memory".into(),
+            size: down(size),
+        });
+    }
+    (sizes, notices)
+}
+
+/// One level's summary over its iterations.
+#[derive(Debug, Clone, Serialize)]
+pub struct LevelSummary {
+    /// `L1`, ... or `memory`.
+    pub level: String,
+    /// Buffer size, bytes.
+    pub size: u64,
+    /// Iterations measured.
+    pub iterations: usize,
+    /// Nanoseconds per load over the iterations.
+    pub ns: Summary,
+    /// Cycles per load over the iterations.
+    pub cycles: Summary,
+    /// Where cycles come from (`perf`, `estimated`, `given`).
+    pub cycle_source: String,
+    /// Page backing obtained.
+    pub pages: String,
+}
+
+/// Summarises a level's measurement (each sample is one iteration).
+pub fn summarise(level: &str, m: &Measurement) -> LevelSummary {
+    LevelSummary {
+        level: level.to_string(),
+        size: m.size,
+        iterations: m.samples.len(),
+        ns: m.ns_per_load,
+        cycles: m.cycles_per_load,
+        cycle_source: m.cycle_source.clone(),
+        pages: m.page_backing.obtained.clone(),
+    }
+}
+
+/// `results_{name}.csv`: level, iteration, size, ns, cycles, then the
+/// conditions and one column per counted event (per load).
+pub fn csv(rows: &[(String, Measurement)]) -> String {
+    let mut events: Vec<String> = rows
+        .iter()
+        .flat_map(|(_, m)| m.events.keys().cloned())
+        .collect();
+    events.sort();
+    events.dedup();
+    let mut header = vec![
+        "level",
+        "iteration",
+        "size",
+        "ns",
+        "cycles",
+        "cycle_source",
+        "clock_ghz",
+        "seed",
+        "pages",
+    ]
+    .into_iter()
+    .map(String::from)
+    .collect::<Vec<_>>();
+    header.extend(
+        events
+            .iter()
+            .map(|e| crate::export::csv::field(&format!("{e}_per_load"))),
+    );
+    let mut out = header.join(",") + "\n";
+    for (level, m) in rows {
+        for s in &m.samples {
+            let mut row = vec![
+                level.clone(),
+                s.repeat.to_string(),
+                m.size.to_string(),
+                s.ns_per_load.to_string(),
+                s.cycles_per_load.to_string(),
+                m.cycle_source.clone(),
+                s.clock_ghz.to_string(),
+                s.seed.to_string(),
+                m.page_backing.obtained.clone(),
+            ];
+            row.extend(events.iter().map(|e| {
+                s.events
+                    .get(e)
+                    .copied()
+                    .flatten()
+                    .map_or(String::new(), |v| v.to_string())
+            }));
+            out += &(row
+                .iter()
+                .map(|f| crate::export::csv::field(f))
+                .collect::<Vec<_>>()
+                .join(",")
+                + "\n");
+        }
+    }
+    out
+}
+
+/// The summary table: min / median / max per level.
+pub fn table(name: &str, summaries: &[LevelSummary]) -> String {
+    let mut out =
+        format!("memlat levels: {name} (seed 002: random walk, fresh each iteration)\n\n");
+    out += &format!(
+        "{:<8} {:>10} {:>5} {:>9} {:>9} {:>9} {:>12} {:>6} {:>6}\n",
+        "level", "size", "iter", "ns min", "ns median", "ns max", "cycles med", "cv", "pages"
+    );
+    for s in summaries {
+        out += &format!(
+            "{:<8} {:>10} {:>5} {:>9.2} {:>9.2} {:>9.2} {:>12.1} {:>6.3} {:>6}\n",
+            s.level,
+            HumanBytes(s.size).to_string(),
+            s.iterations,
+            s.ns.min,
+            s.ns.median,
+            s.ns.max,
+            s.cycles.median,
+            s.ns.cv,
+            s.pages
+        );
+    }
+    for pair in summaries.windows(2) {
+        let (a, b) = (&pair[0], &pair[1]);
+        if b.ns.median < SAME_RATIO * a.ns.median {
+            out += &format!(
+                "\nnote: {} ({:.1} ns) and {} ({:.1} ns) are within {SAME_RATIO}x: at {} the walk did not get {}'s latency (a cache shared with other cores or tenants, or a size claim that does not hold here)",
+                a.level,
+                a.ns.median,
+                b.level,
+                b.ns.median,
+                HumanBytes(a.size),
+                a.level
+            );
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine;
+
+    #[test]
+    fn halves_each_cache_and_caps_memory() {
+        let m = machine::parse("name: t\nL1: 32K\nL2: 1M\nL3: 32M\n").unwrap();
+        let (sizes, notices) = plan(&m, Some(64 << 30));
+        let got: Vec<(&str, u64)> = sizes.iter().map(|s| (s.level.as_str(), s.size)).collect();
+        assert_eq!(
+            got,
+            [
+                ("L1", 16 << 10),
+                ("L2", 512 << 10),
+                ("L3", 16 << 20),
+                ("memory", 256 << 20)
+            ]
+        );
+        assert!(notices.is_empty());
+        let (sizes, notices) = plan(&m, Some(100 << 20));
+        assert_eq!(sizes[3].size, 50 << 20);
+        assert!(notices[0].contains("more than half the available memory"));
+    }
+
+    #[test]
+    fn the_table_says_when_a_level_looks_like_the_next() {
+        let summary = |level: &str, size, ns: f64| LevelSummary {
+            level: level.into(),
+            size,
+            iterations: 10,
+            ns: Summary::of(&[ns]).unwrap(),
+            cycles: Summary::of(&[ns * 3.6]).unwrap(),
+            cycle_source: "estimated".into(),
+            pages: "thp".into(),
+        };
+        let t = table(
+            "vm",
+            &[
+                summary("L2", 512 << 10, 4.9),
+                summary("L3", 16 << 20, 161.5),
+                summary("memory", 256 << 20, 188.2),
+            ],
+        );
+        assert!(
+            t.contains("L3 (161.5 ns) and memory (188.2 ns) are within 1.3x"),
+            "{t}"
+        );
+        assert!(!t.contains("L2 (4.9 ns) and"));
+    }
+
+    #[test]
+    fn no_caches_no_levels() {
+        let m = Machine {
+            name: "x".into(),
+            line_bytes: 64,
+            caches: Vec::new(),
+            source: machine::Source::Sysfs,
+        };
+        assert!(plan(&m, None).0.is_empty());
+    }
+}

@@ -1,0 +1,18 @@
+//! `memlat loaduse` (seed 003): how many cycles after a load its value can be
+//! used. A load, N NOPs, then an add that uses the loaded value, timed as N
+//! grows, for data in L1, L2 and DRAM; docs/loaduse.md explains the method and
+//! how to read the result.
+//!
+//! - `kernels`: the load-use kernels in `asm!`, one per N and ISA, on delta chains;
+//! - `driver`: timing them at one working set, pass by pass;
+//! - `knee`: reading a curve (plateau, knees, slope, issue width, latency), pure;
+//! - `levels`: what `--level` and `--nops` name, resolved against sysfs;
+//! - `report`: the result structs and the words that explain them;
+//! - `render`: text, CSV and the chart.
+
+pub mod driver;
+pub mod kernels;
+pub mod knee;
+pub mod levels;
+pub mod render;
+pub mod report;

@@ -1,0 +1,215 @@
+//! What CPUID claims about the caches and the processor (x86_64 only): a
+//! second cross-check beside sysfs, and the vendor and family that decide
+//! which prefetcher MSRs exist.
+//!
+//! Cache leaves: Intel's leaf 4 and AMD's leaf 0x8000_001D share one layout:
+//! EAX[4:0] type (0 ends the list), EAX[7:5] level, EBX[11:0] line - 1,
+//! EBX[21:12] partitions - 1, EBX[31:22] ways - 1, ECX sets - 1.
+
+use crate::topology::CacheInfo;
+
+/// Processor vendor, family and model from CPUID leaves 0 and 1.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cpu {
+    /// `GenuineIntel`, `AuthenticAMD`, ...
+    pub vendor: String,
+    /// Display family (base + extended).
+    pub family: u32,
+    /// Display model (base + extended).
+    pub model: u32,
+}
+
+/// Decodes leaf 1's EAX into display family and model.
+pub fn family_model(eax: u32) -> (u32, u32) {
+    let base_family = (eax >> 8) & 0xf;
+    let family = if base_family == 0xf {
+        base_family + ((eax >> 20) & 0xff)
+    } else {
+        base_family
+    };
+    let base_model = (eax >> 4) & 0xf;
+    let model = if base_family == 0x6 || base_family == 0xf {
+        base_model | (((eax >> 16) & 0xf) << 4)
+    } else {
+        base_model
+    };
+    (family, model)
+}
+
+/// One cache from a leaf-4-layout subleaf; `None` at the end of the list.
+pub fn decode_cache(eax: u32, ebx: u32, ecx: u32) -> Option<CacheInfo> {
+    let kind = match eax & 0x1f {
+        0 => return None,
+        1 => "Data",
+        2 => "Instruction",
+        _ => "Unified",
+    };
+    let line = (ebx & 0xfff) as u64 + 1;
+    let partitions = ((ebx >> 12) & 0x3ff) as u64 + 1;
+    let ways = ((ebx >> 22) & 0x3ff) as u64 + 1;
+    let sets = ecx as u64 + 1;
+    Some(CacheInfo {
+        level: (eax >> 5) & 0x7,
+        kind: kind.into(),
+        size_bytes: ways * partitions * line * sets,
+        line_bytes: Some(line),
+        ways: Some(ways),
+    })
+}
+
+#[cfg(target_arch = "x86_64")]
+fn cpuid(leaf: u32, subleaf: u32) -> (u32, u32, u32, u32) {
+    // SAFETY: CPUID exists on every x86_64 processor and has no side effects
+    // (the intrinsic is an unsafe fn before Rust 1.87, a safe one after).
+    #[allow(unused_unsafe)]
+    let r = unsafe { core::arch::x86_64::__cpuid_count(leaf, subleaf) };
+    (r.eax, r.ebx, r.ecx, r.edx)
+}
+
+/// The processor's vendor, family and model; `None` off x86_64.
+#[cfg(target_arch = "x86_64")]
+pub fn cpu() -> Option<Cpu> {
+    let (_, ebx, ecx, edx) = cpuid(0, 0);
+    let mut vendor = Vec::with_capacity(12);
+    for word in [ebx, edx, ecx] {
+        vendor.extend_from_slice(&word.to_le_bytes());
+    }
+    let (eax, ..) = cpuid(1, 0);
+    let (family, model) = family_model(eax);
+    Some(Cpu {
+        vendor: String::from_utf8_lossy(&vendor).into_owned(),
+        family,
+        model,
+    })
+}
+
+/// Whether CPUID says a hypervisor runs this machine (leaf 1, ECX bit 31).
+#[cfg(target_arch = "x86_64")]
+pub fn under_hypervisor() -> bool {
+    cpuid(1, 0).2 & (1 << 31) != 0
+}
+
+/// Whether CPUID says a hypervisor runs this machine; false off x86_64.
+#[cfg(not(target_arch = "x86_64"))]
+pub fn under_hypervisor() -> bool {
+    false
+}
+
+/// The processor's vendor, family and model; `None` off x86_64.
+#[cfg(not(target_arch = "x86_64"))]
+pub fn cpu() -> Option<Cpu> {
+    None
+}
+
+/// The data (or unified) caches CPUID describes, L1 first; empty off x86_64
+/// or when the processor has no such leaf.
+#[cfg(target_arch = "x86_64")]
+pub fn data_caches() -> Vec<CacheInfo> {
+    let Some(cpu) = cpu() else {
+        return Vec::new();
+    };
+    let leaf = match cpu.vendor.as_str() {
+        "GenuineIntel" if cpuid(0, 0).0 >= 4 => 4,
+        "AuthenticAMD" | "HygonGenuine" => {
+            let max_ext = cpuid(0x8000_0000, 0).0;
+            let topoext = cpuid(0x8000_0001, 0).2 & (1 << 22) != 0;
+            if max_ext < 0x8000_001D || !topoext {
+                return Vec::new();
+            }
+            0x8000_001D
+        }
+        _ => return Vec::new(),
+    };
+    let mut caches: Vec<CacheInfo> = (0..16)
+        .map_while(|sub| {
+            let (eax, ebx, ecx, _) = cpuid(leaf, sub);
+            decode_cache(eax, ebx, ecx)
+        })
+        .filter(CacheInfo::holds_data)
+        .collect();
+    caches.sort_by_key(|c| c.level);
+    caches
+}
+
+/// The data (or unified) caches CPUID describes; empty off x86_64.
+#[cfg(not(target_arch = "x86_64"))]
+pub fn data_caches() -> Vec<CacheInfo> {
+    Vec::new()
+}
+
+/// Where CPUID and sysfs disagree about a level's size or ways, one line each.
+pub fn disagreements(sysfs: &[CacheInfo], cpuid: &[CacheInfo]) -> Vec<String> {
+    let mut out = Vec::new();
+    for c in cpuid {
+        match sysfs.iter().find(|s| s.level == c.level && s.holds_data()) {
+            Some(s) if s.size_bytes != c.size_bytes || (s.ways.is_some() && s.ways != c.ways) => {
+                out.push(format!(
+                    "CPUID says {} is {} bytes, {} ways; sysfs says {} bytes, {} ways",
+                    c.name(),
+                    c.size_bytes,
+                    c.ways.unwrap_or(0),
+                    s.size_bytes,
+                    s.ways.map_or("?".into(), |w| w.to_string())
+                ));
+            }
+            Some(_) => {}
+            None => out.push(format!(
+                "CPUID lists {} ({} bytes) but sysfs does not",
+                c.name(),
+                c.size_bytes
+            )),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decodes_a_leaf_4_entry() {
+        // L1d: data, level 1, 64-byte lines, 1 partition, 8 ways, 64 sets = 32 KiB.
+        let eax = 1 | (1 << 5);
+        let ebx = 63 | (7 << 22);
+        let c = decode_cache(eax, ebx, 63).unwrap();
+        assert_eq!((c.level, c.kind.as_str()), (1, "Data"));
+        assert_eq!(
+            (c.size_bytes, c.line_bytes, c.ways),
+            (32 << 10, Some(64), Some(8))
+        );
+        assert_eq!(decode_cache(0, ebx, 63), None);
+    }
+
+    #[test]
+    fn decodes_family_and_model() {
+        // Zen 4 (family 19h, model 11h) and an Ice Lake server (6, 0x6a).
+        assert_eq!(family_model(0x00A1_0F11), (0x19, 0x11));
+        assert_eq!(family_model(0x0006_06A6), (6, 0x6a));
+    }
+
+    #[test]
+    fn reports_disagreements_only() {
+        let c = |level, size, ways| CacheInfo {
+            level,
+            kind: "Unified".into(),
+            size_bytes: size,
+            line_bytes: Some(64),
+            ways: Some(ways),
+        };
+        assert!(disagreements(&[c(2, 1 << 20, 8)], &[c(2, 1 << 20, 8)]).is_empty());
+        let d = disagreements(&[c(2, 1 << 20, 8)], &[c(2, 2 << 20, 16), c(3, 8 << 20, 16)]);
+        assert_eq!(d.len(), 2);
+        assert!(d[1].contains("sysfs does not"));
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn this_cpu_answers() {
+        let cpu = cpu().unwrap();
+        assert_eq!(cpu.vendor.len(), 12);
+        for c in data_caches() {
+            assert!(c.size_bytes > 0 && c.level >= 1);
+        }
+    }
+}

@@ -1,0 +1,252 @@
+//! A machine's cache hierarchy as claimed by sysfs, by CPUID, or by a profile
+//! file (`--machine FILE`, in the spirit of seed 002's `stats_{name}.txt`).
+//!
+//! These claims choose sizes and strides and are shown beside measurements;
+//! they are never reported as measured.
+//!
+//! The profile format, one `key: value` a line, `#` starts a comment:
+//!
+//! ```text
+//! # memlat machine profile
+//! name: zen4-vm          # used in results_{name}.csv
+//! line_size: 64          # bytes (optional, default 64)
+//! L1: 32K                # data cache of each level, K/M/G are powers of 1024
+//! L1_ways: 8             # optional: ways of associativity
+//! L2: 1M
+//! L2_ways: 8
+//! L3: 32M
+//! L3_ways: 16
+//! ```
+//!
+//! Levels must run from L1 without gaps; the last one listed is the LLC.
+
+pub mod cpuid;
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::error::UsageError;
+use crate::topology::{self, CacheInfo};
+use crate::units::parse_size;
+
+/// Where a hierarchy came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Source {
+    /// /sys/devices/system/cpu/cpuN/cache.
+    Sysfs,
+    /// A `--machine` profile file.
+    Profile,
+}
+
+/// The caches of one machine, smallest level first.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Machine {
+    /// The machine's name (profile `name:`, else the host name).
+    pub name: String,
+    /// Line size in bytes.
+    pub line_bytes: u64,
+    /// Data (or unified) caches, one per level, L1 first.
+    pub caches: Vec<CacheInfo>,
+    /// Where these claims come from.
+    pub source: Source,
+}
+
+impl Machine {
+    /// The last-level cache, if any level is known.
+    pub fn llc(&self) -> Option<&CacheInfo> {
+        self.caches.last()
+    }
+
+    /// The hierarchy sysfs claims for `cpu`.
+    pub fn from_sysfs(cpu: usize) -> Machine {
+        Machine {
+            name: host_name(),
+            line_bytes: topology::l1_line_bytes(cpu),
+            caches: topology::data_caches(cpu),
+            source: Source::Sysfs,
+        }
+    }
+
+    /// Reads a profile file; errors name the `--machine` flag and the line.
+    pub fn load(path: &Path) -> Result<Machine, UsageError> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            UsageError(format!("--machine {}: cannot read it: {e}", path.display()))
+        })?;
+        parse(&text).map_err(|e| UsageError(format!("--machine {}: {e}", path.display())))
+    }
+}
+
+/// The host name from /proc, else `localhost`.
+pub fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "localhost".into())
+}
+
+/// Parses a profile (see the module documentation).
+pub fn parse(text: &str) -> Result<Machine, String> {
+    let mut name = None;
+    let mut line_bytes = None;
+    let mut sizes: Vec<(u32, u64)> = Vec::new();
+    let mut ways: Vec<(u32, u64)> = Vec::new();
+    for (number, raw) in text.lines().enumerate() {
+        let line = raw.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let at = |msg: String| format!("line {}: {msg}", number + 1);
+        let (key, value) = line
+            .split_once(':')
+            .ok_or_else(|| at(format!("'{line}' is not 'key: value'")))?;
+        let (key, value) = (key.trim(), value.trim());
+        let lower = key.to_ascii_lowercase();
+        let size = || parse_size(value).map_err(|e| at(e.to_string()));
+        let count = || {
+            value
+                .parse::<u64>()
+                .ok()
+                .filter(|&v| v > 0)
+                .ok_or_else(|| at(format!("{key}: '{value}' is not a positive whole number")))
+        };
+        match lower.as_str() {
+            "name" => {
+                if value.is_empty()
+                    || !value
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+                {
+                    return Err(at(format!(
+                        "name: '{value}' must be letters, digits, '-', '_' or '.' (it names the results file)"
+                    )));
+                }
+                name = Some(value.to_string());
+            }
+            "line_size" | "line" => {
+                let v = size()?;
+                if v < 8 || !v.is_power_of_two() {
+                    return Err(at(format!(
+                        "line_size: {v} is not a power of two of at least 8"
+                    )));
+                }
+                line_bytes = Some(v);
+            }
+            _ => {
+                let Some(rest) = lower.strip_prefix('l') else {
+                    return Err(at(format!(
+                        "unknown key '{key}' (expected name, line_size, L<n> or L<n>_ways)"
+                    )));
+                };
+                let (digits, field) = rest.split_once('_').unwrap_or((rest, ""));
+                let level: u32 = digits
+                    .parse()
+                    .ok()
+                    .filter(|&l| (1..=8).contains(&l))
+                    .ok_or_else(|| at(format!("unknown key '{key}'")))?;
+                let target = match field {
+                    "" | "size" => &mut sizes,
+                    "ways" => &mut ways,
+                    _ => return Err(at(format!("unknown key '{key}'"))),
+                };
+                let v = if field == "ways" { count()? } else { size()? };
+                if v == 0 {
+                    return Err(at(format!("{key}: a cache of 0 bytes")));
+                }
+                if target.iter().any(|&(l, _)| l == level) {
+                    return Err(at(format!("{key} given twice")));
+                }
+                target.push((level, v));
+            }
+        }
+    }
+    sizes.sort();
+    if sizes.is_empty() {
+        return Err("no cache levels (add lines such as 'L1: 32K')".into());
+    }
+    for (i, &(level, _)) in sizes.iter().enumerate() {
+        if level != i as u32 + 1 {
+            return Err(format!(
+                "levels must run L1, L2, ... without gaps; L{} is missing",
+                i + 1
+            ));
+        }
+    }
+    if let Some(&(level, _)) = ways
+        .iter()
+        .find(|(l, _)| !sizes.iter().any(|(s, _)| s == l))
+    {
+        return Err(format!("L{level}_ways given without L{level}"));
+    }
+    let line = line_bytes.unwrap_or(64);
+    let caches = sizes
+        .iter()
+        .map(|&(level, size_bytes)| CacheInfo {
+            level,
+            kind: if level == 1 { "Data" } else { "Unified" }.into(),
+            size_bytes,
+            line_bytes: Some(line),
+            ways: ways.iter().find(|(l, _)| *l == level).map(|&(_, w)| w),
+        })
+        .collect();
+    Ok(Machine {
+        name: name.unwrap_or_else(host_name),
+        line_bytes: line,
+        caches,
+        source: Source::Profile,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_documented_example() {
+        let text = "# a profile\nname: zen4-vm\nline_size: 64\nL1: 32K  # data\nL1_ways: 8\nL2: 1M\nl2_ways: 8\nL3_size: 32M\n";
+        let m = parse(text).unwrap();
+        assert_eq!(m.name, "zen4-vm");
+        assert_eq!(m.line_bytes, 64);
+        assert_eq!(m.source, Source::Profile);
+        let sizes: Vec<u64> = m.caches.iter().map(|c| c.size_bytes).collect();
+        assert_eq!(sizes, [32 << 10, 1 << 20, 32 << 20]);
+        assert_eq!(m.caches[0].name(), "L1d");
+        assert_eq!(m.caches[1].ways, Some(8));
+        assert_eq!(m.caches[2].ways, None);
+        assert_eq!(m.llc().unwrap().level, 3);
+    }
+
+    #[test]
+    fn the_shipped_example_parses() {
+        let text = include_str!("../../examples/machine-zen4-vm.txt");
+        let m = parse(text).unwrap();
+        assert_eq!(m.caches.len(), 3);
+    }
+
+    #[test]
+    fn bad_profiles_say_which_line_and_why() {
+        for (text, wanted) in [
+            ("L1 32K", "line 1: 'L1 32K' is not 'key: value'"),
+            ("L1: 32K\ncolour: blue", "line 2: unknown key 'colour'"),
+            ("L1: lots", "line 1: 'lots' is not a size"),
+            ("L1: 32K\nL3: 8M", "L2 is missing"),
+            ("name: a b\nL1: 1K", "line 1: name"),
+            ("L1: 32K\nL1: 48K", "line 2: L1 given twice"),
+            ("L1: 32K\nL1_ways: 0", "line 2: L1_ways: '0'"),
+            ("L1: 32K\nL2_ways: 4", "L2_ways given without L2"),
+            ("line_size: 48\nL1: 32K", "not a power of two"),
+            ("name: x", "no cache levels"),
+        ] {
+            let err = parse(text).unwrap_err();
+            assert!(err.contains(wanted), "{text:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn missing_file_names_the_flag() {
+        let err = Machine::load(Path::new("/nonexistent/profile.txt")).unwrap_err();
+        assert!(err.0.starts_with("--machine /nonexistent/profile.txt"));
+    }
+}

@@ -1,0 +1,403 @@
+//! Draws planned charts with plotters on an SVG or bitmap backend.
+
+use std::path::Path;
+use std::sync::Once;
+
+use anyhow::{Result, anyhow};
+use plotters::coord::Shift;
+use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::axis::{self, Axis};
+use super::{Chart, ImageFormat, PANEL_HEIGHT, WIDTH};
+
+/// DejaVu Sans 2.37 (Debian's fonts-dejavu-core; licence in assets/DejaVuSans-LICENSE.txt).
+static FONT: &[u8] = include_bytes!("../../assets/DejaVuSans.ttf");
+
+/// The family name charts ask for; bound to the embedded font.
+const FAMILY: &str = "sans-serif";
+
+/// Line colours, in the order series get them (distinct for colour-blind readers first).
+const COLOURS: [RGBColor; 8] = [
+    RGBColor(0, 114, 178),
+    RGBColor(213, 94, 0),
+    RGBColor(0, 158, 115),
+    RGBColor(204, 121, 167),
+    RGBColor(86, 180, 233),
+    RGBColor(230, 159, 0),
+    RGBColor(0, 0, 0),
+    RGBColor(240, 228, 66),
+];
+
+/// Band fills, alternating.
+const BAND_FILLS: [RGBColor; 2] = [RGBColor(222, 232, 247), RGBColor(250, 238, 214)];
+
+/// Pixel height of one line of band label.
+const LABEL_LINE: i32 = 18;
+
+/// Pixel height of one footnote line.
+const FOOT_LINE: i32 = 17;
+
+/// Characters of 13-pixel footnote text that fit across a chart.
+const FOOT_CHARS: usize = 150;
+
+/// Axes place values linearly over their drawing coordinates, with the ticks
+/// axis.rs planned (labelled ticks bold, the in-between grid light).
+impl Ranged for Axis {
+    type FormatOption = DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        let fraction = (value - self.lo) / (self.hi - self.lo);
+        let length = (limit.1 - limit.0) as f64;
+        if !fraction.is_finite() {
+            return limit.0;
+        }
+        limit.0 + (length * fraction + 1e-3).floor() as i32
+    }
+
+    fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
+        if hint.weight().allow_light_points() {
+            self.light.clone()
+        } else {
+            self.ticks.clone()
+        }
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.lo..self.hi
+    }
+}
+
+fn register_font() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        plotters::style::register_font(FAMILY, FontStyle::Normal, FONT)
+            .unwrap_or_else(|_| panic!("the embedded DejaVu Sans font is a valid TrueType file"));
+    });
+}
+
+fn drawing<E: std::fmt::Display>(error: E) -> anyhow::Error {
+    anyhow!("drawing the chart: {error}")
+}
+
+/// Draws `charts` stacked into `path`.
+pub(super) fn figure(path: &Path, format: ImageFormat, charts: &[Chart]) -> Result<()> {
+    register_font();
+    let size = (WIDTH, PANEL_HEIGHT * charts.len() as u32);
+    let context = || format!("writing {}", path.display());
+    match format {
+        ImageFormat::Svg => {
+            let root = SVGBackend::new(path, size).into_drawing_area();
+            draw_all(&root, charts)?;
+            root.present().map_err(|e| anyhow!("{}: {e}", context()))?;
+        }
+        ImageFormat::Png => {
+            let root = BitMapBackend::new(path, size).into_drawing_area();
+            draw_all(&root, charts)?;
+            root.present().map_err(|e| anyhow!("{}: {e}", context()))?;
+        }
+    }
+    Ok(())
+}
+
+fn draw_all<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, charts: &[Chart]) -> Result<()> {
+    root.fill(&WHITE).map_err(drawing)?;
+    let panels = root.split_evenly((charts.len(), 1));
+    // Stacked charts share their x positions: all keep room for a right axis if one has it.
+    let right_axis = charts.iter().any(|c| c.y2.is_some());
+    for (panel, chart) in panels.iter().zip(charts) {
+        draw_chart(panel, chart, right_axis)?;
+    }
+    Ok(())
+}
+
+/// A series' points in drawing coordinates, in x order, off-axis values dropped.
+fn mapped(points: &[(f64, f64)], x: &Axis, y: &Axis) -> Vec<(f64, f64)> {
+    let mut out: Vec<(f64, f64)> = points
+        .iter()
+        .filter_map(|&(px, py)| Some((x.map(px)?, y.map(py)?)))
+        .collect();
+    out.sort_by(|a, b| a.0.total_cmp(&b.0));
+    out
+}
+
+fn draw_chart<DB: DrawingBackend>(
+    panel: &DrawingArea<DB, Shift>,
+    chart: &Chart,
+    right_axis: bool,
+) -> Result<()> {
+    let x = axis::x_axis(
+        chart
+            .series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.0)),
+        chart.x_log,
+        chart.x_bytes,
+    );
+    let label_lines = chart
+        .bands
+        .iter()
+        .map(|b| b.label.lines().count())
+        .max()
+        .unwrap_or(0);
+    let headroom = 0.06 + 0.045 * label_lines as f64;
+    let y = axis::y_axis(
+        chart
+            .series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.1)),
+        chart.y_log,
+        headroom,
+    );
+    let foot_lines = chart.footnote.as_deref().map_or_else(Vec::new, wrap);
+    let (main, foot) = match foot_lines.len() {
+        0 => (panel.clone(), None),
+        n => {
+            let height = panel.dim_in_pixel().1 as i32;
+            let (main, foot) = panel.split_vertically(height - 8 - FOOT_LINE * n as i32);
+            (main, Some(foot))
+        }
+    };
+    let mut builder = ChartBuilder::on(&main);
+    builder
+        .caption(&chart.title, (FAMILY, 22))
+        .margin(12)
+        .x_label_area_size(50)
+        .y_label_area_size(70);
+    if right_axis {
+        builder.right_y_label_area_size(70);
+    }
+    let y2 = chart
+        .y2
+        .as_ref()
+        .filter(|s| s.factor.is_finite() && s.factor > 0.0)
+        .map(|s| axis::secondary(&y, s.factor));
+    let y2_plan = y2.clone().unwrap_or_else(|| y.clone());
+    let mut ctx = builder
+        .build_cartesian_2d(x.clone(), y.clone())
+        .map_err(drawing)?
+        .set_secondary_coord(x.clone(), y2_plan);
+    ctx.configure_mesh()
+        .x_desc(chart.x_label.as_str())
+        .y_desc(chart.y_label.as_str())
+        .x_label_formatter(&|t| x.label(*t))
+        .y_label_formatter(&|t| y.label(*t))
+        .label_style((FAMILY, 14))
+        .axis_desc_style((FAMILY, 16))
+        .bold_line_style(RGBColor(200, 200, 200))
+        .light_line_style(RGBColor(238, 238, 238))
+        .draw()
+        .map_err(drawing)?;
+    if let (Some(secondary), Some(spec)) = (&y2, &chart.y2) {
+        ctx.configure_secondary_axes()
+            .y_desc(spec.label.as_str())
+            .y_label_formatter(&|t| secondary.label(*t))
+            .label_style((FAMILY, 14))
+            .axis_desc_style((FAMILY, 16))
+            .draw()
+            .map_err(drawing)?;
+    }
+    // Bands under the lines, their labels over them.
+    let mut band_edges = Vec::new();
+    for (i, band) in chart.bands.iter().enumerate() {
+        let from = x.map(band.from).map_or(x.lo, |t| x.clamp(t));
+        let to = x.map(band.to).map_or(x.hi, |t| x.clamp(t));
+        if to <= from {
+            continue;
+        }
+        let fill = BAND_FILLS[i % BAND_FILLS.len()];
+        ctx.draw_series(std::iter::once(Rectangle::new(
+            [(from, y.lo), (to, y.hi)],
+            fill.mix(0.7).filled(),
+        )))
+        .map_err(drawing)?;
+        band_edges.push((from, to, band.label.as_str()));
+    }
+    for &(_, to, _) in &band_edges {
+        if to < x.hi {
+            ctx.draw_series(std::iter::once(PathElement::new(
+                vec![(to, y.lo), (to, y.hi)],
+                RGBColor(150, 150, 150).stroke_width(1),
+            )))
+            .map_err(drawing)?;
+        }
+    }
+    let marker_style =
+        TextStyle::from((FAMILY, 12).into_font().transform(FontTransform::Rotate270))
+            .color(&RGBColor(110, 110, 110));
+    for marker in &chart.markers {
+        let Some(at) = x.map(marker.at).filter(|t| (x.lo..=x.hi).contains(t)) else {
+            continue;
+        };
+        ctx.draw_series(DashedLineSeries::new(
+            [(at, y.lo), (at, y.hi)],
+            6,
+            4,
+            RGBColor(120, 120, 120).stroke_width(1),
+        ))
+        .map_err(drawing)?;
+        ctx.plotting_area()
+            .draw(
+                &(EmptyElement::at((at, y.lo))
+                    + Text::new(marker.label.clone(), (-15, -6), marker_style.clone())),
+            )
+            .map_err(drawing)?;
+    }
+    let mut legend = Vec::new();
+    for (i, series) in chart.series.iter().enumerate() {
+        let colour = COLOURS[i % COLOURS.len()];
+        let points = mapped(&series.points, &x, &y);
+        if points.is_empty() {
+            continue;
+        }
+        ctx.draw_series(LineSeries::new(points.clone(), colour.stroke_width(2)))
+            .map_err(drawing)?
+            .label(series.label.as_str())
+            .legend(move |(lx, ly)| {
+                PathElement::new(vec![(lx, ly), (lx + 22, ly)], colour.stroke_width(3))
+            });
+        ctx.draw_series(points.iter().map(|&p| Circle::new(p, 3, colour.filled())))
+            .map_err(drawing)?;
+        legend.push((series.label.as_str(), points));
+    }
+    let label_style = TextStyle::from((FAMILY, 14).into_font())
+        .color(&RGBColor(60, 60, 60))
+        .pos(Pos::new(HPos::Center, VPos::Top));
+    for &(from, to, label) in &band_edges {
+        let centre = (from + to) / 2.0;
+        for (line_no, line) in label.lines().enumerate() {
+            ctx.plotting_area()
+                .draw(
+                    &(EmptyElement::at((centre, y.hi))
+                        + Text::new(
+                            line.to_string(),
+                            (0, 5 + LABEL_LINE * line_no as i32),
+                            label_style.clone(),
+                        )),
+                )
+                .map_err(drawing)?;
+        }
+    }
+    if !legend.is_empty() {
+        let (w, h) = ctx.plotting_area().dim_in_pixel();
+        let place = legend_place(&legend, &x, &y, (w as i32, h as i32), label_lines);
+        ctx.configure_series_labels()
+            .position(SeriesLabelPosition::Coordinate(place.0, place.1))
+            .background_style(WHITE.mix(0.9))
+            .border_style(RGBColor(170, 170, 170))
+            .label_font((FAMILY, 14))
+            .draw()
+            .map_err(drawing)?;
+    }
+    if let Some(foot) = foot {
+        for (i, line) in foot_lines.iter().enumerate() {
+            foot.draw(&Text::new(
+                line.as_str(),
+                (14, 2 + FOOT_LINE * i as i32),
+                (FAMILY, 13).into_font().color(&RGBColor(90, 90, 90)),
+            ))
+            .map_err(drawing)?;
+        }
+    }
+    Ok(())
+}
+
+/// Splits a footnote into lines that fit the width: at its newlines, and
+/// at `; ` or spaces before [`FOOT_CHARS`] characters.
+fn wrap(text: &str) -> Vec<String> {
+    let mut lines = Vec::new();
+    for paragraph in text.lines() {
+        let mut line = String::new();
+        for word in paragraph.split_inclusive(' ') {
+            if line.chars().count() + word.chars().count() > FOOT_CHARS && !line.is_empty() {
+                lines.push(line.trim_end().to_string());
+                line.clear();
+            }
+            line.push_str(word);
+        }
+        if !line.trim().is_empty() {
+            lines.push(line.trim_end().to_string());
+        }
+    }
+    lines
+}
+
+/// The legend's top-left corner in plotting-area pixels: of six candidate
+/// places (below the band labels at the top, the middle, the bottom; left or
+/// right), the one that covers the fewest points of the lines.
+fn legend_place(
+    legend: &[(&str, Vec<(f64, f64)>)],
+    x: &Axis,
+    y: &Axis,
+    (w, h): (i32, i32),
+    label_lines: usize,
+) -> (i32, i32) {
+    let longest = legend
+        .iter()
+        .map(|(l, _)| l.chars().count())
+        .max()
+        .unwrap_or(0) as i32;
+    let lw = 50 + 8 * longest;
+    let lh = 10 + 20 * legend.len() as i32;
+    let top = 8 + LABEL_LINE * label_lines as i32;
+    let left = 10;
+    let right = (w - lw - 10).max(left);
+    let bottom = (h - lh - 10).max(top);
+    let middle = ((top + bottom) / 2).max(top);
+    let candidates = [
+        (left, top),
+        (right, top),
+        (right, bottom),
+        (left, bottom),
+        (left, middle),
+        (right, middle),
+    ];
+    // Points along every segment, in pixels.
+    let to_px = |(tx, ty): (f64, f64)| {
+        let px = (tx - x.lo) / (x.hi - x.lo) * w as f64;
+        let py = (y.hi - ty) / (y.hi - y.lo) * h as f64;
+        (px, py)
+    };
+    let mut trace = Vec::new();
+    for (_, points) in legend {
+        for pair in points.windows(2) {
+            let (a, b) = (to_px(pair[0]), to_px(pair[1]));
+            for k in 0..=8 {
+                let f = k as f64 / 8.0;
+                trace.push((a.0 + (b.0 - a.0) * f, a.1 + (b.1 - a.1) * f));
+            }
+        }
+        trace.extend(points.iter().map(|&p| to_px(p)));
+    }
+    let covered = |&(cx, cy): &(i32, i32)| {
+        let (cx, cy) = (cx as f64 - 6.0, cy as f64 - 6.0);
+        trace
+            .iter()
+            .filter(|&&(px, py)| {
+                px >= cx && px <= cx + lw as f64 + 12.0 && py >= cy && py <= cy + lh as f64 + 12.0
+            })
+            .count()
+    };
+    candidates
+        .iter()
+        .copied()
+        .min_by_key(covered)
+        .unwrap_or((left, top))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn footnotes_wrap_between_words() {
+        let long = "word ".repeat(70);
+        let lines = wrap(&long);
+        assert_eq!(lines.len(), 3);
+        assert!(lines.iter().all(|l| l.len() <= FOOT_CHARS));
+        assert_eq!(wrap("a\nb"), ["a", "b"]);
+        assert!(wrap("").is_empty());
+    }
+}

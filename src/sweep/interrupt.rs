@@ -1,0 +1,65 @@
+//! Ctrl-C during a sweep: the first SIGINT asks the sweep to stop after the
+//! point being measured (so its files, detection and plot cover every finished
+//! point); a second Ctrl-C restores any prefetcher MSRs memlat changed and ends
+//! the process at once. The files are valid either way: they are replaced
+//! atomically after each point.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+const MESSAGE: &[u8] =
+    b"\nmemlat: interrupted; stopping after this point (press Ctrl-C again to quit now)\n";
+
+extern "C" fn on_sigint(_signal: libc::c_int) {
+    if INTERRUPTED.swap(true, Ordering::SeqCst) {
+        // Second Ctrl-C: put the prefetchers back (async-signal-safe), then quit.
+        crate::prefetch::msr::restore_saved();
+        // SAFETY: _exit is async-signal-safe and ends the process at once.
+        unsafe { libc::_exit(130) };
+    }
+    // SAFETY: write(2) is async-signal-safe; MESSAGE is a static byte string
+    // and its length is passed with it. A failed write is harmless.
+    unsafe {
+        libc::write(libc::STDERR_FILENO, MESSAGE.as_ptr().cast(), MESSAGE.len());
+    }
+}
+
+/// Whether Ctrl-C was pressed since [`Guard::install`].
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// Catches SIGINT while alive; restores the previous handler when dropped.
+pub struct Guard {
+    previous: Option<libc::sigaction>,
+}
+
+impl Guard {
+    /// Installs the handler and clears the flag.
+    pub fn install() -> Guard {
+        INTERRUPTED.store(false, Ordering::SeqCst);
+        // SAFETY: sigaction structs are plain data for which all-zero is a valid
+        // value; the handler only touches an atomic and calls write(2).
+        let previous = unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_sigint as *const () as libc::sighandler_t;
+            action.sa_flags = 0;
+            libc::sigemptyset(&mut action.sa_mask);
+            let mut previous: libc::sigaction = std::mem::zeroed();
+            (libc::sigaction(libc::SIGINT, &action, &mut previous) == 0).then_some(previous)
+        };
+        Guard { previous }
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if let Some(previous) = &self.previous {
+            // SAFETY: `previous` is the action sigaction returned for SIGINT.
+            unsafe {
+                libc::sigaction(libc::SIGINT, previous, std::ptr::null_mut());
+            }
+        }
+    }
+}

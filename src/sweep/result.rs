@@ -1,0 +1,215 @@
+//! What a sweep records: its configuration, every measured point, the caches
+//! sysfs claims, and the levels detected. One struct is both the JSON file and
+//! what `memlat plot`, `memlat detect` and `--resume` read back.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+use crate::chain::Pattern;
+use crate::detect::{CurvePoint, Detection};
+use crate::error::UsageError;
+use crate::kernel::KernelKind;
+use crate::memory::PageRequest;
+use crate::runner::Measurement;
+use crate::topology::CacheInfo;
+
+/// One line of a sweep: a stride chain of some stride, or a random pattern.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeriesKey {
+    /// Chain pattern.
+    pub pattern: Pattern,
+    /// Stride in bytes for the stride pattern; 0 for the others.
+    pub stride: u64,
+}
+
+impl SeriesKey {
+    /// A stride chain of `stride` bytes.
+    pub fn stride(stride: u64) -> SeriesKey {
+        SeriesKey {
+            pattern: Pattern::Stride,
+            stride,
+        }
+    }
+
+    /// A random (or page-random) chain.
+    pub fn pattern(pattern: Pattern) -> SeriesKey {
+        match pattern {
+            Pattern::Stride => SeriesKey::stride(64),
+            _ => SeriesKey { pattern, stride: 0 },
+        }
+    }
+
+    /// The series a measurement belongs to.
+    pub fn of(m: &Measurement) -> SeriesKey {
+        match m.pattern {
+            Pattern::Stride => SeriesKey::stride(m.stride),
+            other => SeriesKey::pattern(other),
+        }
+    }
+
+    /// `stride 64`, `random`, `page-random`: legend and column names.
+    pub fn label(&self) -> String {
+        match self.pattern {
+            Pattern::Stride => format!("stride {}", self.stride),
+            other => other.name().to_string(),
+        }
+    }
+}
+
+/// How the sweep was asked for (flags after defaults were filled in).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepConfig {
+    /// Smallest size asked for (`--from`), bytes.
+    pub from: u64,
+    /// Largest size asked for (`--to`), bytes.
+    pub to: u64,
+    /// Ratio of the geometric sequence (`--ratio`).
+    pub ratio: f64,
+    /// Every size is a prime multiple of this many bytes (the line size).
+    pub unit: u64,
+    /// The sizes measured, bytes, ascending.
+    pub sizes: Vec<u64>,
+    /// The lines measured at every size.
+    pub series: Vec<SeriesKey>,
+    /// Repeats per point (`--repeats`).
+    pub repeats: u32,
+    /// Target duration of one sample, ms (`--sample-ms`).
+    pub sample_ms: u64,
+    /// Kernel (`--kernel`).
+    pub kernel: KernelKind,
+    /// Page size asked for (`--pages`).
+    pub pages: PageRequest,
+    /// Node spacing of random patterns, bytes (`--line`).
+    pub line: u64,
+    /// Seed of the random chains (`--seed`).
+    pub seed: u64,
+    /// CPU the measuring thread was pinned to.
+    pub cpu: usize,
+    /// NUMA node the buffers were bound to (`--node`).
+    pub node: Option<usize>,
+    /// Events counted (`-e`).
+    pub events: Vec<String>,
+}
+
+impl SweepConfig {
+    /// Number of points: sizes x series.
+    pub fn point_count(&self) -> usize {
+        self.sizes.len() * self.series.len()
+    }
+}
+
+/// A sweep's results, complete or not. This is the JSON file's content.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SweepResult {
+    /// memlat version that measured it.
+    pub memlat_version: String,
+    /// When the sweep started, UTC, ISO 8601.
+    pub started: String,
+    /// The sweep's configuration.
+    pub config: SweepConfig,
+    /// The data caches sysfs claims (shown beside the detection, never used by it).
+    pub sysfs_caches: Vec<CacheInfo>,
+    /// Every finished point, by size then series.
+    pub points: Vec<Measurement>,
+    /// Seconds spent measuring so far (over resumed runs too).
+    pub total_seconds: f64,
+    /// Whether every planned point is in `points`.
+    pub complete: bool,
+    /// Levels detected from the curve (random series, else the largest stride);
+    /// `None` until the sweep ends.
+    pub detection: Option<Detection>,
+}
+
+impl SweepResult {
+    /// Reads a sweep JSON file (as written by `memlat sweep --json`).
+    pub fn load(path: &Path) -> Result<SweepResult> {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        serde_json::from_str(&text).map_err(|e| {
+            UsageError(format!(
+                "{} is not a memlat sweep JSON file ({e}); give the file written by `memlat sweep --json`",
+                path.display()
+            ))
+            .into()
+        })
+    }
+
+    /// The series present in `points`, in configuration order, then any others.
+    pub fn series(&self) -> Vec<SeriesKey> {
+        let mut keys: Vec<SeriesKey> = self.config.series.clone();
+        for m in &self.points {
+            let key = SeriesKey::of(m);
+            if !keys.contains(&key) {
+                keys.push(key);
+            }
+        }
+        keys.retain(|k| self.points.iter().any(|m| SeriesKey::of(m) == *k));
+        keys
+    }
+
+    /// The points of one series, by size.
+    pub fn series_points(&self, key: SeriesKey) -> Vec<&Measurement> {
+        let mut points: Vec<&Measurement> = self
+            .points
+            .iter()
+            .filter(|m| SeriesKey::of(m) == key)
+            .collect();
+        points.sort_by_key(|m| m.size);
+        points
+    }
+
+    /// The series hierarchy detection reads: random if measured (prefetchers
+    /// cannot follow it), else page-random, else the largest stride.
+    pub fn detection_series(&self) -> Option<SeriesKey> {
+        let series = self.series();
+        let find = |p: Pattern| series.iter().copied().find(|k| k.pattern == p);
+        find(Pattern::Random)
+            .or_else(|| find(Pattern::PageRandom))
+            .or_else(|| {
+                series
+                    .iter()
+                    .copied()
+                    .filter(|k| k.pattern == Pattern::Stride)
+                    .max_by_key(|k| k.stride)
+            })
+    }
+
+    /// The latency curve of [`SweepResult::detection_series`].
+    pub fn curve(&self) -> Vec<CurvePoint> {
+        let Some(key) = self.detection_series() else {
+            return Vec::new();
+        };
+        self.series_points(key)
+            .into_iter()
+            .map(|m| CurvePoint {
+                size_bytes: m.size,
+                ns: m.ns_per_load.median,
+                ns_min: m.ns_per_load.min,
+                ns_max: m.ns_per_load.max,
+                cycles: m.cycles_per_load.median,
+            })
+            .collect()
+    }
+
+    /// Runs hierarchy detection on the curve (sysfs shown beside).
+    pub fn detect(&self) -> Option<Detection> {
+        let curve = self.curve();
+        (!curve.is_empty()).then(|| crate::detect::detect(&curve, &self.sysfs_caches))
+    }
+
+    /// Whether `m` is the measurement of the point (size, key) with this sweep's kernel.
+    pub fn has_point(&self, size: u64, key: SeriesKey) -> bool {
+        self.points
+            .iter()
+            .any(|m| m.size == size && SeriesKey::of(m) == key && m.kernel == self.config.kernel)
+    }
+
+    /// Sorts points by size, then by series order.
+    pub fn sort_points(&mut self) {
+        let order = self.series();
+        let rank = |m: &Measurement| order.iter().position(|k| *k == SeriesKey::of(m));
+        self.points.sort_by_key(|m| (m.size, rank(m)));
+    }
+}

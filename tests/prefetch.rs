@@ -1,0 +1,147 @@
+//! `--prefetchers off` against stand-in MSR files (`MEMLAT_MSR_ROOT`): the
+//! saved values come back after a normal exit and after Ctrl-C (exit 130).
+#![cfg(target_arch = "x86_64")]
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader};
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+/// Every register memlat may change, by vendor and family. (In these plain
+/// files 0x1A0 and 0x1A4 overlap, unlike real MSRs, so tests compare with
+/// what the files held before the run.)
+const MSRS: [u64; 4] = [0x1A0, 0x1A4, 0xC000_0108, 0xC001_1022];
+const ORIGINAL: u64 = 0x40;
+
+fn fake_root(dir: &Path) {
+    for cpu in 0..2 {
+        let cpu_dir = dir.join(cpu.to_string());
+        std::fs::create_dir_all(&cpu_dir).unwrap();
+        let file = File::create(cpu_dir.join("msr")).unwrap();
+        file.set_len(0xC001_1022 + 64).unwrap();
+        for msr in MSRS {
+            file.write_all_at(&ORIGINAL.to_ne_bytes(), msr).unwrap();
+        }
+    }
+}
+
+fn values(dir: &Path) -> Vec<u64> {
+    let mut out = Vec::new();
+    for cpu in 0..2 {
+        let file = OpenOptions::new()
+            .read(true)
+            .open(dir.join(cpu.to_string()).join("msr"))
+            .unwrap();
+        for msr in MSRS {
+            let mut bytes = [0u8; 8];
+            file.read_exact_at(&mut bytes, msr).unwrap();
+            out.push(u64::from_ne_bytes(bytes));
+        }
+    }
+    out
+}
+
+fn profile(dir: &Path) -> String {
+    let path = dir.join("tiny.txt");
+    std::fs::write(&path, "name: tiny\nL1: 8K\nL2: 64K\n").unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn saved_values_come_back_after_a_normal_exit() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("cpu");
+    fake_root(&root);
+    let before = values(&root);
+    let out = Command::new(assert_cmd::cargo::cargo_bin("memlat"))
+        .current_dir(dir.path())
+        .env("MEMLAT_MSR_ROOT", &root)
+        .args([
+            "levels",
+            "--machine",
+            &profile(dir.path()),
+            "--iterations",
+            "1",
+        ])
+        .args([
+            "--sample-ms",
+            "1",
+            "--prefetchers",
+            "off",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let status = v["prefetchers"].as_str().unwrap();
+    if status.starts_with("off") {
+        assert!(status.contains("restored on exit"), "{status}");
+        assert_eq!(values(&root), before);
+    } else {
+        // A processor without a documented register: said, nothing written.
+        assert!(status.contains("no documented prefetcher MSR"), "{status}");
+        assert_eq!(values(&root), before);
+    }
+}
+
+#[test]
+fn ctrl_c_restores_and_exits_130() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("cpu");
+    fake_root(&root);
+    let before = values(&root);
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("memlat"))
+        .current_dir(dir.path())
+        .env("MEMLAT_MSR_ROOT", &root)
+        .args([
+            "levels",
+            "--machine",
+            &profile(dir.path()),
+            "--iterations",
+            "100000",
+        ])
+        .args(["--sample-ms", "5", "--prefetchers", "off"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    loop {
+        let mut line = String::new();
+        if stderr.read_line(&mut line).unwrap() == 0 {
+            let status = child.wait().unwrap();
+            panic!("memlat ended ({status}) before measuring: {seen}");
+        }
+        seen += &line;
+        if line.starts_with("measuring") {
+            break;
+        }
+    }
+    if !seen.contains("prefetchers: off") {
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(seen.contains("no documented prefetcher MSR"), "{seen}");
+        return;
+    }
+    let changed = values(&root);
+    if changed == before {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("nothing was written");
+    }
+    // SAFETY: kill only sends SIGINT to the child we started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert_eq!(values(&root), before);
+}
