@@ -56,7 +56,8 @@ pub enum Command {
     /// ./memlat-results/sweep-<timestamp>/, named in the output.
     ///
     /// Examples:
-    ///   memlat sweep                                   # 1 KiB .. 4x LLC, strides 64 and 4096
+    ///   memlat sweep                                   # 1 KiB .. 4x LLC, stride 64 and random
+    ///   memlat sweep --strides 64,4096 --pages 4k      # seed 004's prefetching experiment
     ///   memlat sweep --pattern random --strides 64 --plot lat.png
     ///   memlat sweep --to 64M -e L1-dcache-load-misses,cache-misses --json s.json
     ///   memlat sweep --resume memlat-results/sweep-20250101-120000/sweep.json
@@ -85,7 +86,7 @@ pub enum Command {
     /// the latency is read from the plateau instead. See docs/loaduse.md.
     ///
     /// Examples:
-    ///   memlat loaduse                                 # L1, L2, DRAM; 0..32 NOPs
+    ///   memlat loaduse                                 # L1, L2, DRAM; 0..64 NOPs
     ///   memlat loaduse --level l1 --nops 0..96 --plot loaduse.svg
     ///   memlat loaduse --level 12K,192K,2M --nops 1..32 --format json
     #[command(verbatim_doc_comment)]
@@ -262,7 +263,7 @@ pub struct LoaduseArgs {
     pub level: Vec<crate::loaduse::levels::LevelChoice>,
 
     /// NOPs between the load and the use: A..B, both included (at most 128).
-    #[arg(long, value_name = "A..B", default_value = "0..32", value_parser = crate::loaduse::levels::parse_nops)]
+    #[arg(long, value_name = "A..B", default_value = "0..64", value_parser = crate::loaduse::levels::parse_nops)]
     pub nops: crate::loaduse::levels::NopRange,
 
     /// Draw cycles per iteration against N, one line per level, to FILE (.svg or .png).
