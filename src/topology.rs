@@ -28,6 +28,18 @@ impl CacheInfo {
         }
     }
 
+    /// A test cache: L1 is `Data`, deeper levels `Unified`, 64-byte lines.
+    #[cfg(test)]
+    pub(crate) fn example(level: u32, size_bytes: u64) -> CacheInfo {
+        CacheInfo {
+            level,
+            kind: if level == 1 { "Data" } else { "Unified" }.into(),
+            size_bytes,
+            line_bytes: Some(64),
+            ways: None,
+        }
+    }
+
     /// Whether loads go through it (data or unified).
     pub fn holds_data(&self) -> bool {
         self.kind != "Instruction"

@@ -149,17 +149,7 @@ mod tests {
     use super::*;
 
     fn cache(level: u32, size: u64) -> CacheInfo {
-        CacheInfo {
-            level,
-            kind: if level == 1 {
-                "Data".into()
-            } else {
-                "Unified".into()
-            },
-            size_bytes: size,
-            line_bytes: Some(64),
-            ways: None,
-        }
+        CacheInfo::example(level, size)
     }
 
     #[test]

@@ -7,13 +7,7 @@ const K: u64 = 1024;
 const M: u64 = 1024 * 1024;
 
 fn cache(level: u32, size: u64) -> CacheInfo {
-    CacheInfo {
-        level,
-        kind: if level == 1 { "Data" } else { "Unified" }.into(),
-        size_bytes: size,
-        line_bytes: Some(64),
-        ways: None,
-    }
+    CacheInfo::example(level, size)
 }
 
 fn sysfs() -> Vec<CacheInfo> {
