@@ -165,6 +165,22 @@ impl Chain {
         })
     }
 
+    /// The chain of `pattern`: `stride` applies to stride chains, `line` and
+    /// `seed` to the random ones.
+    pub fn build(
+        pattern: Pattern,
+        size: u64,
+        stride: u64,
+        line: u64,
+        seed: u64,
+    ) -> Result<Chain, ChainError> {
+        match pattern {
+            Pattern::Stride => Chain::stride(size, stride),
+            Pattern::Random => Chain::random(size, line, seed),
+            Pattern::PageRandom => Chain::page_random(size, line, seed),
+        }
+    }
+
     fn slot_count(size: u64, line: u64, pattern: &'static str) -> Result<u64, ChainError> {
         let nodes = size / line;
         if nodes < 2 {

@@ -108,6 +108,36 @@ pub fn estimate_core_ghz() -> f64 {
     UNROLL as f64 / ns
 }
 
+/// A dependent-add chain sized to last about a given time, timed beside
+/// measurements so their cycles follow the clock of the moment.
+#[derive(Debug, Clone, Copy)]
+pub struct AddClock {
+    trips: u64,
+}
+
+impl AddClock {
+    /// Calibrates the chain to last about `target`.
+    pub fn lasting(target: Duration) -> AddClock {
+        let trips = trips_lasting(target, |t| {
+            time(|| std::hint::black_box(kernel::add_chain(t))).0
+        });
+        AddClock { trips }
+    }
+
+    /// Nanoseconds for one run of the chain.
+    pub fn time_ns(&self) -> f64 {
+        let trips = self.trips;
+        time(|| std::hint::black_box(kernel::add_chain(trips)))
+            .0
+            .as_nanos() as f64
+    }
+
+    /// The core clock in GHz that one run taking `ns` nanoseconds implies.
+    pub fn ghz(&self, ns: f64) -> f64 {
+        (self.trips * UNROLL) as f64 / ns
+    }
+}
+
 /// The loop's own cost: nanoseconds per trip of the empty loop (seed 001's calibration).
 pub fn empty_loop_ns_per_trip() -> f64 {
     ns_per_trip(Duration::from_millis(2), 5, kernel::empty_loop)

@@ -19,11 +19,12 @@ use serde::{Deserialize, Serialize};
 
 use super::kernels::{self, Shape};
 use crate::chain::{Chain, ChainError, Pattern, SplitMix64};
-use crate::clock;
+use crate::clock::{self, AddClock};
 use crate::counters::{CounterGroup, parse_event};
-use crate::kernel;
 use crate::memory::{self, Buffer, PageBacking, PageRequest};
-use crate::runner::{CLOCK_DRIFT_WARN, CycleSource, Engine, MeasureError};
+use crate::runner::{
+    CLOCK_DRIFT_WARN, CycleSource, Engine, MeasureError, ensure_memory, memory_needed, system,
+};
 use crate::units::HumanBytes;
 
 /// Timed runs per point and pass; the fastest is kept.
@@ -168,7 +169,7 @@ pub struct Driver<'e> {
     engine: &'e Engine,
     /// perf's cycles, opened for this driver when the engine counts with perf.
     perf: Option<CounterGroup>,
-    add_trips: u64,
+    add_clock: AddClock,
 }
 
 impl<'e> Driver<'e> {
@@ -180,13 +181,10 @@ impl<'e> Driver<'e> {
             }
             _ => None,
         };
-        let add_trips = clock::trips_lasting(ADD_TIME, |t| {
-            clock::time(|| std::hint::black_box(kernel::add_chain(t))).0
-        });
         Driver {
             engine,
             perf,
-            add_trips,
+            add_clock: AddClock::lasting(ADD_TIME),
         }
     }
 
@@ -209,23 +207,11 @@ impl<'e> Driver<'e> {
         rolled: bool,
         mut progress: impl FnMut(u32),
     ) -> Result<LevelRun, MeasureError> {
-        let needed = size + (2 << 20) + 4 * (size / settings.line);
-        if let Some(available) = memory::mem_available_bytes()
-            && needed > available
-        {
-            return Err(MeasureError::NotEnoughMemory {
-                size: HumanBytes(size),
-                needed: HumanBytes(needed),
-                available: HumanBytes(available),
-            });
-        }
+        ensure_memory(size, memory_needed(size, settings.pattern, settings.line))?;
+        // Stride chains step one node (`line` bytes) at a time.
         let chain_for = |pass: u32| -> Result<Chain, ChainError> {
             let seed = settings.seed.wrapping_add(pass as u64);
-            match settings.pattern {
-                Pattern::Stride => Chain::stride(size, settings.line),
-                Pattern::Random => Chain::random(size, settings.line, seed),
-                Pattern::PageRandom => Chain::page_random(size, settings.line, seed),
-            }
+            Chain::build(settings.pattern, size, settings.line, settings.line, seed)
         };
         let mut chain = chain_for(0)?;
         let mut buffer = Buffer::map(size as usize, settings.pages)
@@ -336,7 +322,7 @@ impl<'e> Driver<'e> {
             return Err(e);
         }
         let a = a.max(16);
-        let mut add_ns = self.time_adds();
+        let mut add_ns = self.add_clock.time_ns();
         let mut best = (f64::INFINITY, None);
         for _ in 0..ROUNDS {
             let timed = self.timed(walker, shape, nops, a)?;
@@ -344,12 +330,12 @@ impl<'e> Driver<'e> {
                 best = timed;
             }
         }
-        add_ns = add_ns.min(self.time_adds());
+        add_ns = add_ns.min(self.add_clock.time_ns());
         let iterations = (a * shape.iterations_per_trip()) as f64;
         let ns_per_iteration = best.0 / iterations;
         let clock_ghz = match self.cycle_source() {
             CycleSource::Given(ghz) => ghz,
-            _ => (self.add_trips * kernel::UNROLL) as f64 / add_ns,
+            _ => self.add_clock.ghz(add_ns),
         };
         let (cycles_per_iteration, counted) = match (self.cycle_source(), best.1) {
             (CycleSource::Perf | CycleSource::Counter, Some(cycles)) => (cycles / iterations, true),
@@ -402,19 +388,6 @@ impl<'e> Driver<'e> {
             }
         }
     }
-
-    /// Nanoseconds for `add_trips` trips of the dependent-add chain.
-    fn time_adds(&self) -> f64 {
-        let trips = self.add_trips;
-        clock::time(|| std::hint::black_box(kernel::add_chain(trips)))
-            .0
-            .as_nanos() as f64
-    }
-}
-
-fn system(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> MeasureError {
-    let context = context.into();
-    move |source| MeasureError::System { context, source }
 }
 
 /// Follows a delta chain run by run, checking every run's end node.

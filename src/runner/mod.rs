@@ -13,7 +13,7 @@
 mod result;
 mod timing;
 
-use result::system;
+pub(crate) use result::system;
 pub use result::{MeasureError, Measurement, PointSpec, Sample};
 pub use timing::{CycleSource, Timing};
 
@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::chain::{Chain, ChainError, NodeEncoding, Pattern};
-use crate::clock::{self, ClockRequest};
+use crate::clock::{self, AddClock, ClockRequest};
 use crate::counters::{CounterGroup, EventSpec, EventWarning, GroupReading, parse_event};
 use crate::kernel::{self, KernelKind, UNROLL};
 use crate::memory::{self, Buffer, PageBacking, PageRequest};
@@ -60,8 +60,8 @@ pub struct Engine {
     timing: Timing,
     prefetchers: Option<String>,
     loop_ns: f64,
-    /// Trips of the add chain that last about `ADD_TIME`.
-    add_trips: u64,
+    /// The add chain timed beside every sample, about `ADD_TIME` long.
+    add_clock: AddClock,
 }
 
 /// How long each add-chain timing beside a sample lasts.
@@ -103,11 +103,9 @@ impl Engine {
         let timing = Timing::choose(clock_request, cycles_slot.is_some(), given_ghz)?;
         let clock_ghz = clock::estimate_core_ghz();
         let loop_ns = clock::empty_loop_ns_per_trip();
-        let add_trips = clock::trips_lasting(ADD_TIME, |t| {
-            clock::time(|| std::hint::black_box(kernel::add_chain(t))).0
-        });
+        let add_clock = AddClock::lasting(ADD_TIME);
         Ok(Engine {
-            add_trips,
+            add_clock,
             cpu,
             group,
             requested_events,
@@ -146,36 +144,18 @@ impl Engine {
         self.clock_ghz
     }
 
-    /// Bytes a point needs in memory: the buffer, its huge-page alignment slack,
-    /// and the visiting order of random chains (4 bytes a node).
+    /// Bytes a point needs in memory (see [`memory_needed`]).
     pub fn memory_needed(spec: &PointSpec) -> u64 {
-        let order = match spec.pattern {
-            Pattern::Stride => 0,
-            Pattern::Random | Pattern::PageRandom => 4 * (spec.size / spec.line),
-        };
-        spec.size.div_ceil(2 << 20) * (2 << 20) + (2 << 20) + order
+        memory_needed(spec.size, spec.pattern, spec.line)
     }
 
     fn build_chain(spec: &PointSpec, seed: u64) -> Result<Chain, ChainError> {
-        match spec.pattern {
-            Pattern::Stride => Chain::stride(spec.size, spec.stride),
-            Pattern::Random => Chain::random(spec.size, spec.line, seed),
-            Pattern::PageRandom => Chain::page_random(spec.size, spec.line, seed),
-        }
+        Chain::build(spec.pattern, spec.size, spec.stride, spec.line, seed)
     }
 
     /// Measures one point.
     pub fn measure(&mut self, spec: &PointSpec) -> Result<Measurement, MeasureError> {
-        let needed = Self::memory_needed(spec);
-        if let Some(available) = memory::mem_available_bytes()
-            && needed > available
-        {
-            return Err(MeasureError::NotEnoughMemory {
-                size: HumanBytes(spec.size),
-                needed: HumanBytes(needed),
-                available: HumanBytes(available),
-            });
-        }
+        ensure_memory(spec.size, Self::memory_needed(spec))?;
         let first_chain = Self::build_chain(spec, spec.seed)?;
         let mut warnings = Vec::new();
         let mut buffer = Buffer::map(spec.size as usize, spec.pages).map_err(system(format!(
@@ -300,7 +280,7 @@ impl Engine {
         // At least ROUNDS rounds; more (up to MAX_ROUNDS) while the fastest 2A run
         // is not about twice the fastest A run, i.e. while every round was disturbed.
         while rounds < ROUNDS || (rounds < MAX_ROUNDS && !plausible(&run_a, &run_2a)) {
-            add_ns = add_ns.min(self.time_adds());
+            add_ns = add_ns.min(self.add_clock.time_ns());
             let run = self.timed(&mut walker, a)?;
             if run_a.as_ref().is_none_or(|best| run.ns < best.ns) {
                 run_a = Some(run);
@@ -313,8 +293,8 @@ impl Engine {
         }
         let disturbed = !plausible(&run_a, &run_2a);
         let (run_a, run_2a) = (run_a.expect("ROUNDS >= 1"), run_2a.expect("ROUNDS >= 1"));
-        add_ns = add_ns.min(self.time_adds());
-        let local_ghz = (self.add_trips * UNROLL) as f64 / add_ns;
+        add_ns = add_ns.min(self.add_clock.time_ns());
+        let local_ghz = self.add_clock.ghz(add_ns);
         let loads = (a * UNROLL) as f64;
         // Normally the 2A run minus the A run, over A loads; when no round was
         // clean, the 2A run alone over 2A loads (fixed costs then stay in, but
@@ -380,14 +360,6 @@ impl Engine {
             counter_scale,
         };
         Ok((sample, walker.offset))
-    }
-
-    /// Nanoseconds for `add_trips` trips of the dependent-add chain.
-    fn time_adds(&self) -> f64 {
-        let trips = self.add_trips;
-        clock::time(|| std::hint::black_box(kernel::add_chain(trips)))
-            .0
-            .as_nanos() as f64
     }
 
     /// Times `trips` trips; the counter group runs around (not inside) the
@@ -511,6 +483,28 @@ fn plausible(run_a: &Option<TimedRun>, run_2a: &Option<TimedRun>) -> bool {
     match (run_a, run_2a) {
         (Some(a), Some(b)) => (1.9..=2.1).contains(&(b.ns / a.ns)),
         _ => false,
+    }
+}
+
+/// Bytes a buffer of `size` needs in memory: whole 2 MiB pages, the alignment
+/// slack, and the visiting order of random chains (4 bytes a node).
+pub fn memory_needed(size: u64, pattern: Pattern, line: u64) -> u64 {
+    let order = match pattern {
+        Pattern::Stride => 0,
+        Pattern::Random | Pattern::PageRandom => 4 * (size / line),
+    };
+    size.div_ceil(2 << 20) * (2 << 20) + (2 << 20) + order
+}
+
+/// Refuses, before anything is allocated, a buffer that needs more than MemAvailable.
+pub fn ensure_memory(size: u64, needed: u64) -> Result<(), MeasureError> {
+    match memory::mem_available_bytes() {
+        Some(available) if needed > available => Err(MeasureError::NotEnoughMemory {
+            size: HumanBytes(size),
+            needed: HumanBytes(needed),
+            available: HumanBytes(available),
+        }),
+        _ => Ok(()),
     }
 }
 
