@@ -95,7 +95,7 @@ pub fn summarise(level: &str, m: &Measurement) -> LevelSummary {
         iterations: m.samples.len(),
         ns: m.ns_per_load,
         cycles: m.cycles_per_load,
-        cycle_source: m.cycle_source.clone(),
+        cycle_source: m.cycle_source.to_string(),
         pages: m.page_backing.obtained.clone(),
     }
 }
@@ -137,7 +137,7 @@ pub fn csv(rows: &[(String, Measurement)]) -> String {
                 m.size.to_string(),
                 s.ns_per_load.to_string(),
                 s.cycles_per_load.to_string(),
-                m.cycle_source.clone(),
+                m.cycle_source.to_string(),
                 s.clock_ghz.to_string(),
                 s.seed.to_string(),
                 m.page_backing.obtained.clone(),

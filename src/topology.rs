@@ -3,13 +3,40 @@
 
 use serde::{Deserialize, Serialize};
 
+/// What a cache holds; serialised as `data`, `instruction` or `unified`
+/// (sysfs's and memlat 0.1.0's `Data`, `Instruction`, `Unified` read too).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CacheKind {
+    /// Data only (an L1d).
+    #[serde(alias = "Data")]
+    Data,
+    /// Instructions only (an L1i): loads never go through it.
+    #[serde(alias = "Instruction")]
+    Instruction,
+    /// Data and instructions.
+    #[serde(alias = "Unified")]
+    Unified,
+}
+
+impl CacheKind {
+    /// Parses sysfs's `type` file (`Data`, `Instruction`, `Unified`); anything else is unified.
+    pub fn from_sysfs(text: &str) -> CacheKind {
+        match text.trim() {
+            "Data" => CacheKind::Data,
+            "Instruction" => CacheKind::Instruction,
+            _ => CacheKind::Unified,
+        }
+    }
+}
+
 /// One cache as sysfs describes it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CacheInfo {
     /// 1, 2, 3...
     pub level: u32,
-    /// `Data`, `Instruction` or `Unified`.
-    pub kind: String,
+    /// Data, instruction or unified.
+    pub kind: CacheKind,
     /// Capacity in bytes.
     pub size_bytes: u64,
     /// Line size in bytes (`coherency_line_size`).
@@ -21,10 +48,10 @@ pub struct CacheInfo {
 impl CacheInfo {
     /// `L1d`, `L2`... as lscpu names them.
     pub fn name(&self) -> String {
-        match self.kind.as_str() {
-            "Data" => format!("L{}d", self.level),
-            "Instruction" => format!("L{}i", self.level),
-            _ => format!("L{}", self.level),
+        match self.kind {
+            CacheKind::Data => format!("L{}d", self.level),
+            CacheKind::Instruction => format!("L{}i", self.level),
+            CacheKind::Unified => format!("L{}", self.level),
         }
     }
 
@@ -33,7 +60,11 @@ impl CacheInfo {
     pub(crate) fn example(level: u32, size_bytes: u64) -> CacheInfo {
         CacheInfo {
             level,
-            kind: if level == 1 { "Data" } else { "Unified" }.into(),
+            kind: if level == 1 {
+                CacheKind::Data
+            } else {
+                CacheKind::Unified
+            },
             size_bytes,
             line_bytes: Some(64),
             ways: None,
@@ -42,7 +73,7 @@ impl CacheInfo {
 
     /// Whether loads go through it (data or unified).
     pub fn holds_data(&self) -> bool {
-        self.kind != "Instruction"
+        self.kind != CacheKind::Instruction
     }
 }
 
@@ -72,7 +103,8 @@ pub fn caches(cpu: usize) -> Vec<CacheInfo> {
         };
         found.push(CacheInfo {
             level,
-            kind: read_trimmed(&format!("{dir}/type")).unwrap_or_else(|| "Unified".into()),
+            kind: read_trimmed(&format!("{dir}/type"))
+                .map_or(CacheKind::Unified, |t| CacheKind::from_sysfs(&t)),
             size_bytes,
             line_bytes: read_trimmed(&format!("{dir}/coherency_line_size"))
                 .and_then(|s| s.parse().ok()),
@@ -80,7 +112,7 @@ pub fn caches(cpu: usize) -> Vec<CacheInfo> {
                 .and_then(|s| s.parse().ok()),
         });
     }
-    found.sort_by_key(|c| (c.level, c.kind != "Data"));
+    found.sort_by_key(|c| (c.level, c.kind != CacheKind::Data));
     found
 }
 
@@ -110,6 +142,20 @@ mod tests {
         assert_eq!(parse_sysfs_size("32K"), Some(32 * 1024));
         assert_eq!(parse_sysfs_size("32768K"), Some(32 << 20));
         assert_eq!(parse_sysfs_size("2M"), Some(2 << 20));
+    }
+
+    #[test]
+    fn cache_kinds_read_old_and_new_spellings() {
+        for (text, kind) in [
+            ("\"Data\"", CacheKind::Data),
+            ("\"data\"", CacheKind::Data),
+            ("\"Instruction\"", CacheKind::Instruction),
+            ("\"unified\"", CacheKind::Unified),
+        ] {
+            assert_eq!(serde_json::from_str::<CacheKind>(text).unwrap(), kind);
+        }
+        assert_eq!(serde_json::to_string(&CacheKind::Data).unwrap(), "\"data\"");
+        assert_eq!(CacheKind::from_sysfs("Data\n"), CacheKind::Data);
     }
 
     #[test]

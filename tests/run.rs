@@ -38,13 +38,16 @@ fn text_keeps_seed_004_lines_then_the_latency() {
             >= 100
     );
     assert!(text_value(&text, "last element").is_some());
-    assert!(
-        text_value(&text, "task-clock")
-            .unwrap()
-            .parse::<i64>()
-            .unwrap()
-            > 0
-    );
+    // Software events count wherever perf_event_open is allowed; where it is
+    // not (perf_event_paranoid 3, seccomp) the line says so and a warning why.
+    match text_value(&text, "task-clock").unwrap().parse::<i64>() {
+        Ok(count) => assert!(count > 0),
+        Err(_) => {
+            let stderr = String::from_utf8_lossy(&out.get_output().stderr);
+            assert!(stderr.contains("'task-clock' is not counted"), "{stderr}");
+            eprintln!("task-clock not counted here: {stderr}");
+        }
+    }
     assert!(text_value(&text, "page-faults").is_some());
     assert!(text.lines().any(|l| l == "OK"));
     let ns: f64 = text_value(&text, "ns_per_load").unwrap().parse().unwrap();
@@ -53,7 +56,10 @@ fn text_keeps_seed_004_lines_then_the_latency() {
         .parse()
         .unwrap();
     assert!(ns > 0.0 && cycles > 0.0);
-    assert!(["perf", "estimated"].contains(&text_value(&text, "cycle_source").unwrap()));
+    assert!(
+        ["perf", "cycle-counter", "estimated"]
+            .contains(&text_value(&text, "cycle_source").unwrap())
+    );
     assert!(text_value(&text, "page_backing").is_some());
     assert!(text_value(&text, "cpu").is_some());
 }
@@ -98,7 +104,17 @@ fn json_has_every_documented_field() {
     }
     assert_eq!(v["pattern"], "random");
     assert_eq!(v["samples"].as_array().unwrap().len(), 2);
-    assert!(v["events"]["task-clock"].as_f64().unwrap() > 0.0);
+    let task_clock = &v["events"]["task-clock"];
+    assert!(task_clock.is_null() || task_clock.as_f64().unwrap() > 0.0);
+    // How the core clock was estimated, for scripts that check it.
+    let method = &v["clock_method"];
+    assert!(method["agree"].is_boolean(), "{method}");
+    assert!(method["bound_ghz"].is_null() || method["bound_ghz"].as_f64().unwrap() > 0.0);
+    let chains = method["chains"].as_array().unwrap();
+    assert_eq!(chains.len(), 2);
+    assert_eq!(chains[0]["kind"], "add");
+    assert_eq!(chains[1]["kind"], "mul");
+    assert!(chains[0]["ghz"].as_f64().unwrap() > 0.0);
     assert_eq!(v["distinct_blocks"], 1024);
 }
 
@@ -112,7 +128,7 @@ fn events_that_cannot_be_counted_are_null_with_a_warning() {
     let stderr = String::from_utf8_lossy(&out.get_output().stderr);
     if v["events"]["cycles"].is_null() {
         assert!(stderr.contains("event 'cycles' is not counted"), "{stderr}");
-        assert_eq!(v["cycle_source"], "estimated");
+        assert!(["estimated", "cycle-counter"].contains(&v["cycle_source"].as_str().unwrap()));
     } else {
         assert_eq!(v["cycle_source"], "perf");
     }

@@ -68,3 +68,8 @@ pub(super) fn best() -> Result<IsaCounter, String> {
     ));
     Ok(counter)
 }
+
+/// Only x86 has a TSC whose rate says something about the core clock.
+pub(super) fn tsc_ghz() -> Option<f64> {
+    None
+}

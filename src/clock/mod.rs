@@ -2,9 +2,14 @@
 //!
 //! Nanoseconds come from the monotonic clock (`Instant`, CLOCK_MONOTONIC through
 //! the vDSO). Cycles come from perf's `cycles` event when the machine has a PMU;
-//! otherwise from nanoseconds times a core clock estimated here, by timing a long
-//! chain of dependent adds (one cycle each on every core memlat targets).
+//! otherwise from nanoseconds times a core clock estimated here, by timing two
+//! chains of dependent instructions whose latency is documented and whose
+//! inputs no renamer can know: `add` (1 cycle) and `imul`/`mul` (3 cycles on
+//! x86; 2 to 5 elsewhere). The estimate stands only when the two agree and
+//! stays below what the system's claimed frequencies allow
+//! ([`claims::IMPOSSIBLE_FACTOR`]); otherwise it says why it is suspect.
 
+pub mod claims;
 mod counter;
 
 #[cfg(target_arch = "x86_64")]
@@ -27,11 +32,14 @@ mod arch;
 #[path = "other.rs"]
 mod arch;
 
+pub use claims::FrequencyClaim;
 pub use counter::{Counts, IsaCounter};
 
 use std::time::{Duration, Instant};
 
-use crate::kernel::{self, UNROLL};
+use serde::{Deserialize, Serialize};
+
+use crate::kernel::{self, ClockChain, UNROLL};
 
 /// What `--clock` asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -100,41 +108,225 @@ pub fn ns_per_trip(target: Duration, tries: usize, run: impl Fn(u64)) -> f64 {
     }
 }
 
-/// The core clock in GHz, from a chain of dependent one-cycle adds.
-pub fn estimate_core_ghz() -> f64 {
-    let ns = ns_per_trip(Duration::from_millis(5), 5, |trips| {
-        std::hint::black_box(kernel::add_chain(trips));
-    });
-    UNROLL as f64 / ns
+/// How long each chain of the core-clock estimate is timed for (N and 2N trips).
+const ESTIMATE_TIME: Duration = Duration::from_millis(3);
+
+/// Tries of each chain's N and 2N runs; the fastest of each is kept.
+const ESTIMATE_TRIES: usize = 5;
+
+/// Nanoseconds per instruction of `chain`, fixed costs cancelled, fastest of the tries.
+fn ns_per_instruction(chain: ClockChain, target: Duration) -> f64 {
+    ns_per_trip(target, ESTIMATE_TRIES, |trips| {
+        std::hint::black_box(kernel::clock_chain(chain, trips));
+    }) / UNROLL as f64
 }
 
-/// A dependent-add chain sized to last about a given time, timed beside
-/// measurements so their cycles follow the clock of the moment.
+/// The core clock estimated from the add and multiply chains, checked
+/// against each other and against what the system claims.
+pub fn estimate_core_clock(cpu: usize) -> ClockEstimate {
+    let add_ns = ns_per_instruction(ClockChain::Add, ESTIMATE_TIME);
+    let mul_ns = ns_per_instruction(ClockChain::Mul, ESTIMATE_TIME);
+    let mut claims = claims::claimed_frequencies(cpu);
+    if let Some(tsc) = arch::tsc_ghz() {
+        claims.push(FrequencyClaim {
+            source: "TSC rate, timed".into(),
+            ghz: tsc,
+        });
+    }
+    ClockEstimate::from_timings(add_ns, mul_ns, claims::ceiling_ghz(&claims), claims)
+}
+
+/// The core clock in GHz (see [`estimate_core_clock`]).
+pub fn estimate_core_ghz() -> f64 {
+    estimate_core_clock(0).ghz
+}
+
+/// One chain's reading of the core clock.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChainReading {
+    /// `add` or `mul`.
+    pub kind: ClockChain,
+    /// The instruction timed.
+    pub instruction: String,
+    /// Cycles one instruction takes, as documented (the multiply's is found
+    /// from the ratio where the ISA's cores differ).
+    pub cycles: Option<f64>,
+    /// Nanoseconds one instruction took.
+    pub ns: f64,
+    /// The core clock it implies, GHz (`cycles / ns`); null when its latency is unknown.
+    pub ghz: Option<f64>,
+}
+
+/// How the core clock was estimated: the chains, whether they agree, the
+/// ceiling the system's claims set, and the estimate memlat uses.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClockEstimate {
+    /// The core clock memlat uses, GHz.
+    pub ghz: f64,
+    /// Each chain's reading.
+    pub chains: Vec<ChainReading>,
+    /// Multiply time over add time.
+    pub ratio: f64,
+    /// The chain the estimate comes from.
+    pub basis: ClockChain,
+    /// Whether the ratio is what the ISA's documented latencies say
+    /// (x86: 3 +- 0.15; Arm and RISC-V: a whole number of cycles from 2 to 5, within 5%).
+    pub agree: bool,
+    /// No core clock can exceed this: [`claims::IMPOSSIBLE_FACTOR`] x the highest claimed frequency.
+    pub bound_ghz: Option<f64>,
+    /// The frequencies the system claims.
+    pub claims: Vec<FrequencyClaim>,
+    /// Why the estimate should not be trusted, when it should not.
+    pub suspect: Option<String>,
+}
+
+/// The multiply latency in cycles that a multiply / add time `ratio` shows,
+/// if it is one the ISA documents.
+pub fn documented_mul_cycles(ratio: f64) -> Option<f64> {
+    if cfg!(target_arch = "x86_64") {
+        // imul r64, r64: 3 cycles on every Intel core since Sandy Bridge and every AMD Zen.
+        return ((ratio - 3.0).abs() <= 0.15).then_some(3.0);
+    }
+    // Arm and RISC-V multipliers take 2 to 5 cycles, depending on the core.
+    let whole = ratio.round();
+    ((2.0..=5.0).contains(&whole) && (ratio - whole).abs() <= 0.05 * whole).then_some(whole)
+}
+
+impl ClockEstimate {
+    /// Judges chain timings (ns per instruction) against each other and the ceiling.
+    pub fn from_timings(
+        add_ns: f64,
+        mul_ns: f64,
+        bound_ghz: Option<f64>,
+        claims: Vec<FrequencyClaim>,
+    ) -> ClockEstimate {
+        let ratio = mul_ns / add_ns;
+        let mul_cycles = documented_mul_cycles(ratio);
+        let fallback_cycles = if cfg!(target_arch = "x86_64") {
+            Some(3.0)
+        } else {
+            None
+        };
+        let add_ghz = 1.0 / add_ns;
+        let mul_ghz = mul_cycles.or(fallback_cycles).map(|c| c / mul_ns);
+        let agree = mul_cycles.is_some();
+        // When they agree, the add chain (more instructions in the same time)
+        // is the estimate. When not, a renamer may be folding the adds: a
+        // multiply cannot be folded, so its documented latency decides on x86.
+        let (ghz, basis, mut suspect) = match (agree, mul_ghz) {
+            (true, _) => (add_ghz, ClockChain::Add, None),
+            (false, Some(m)) => (
+                m,
+                ClockChain::Mul,
+                Some(format!(
+                    "the add and multiply chains disagree (multiply / add = {ratio:.2}, documented 3): cycles come from the multiply chain ({m:.3} GHz) and are uncertain"
+                )),
+            ),
+            (false, None) => (
+                add_ghz,
+                ClockChain::Add,
+                Some(format!(
+                    "the multiply / add time ratio {ratio:.2} is not a whole number of cycles from 2 to 5: the add chain's {add_ghz:.3} GHz is unconfirmed (an emulator, or a busy machine)"
+                )),
+            ),
+        };
+        if let Some(bound) = bound_ghz
+            && ghz > bound
+        {
+            suspect = Some(format!(
+                "the core clock measured {ghz:.2} GHz, more than {} x the highest frequency this system claims ({bound:.2} GHz is the ceiling): impossible, so cycle counts are wrong; give the clock with --ghz",
+                claims::IMPOSSIBLE_FACTOR
+            ));
+        }
+        let chains = vec![
+            ChainReading {
+                kind: ClockChain::Add,
+                instruction: ClockChain::Add.instruction().into(),
+                cycles: Some(1.0),
+                ns: add_ns,
+                ghz: Some(add_ghz),
+            },
+            ChainReading {
+                kind: ClockChain::Mul,
+                instruction: ClockChain::Mul.instruction().into(),
+                cycles: mul_cycles.or(fallback_cycles),
+                ns: mul_ns,
+                ghz: mul_ghz,
+            },
+        ];
+        ClockEstimate {
+            ghz,
+            chains,
+            ratio,
+            basis,
+            agree,
+            bound_ghz,
+            claims,
+            suspect,
+        }
+    }
+
+    /// The chain to time beside samples, and its cycles per instruction:
+    /// the add chain, unless only the multiply chain could be trusted.
+    pub fn sample_chain(&self) -> (ClockChain, f64) {
+        let reading = self
+            .chains
+            .iter()
+            .find(|c| c.kind == self.basis)
+            .expect("the basis is one of the chains");
+        (self.basis, reading.cycles.unwrap_or(1.0))
+    }
+}
+
+/// L1 hits take this many cycles on every core memlat knows of (2 on old
+/// in-order cores, 4 to 6 on today's); outside it, the clock is wrong.
+pub const L1_CYCLES: std::ops::RangeInclusive<f64> = 2.0..=8.0;
+
+/// Why the clock is suspect, when an L1 hit measured `cycles`.
+pub fn l1_cycles_suspect(cycles: f64) -> Option<String> {
+    (cycles.is_finite() && !L1_CYCLES.contains(&cycles)).then(|| {
+        format!(
+            "an L1 hit took {cycles:.1} cycles, outside the {}..{} cycles of every core memlat knows: the core clock is wrong; give it with --ghz",
+            L1_CYCLES.start(),
+            L1_CYCLES.end()
+        )
+    })
+}
+
+/// A clock chain sized to last about a given time, timed beside measurements
+/// so their cycles follow the clock of the moment.
 #[derive(Debug, Clone, Copy)]
-pub struct AddClock {
+pub struct SampleClock {
+    chain: ClockChain,
+    cycles_per_instruction: f64,
     trips: u64,
 }
 
-impl AddClock {
-    /// Calibrates the chain to last about `target`.
-    pub fn lasting(target: Duration) -> AddClock {
+impl SampleClock {
+    /// Calibrates the chain the estimate trusts to last about `target`.
+    pub fn lasting(target: Duration, estimate: &ClockEstimate) -> SampleClock {
+        let (chain, cycles_per_instruction) = estimate.sample_chain();
         let trips = trips_lasting(target, |t| {
-            time(|| std::hint::black_box(kernel::add_chain(t))).0
+            time(|| std::hint::black_box(kernel::clock_chain(chain, t))).0
         });
-        AddClock { trips }
+        SampleClock {
+            chain,
+            cycles_per_instruction,
+            trips,
+        }
     }
 
     /// Nanoseconds for one run of the chain.
     pub fn time_ns(&self) -> f64 {
-        let trips = self.trips;
-        time(|| std::hint::black_box(kernel::add_chain(trips)))
+        let (chain, trips) = (self.chain, self.trips);
+        time(|| std::hint::black_box(kernel::clock_chain(chain, trips)))
             .0
             .as_nanos() as f64
     }
 
     /// The core clock in GHz that one run taking `ns` nanoseconds implies.
     pub fn ghz(&self, ns: f64) -> f64 {
-        (self.trips * UNROLL) as f64 / ns
+        (self.trips * UNROLL) as f64 * self.cycles_per_instruction / ns
     }
 }
 
@@ -154,10 +346,91 @@ mod tests {
         assert!((1000..=1100).contains(&trips), "{trips}");
     }
 
+    fn claim(ghz: f64) -> Vec<FrequencyClaim> {
+        vec![FrequencyClaim {
+            source: "test".into(),
+            ghz,
+        }]
+    }
+
     #[test]
-    fn core_clock_estimate_is_plausible() {
-        // Any real core (or emulator) runs between 10 MHz and 10 GHz.
-        let ghz = estimate_core_ghz();
-        assert!(ghz > 0.01 && ghz < 10.0, "{ghz}");
+    fn chains_that_agree_give_the_add_clock() {
+        // 3.5 GHz: an add takes 0.2857 ns and a 3-cycle multiply 0.857 ns
+        // (2 and 3 cycles elsewhere: 0.571 or 0.857 ns).
+        let mul = if cfg!(target_arch = "x86_64") {
+            3.0
+        } else {
+            2.0
+        };
+        let e = ClockEstimate::from_timings(1.0 / 3.5, mul / 3.5, Some(4.0), claim(2.5));
+        assert!(e.agree && e.suspect.is_none(), "{e:?}");
+        assert!((e.ghz - 3.5).abs() < 1e-9);
+        assert_eq!(e.sample_chain(), (ClockChain::Add, 1.0));
+        assert_eq!(e.chains[1].cycles, Some(mul));
+    }
+
+    #[test]
+    fn folded_adds_are_caught_by_the_multiply_chain() {
+        // Golden Cove folding `add reg, imm`: five adds a cycle read 17.5 GHz.
+        let e = ClockEstimate::from_timings(1.0 / 17.5, 3.0 / 3.5, None, Vec::new());
+        assert!(!e.agree);
+        assert!(e.suspect.is_some());
+        if cfg!(target_arch = "x86_64") {
+            assert!((e.ghz - 3.5).abs() < 1e-9, "{e:?}");
+            assert_eq!(e.sample_chain(), (ClockChain::Mul, 3.0));
+        }
+    }
+
+    #[test]
+    fn a_clock_above_the_ceiling_is_suspect() {
+        let e = ClockEstimate::from_timings(1.0 / 19.0, 3.0 / 19.0, Some(1.6 * 2.7), claim(2.7));
+        assert!(e.suspect.unwrap().contains("impossible"));
+    }
+
+    #[test]
+    fn l1_latency_outside_two_to_eight_cycles_means_a_wrong_clock() {
+        assert!(l1_cycles_suspect(5.0).is_none());
+        assert!(l1_cycles_suspect(30.3).unwrap().contains("--ghz"));
+        assert!(l1_cycles_suspect(1.2).is_some());
+        assert!(l1_cycles_suspect(f64::NAN).is_none());
+    }
+
+    #[test]
+    fn documented_multiply_latencies() {
+        if cfg!(target_arch = "x86_64") {
+            assert_eq!(documented_mul_cycles(3.1), Some(3.0));
+            assert_eq!(documented_mul_cycles(2.8), None);
+            assert_eq!(documented_mul_cycles(15.0), None);
+        } else {
+            assert_eq!(documented_mul_cycles(2.02), Some(2.0));
+            assert_eq!(documented_mul_cycles(4.1), Some(4.0));
+            assert_eq!(documented_mul_cycles(2.5), None);
+            assert_eq!(documented_mul_cycles(1.0), None);
+        }
+    }
+
+    /// The live check the old `add reg, 1` estimator failed on Golden Cove:
+    /// on real hardware the add and multiply chains agree about the clock.
+    #[test]
+    fn add_and_multiply_chains_agree_on_this_core() {
+        if !crate::counters::perf_syscall_available() {
+            eprintln!(
+                "skipped: no perf_event_open, so probably an emulator, where instruction timings mean nothing"
+            );
+            return;
+        }
+        // A busy neighbour can disturb one estimate; the claim is that an
+        // undisturbed one agrees, so three tries are allowed.
+        let mut last = None;
+        for _ in 0..3 {
+            let e = estimate_core_clock(0);
+            if e.agree {
+                let [add, mul] = [&e.chains[0], &e.chains[1]].map(|c| c.ghz.unwrap());
+                assert!((add / mul - 1.0).abs() < 0.05, "{e:?}");
+                return;
+            }
+            last = Some(e);
+        }
+        panic!("add and multiply chains disagree: {last:?}");
     }
 }

@@ -51,3 +51,9 @@ pub(super) fn best() -> Result<IsaCounter, String> {
     );
     Ok(counter)
 }
+
+/// The TSC's rate timed against the monotonic clock, GHz (a time base's
+/// rate: on Intel the nominal frequency, on AMD the P0 frequency).
+pub(super) fn tsc_ghz() -> Option<f64> {
+    Some(calibrate_ticks_per_ns(&rdtsc))
+}

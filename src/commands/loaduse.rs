@@ -16,7 +16,7 @@ use crate::loaduse::render;
 use crate::loaduse::report::{self, Context, TimedLevel};
 use crate::memory;
 use crate::plot::ImageFormat;
-use crate::runner::PointSpec;
+use crate::runner::{CycleSource, PointSpec};
 use crate::topology;
 use crate::units::HumanBytes;
 
@@ -120,6 +120,10 @@ pub fn run(args: &LoaduseArgs) -> Result<()> {
             line: settings.line,
             cpu: prepared.engine.cpu(),
             cycle_source: cycle_source.name().to_string(),
+            clock_suspect: match cycle_source {
+                CycleSource::Estimated => prepared.engine.clock_estimate().suspect.clone(),
+                _ => None,
+            },
         },
         timed,
     );

@@ -9,7 +9,7 @@ use crate::cli::{Format, QuickArgs};
 use crate::commands::run::report_cycle_source;
 use crate::export::{self, Output, csv};
 use crate::memory;
-use crate::runner::{Measurement, PointSpec};
+use crate::runner::{CycleSource, Measurement, PointSpec};
 use crate::topology::{self, CacheInfo};
 use crate::units::HumanBytes;
 
@@ -32,7 +32,7 @@ struct QuickResult<'a> {
 /// this one's (seed 002's CACHE_SIZE/2 lets other tenants' use of a shared
 /// level push it out); then 8x the last level (at least 256 MiB) for DRAM,
 /// capped at a quarter of available memory.
-fn default_sizes(caches: &[CacheInfo]) -> Vec<u64> {
+fn default_sizes(caches: &[CacheInfo], mem_available: Option<u64>) -> Vec<u64> {
     if caches.is_empty() {
         return FALLBACK_SIZES.to_vec();
     }
@@ -48,7 +48,7 @@ fn default_sizes(caches: &[CacheInfo]) -> Vec<u64> {
         previous = cache.size_bytes;
     }
     let mut dram = (8 * previous).max(MIN_DRAM_SIZE);
-    if let Some(available) = memory::mem_available_bytes() {
+    if let Some(available) = mem_available {
         dram = dram.min(available / 4);
     }
     sizes.push(dram);
@@ -74,7 +74,7 @@ pub fn run(args: &QuickArgs) -> Result<()> {
     let mut engine = prepared.engine;
     let caches = topology::data_caches(engine.cpu());
     let sizes = if args.sizes.is_empty() {
-        default_sizes(&caches)
+        default_sizes(&caches, memory::mem_available_bytes())
     } else {
         args.sizes.clone()
     };
@@ -129,19 +129,44 @@ fn table(points: &[Measurement], caches: &[CacheInfo]) -> String {
             m.page_backing.obtained,
         );
     }
+    if let Some(why) = clock_suspect(points, caches) {
+        out += &format!("\nclock suspect: {why}; the cycles column is not to be read\n");
+    }
     if let Some(m) = points.last() {
         out += &format!(
             "\ncycles: {} ({:.3} GHz); median of {} repeats, each a fresh random chain\n",
-            match m.cycle_source.as_str() {
-                "perf" => "counted by perf's cycles event",
-                "given" => "ns x the clock given with --ghz",
-                _ => "estimated, ns x the core clock measured from dependent adds",
+            match m.cycle_source {
+                CycleSource::Perf => "counted by perf's cycles event",
+                CycleSource::CycleCounter => "counted by the core's cycle counter",
+                CycleSource::Given => "ns x the clock given with --ghz",
+                CycleSource::Estimated =>
+                    "estimated, ns x the core clock measured from dependent add and multiply chains",
             },
             m.clock_ghz,
             m.repeats
         );
     }
     out
+}
+
+/// Why estimated cycles are not to be read: the chains' verdict, or an
+/// L1-sized row outside 2..8 cycles.
+fn clock_suspect(points: &[Measurement], caches: &[CacheInfo]) -> Option<String> {
+    let estimated: Vec<&Measurement> = points
+        .iter()
+        .filter(|m| m.cycle_source == CycleSource::Estimated)
+        .collect();
+    if let Some(why) = estimated
+        .iter()
+        .find_map(|m| m.clock_method.as_ref()?.suspect.clone())
+    {
+        return Some(why);
+    }
+    let l1_size = caches.first().map_or(16 << 10, |c| c.size_bytes);
+    estimated
+        .iter()
+        .find(|m| m.size <= l1_size)
+        .and_then(|m| crate::clock::l1_cycles_suspect(m.cycles_per_load.median))
 }
 
 #[cfg(test)]
@@ -155,10 +180,12 @@ mod tests {
     #[test]
     fn default_sizes_sit_inside_each_level_then_beyond_the_last() {
         let caches = [cache(1, 32 << 10), cache(2, 1 << 20), cache(3, 32 << 20)];
-        let sizes = default_sizes(&caches);
+        let sizes = default_sizes(&caches, Some(16 << 30));
         assert_eq!(&sizes[..3], &[16 << 10, 185_408, 5_931_648]);
-        assert!(sizes[3] >= MIN_DRAM_SIZE.min(memory::mem_available_bytes().unwrap() / 4));
-        assert_eq!(default_sizes(&[]), FALLBACK_SIZES.to_vec());
+        assert_eq!(sizes[3], MIN_DRAM_SIZE);
+        // Never more than a quarter of what is available.
+        assert_eq!(default_sizes(&caches, Some(512 << 20))[3], 128 << 20);
+        assert_eq!(default_sizes(&[], None), FALLBACK_SIZES.to_vec());
         assert_eq!(fits_in(16 << 10, &caches), "L1d 32 KiB");
         assert_eq!(fits_in(1 << 30, &caches), "memory");
     }

@@ -82,17 +82,39 @@ pub(crate) fn report_cycle_source(engine: &Engine) {
     let timing = engine.timing();
     match engine.cycle_source() {
         CycleSource::Perf => {}
-        CycleSource::Counter => notice(&format!(
+        CycleSource::CycleCounter => notice(&format!(
             "cycles are read from the {} counter in user space (--clock cycle-counter)",
             timing.clock_name
         )),
-        CycleSource::Given(ghz) => notice(&format!("cycles are ns x {ghz} GHz (--ghz)")),
-        CycleSource::Estimated => notice(&format!(
-            "cycles are estimated: ns x the core clock measured from dependent adds beside each sample (clock_ghz in the output), since {} (override with --ghz)",
-            timing
-                .note
-                .as_deref()
-                .unwrap_or("perf's cycles event is not available here")
+        CycleSource::Given => notice(&format!(
+            "cycles are ns x {} GHz (--ghz)",
+            timing.given_ghz.unwrap_or(f64::NAN)
         )),
+        CycleSource::Estimated => {
+            let estimate = engine.clock_estimate();
+            notice(&format!(
+                "cycles are estimated: ns x the core clock ({:.3} GHz from dependent {} chains, timed beside each sample; multiply/add ratio {:.2}{}), since {} (override with --ghz)",
+                estimate.ghz,
+                estimate
+                    .chains
+                    .iter()
+                    .map(|c| c.instruction.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" and "),
+                estimate.ratio,
+                if estimate.agree {
+                    ", as documented"
+                } else {
+                    ", NOT as documented"
+                },
+                timing
+                    .note
+                    .as_deref()
+                    .unwrap_or("perf's cycles event is not available here")
+            ));
+            if let Some(why) = engine.clock_suspect() {
+                warn(&format!("clock suspect: {why}"));
+            }
+        }
     }
 }

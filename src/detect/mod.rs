@@ -472,6 +472,13 @@ pub fn detect(curve: &[CurvePoint], sysfs: &[CacheInfo]) -> Detection {
             notes: level_notes,
         });
     }
+    if let Some(l1) = detected
+        .first()
+        .filter(|l| l.name == "L1" && l.latency_cycles > 0.0)
+        && let Some(why) = crate::clock::l1_cycles_suspect(l1.latency_cycles)
+    {
+        notes.push(format!("clock suspect: {why}"));
+    }
     describe_transitions(&points, &levels, &detected, &mut notes);
     compare_with_sysfs(&mut detected, sysfs, &mut notes);
     Detection {

@@ -72,7 +72,7 @@ pub fn samples(measurements: &[Measurement]) -> String {
                 s.seed.to_string(),
                 s.ns_per_load.to_string(),
                 s.cycles_per_load.to_string(),
-                m.cycle_source.clone(),
+                m.cycle_source.to_string(),
                 m.clock.clone(),
                 m.clock_ghz.to_string(),
                 m.clock_ghz_before.to_string(),

@@ -74,7 +74,7 @@ pub fn measurement(m: &Measurement) -> String {
             .add(format!("{key}_max"), format!("{:.*}", digits, s.max))
             .add(format!("{key}_cv"), format!("{:.4}", s.cv));
     }
-    kv.add("cycle_source", &m.cycle_source)
+    kv.add("cycle_source", m.cycle_source)
         .add("clock", &m.clock)
         .add("clock_ghz", format!("{:.3}", m.clock_ghz))
         .add("clock_ghz_before", format!("{:.3}", m.clock_ghz_before))

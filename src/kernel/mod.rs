@@ -111,13 +111,46 @@ pub fn empty_loop(trips: u64) {
     }
 }
 
-/// Runs `trips * UNROLL` dependent one-cycle integer adds; returns the sum so
-/// the work stays observable. Used to estimate the core clock.
-pub fn add_chain(trips: u64) -> u64 {
+/// A chain of dependent register instructions of known latency, timed to
+/// estimate the core clock where no cycle counter is readable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ClockChain {
+    /// `add x, x, k`: one cycle on every core memlat targets.
+    Add,
+    /// `imul x, k` / `mul x, x, k`: 3 cycles on x86 (Intel since Sandy Bridge,
+    /// AMD since Zen); 2 to 5 on the Arm and RISC-V cores documented.
+    Mul,
+}
+
+impl ClockChain {
+    /// The instruction as the ISA writes it, for the output.
+    pub fn instruction(self) -> &'static str {
+        match (self, cfg!(target_arch = "x86_64")) {
+            (ClockChain::Add, true) => "add r64, r64",
+            (ClockChain::Mul, true) => "imul r64, r64",
+            (ClockChain::Add, false) => "add x, x, x",
+            (ClockChain::Mul, false) => "mul x, x, x",
+        }
+    }
+}
+
+/// The operand the clock chains load: odd, so a multiply chain never reaches
+/// zero (a core could shortcut a multiply by zero), and not a small immediate.
+const CHAIN_OPERAND: u64 = 0x9E37_79B9_7F4A_7C15;
+
+/// Runs `trips * UNROLL` dependent instructions of `chain`; returns the result
+/// so the work stays observable. The operand is read from memory inside the
+/// kernel, so the renamer cannot know it (see the per-ISA files).
+pub fn clock_chain(chain: ClockChain, trips: u64) -> u64 {
     if trips == 0 {
         return 0;
     }
-    arch::add_chain(trips)
+    let operand = CHAIN_OPERAND;
+    match chain {
+        ClockChain::Add => arch::add_chain(trips, &operand),
+        ClockChain::Mul => arch::mul_chain(trips, &operand),
+    }
 }
 
 #[cfg(test)]
@@ -171,8 +204,14 @@ mod tests {
     }
 
     #[test]
-    fn add_chain_adds_once_per_instruction() {
-        assert_eq!(add_chain(3), 3 * UNROLL);
+    fn clock_chains_compute_what_they_say() {
+        let k = CHAIN_OPERAND;
+        assert_eq!(clock_chain(ClockChain::Add, 3), k.wrapping_mul(3 * UNROLL));
+        assert_eq!(
+            clock_chain(ClockChain::Mul, 2),
+            k.wrapping_pow(2 * UNROLL as u32)
+        );
+        assert_eq!(clock_chain(ClockChain::Add, 0), 0);
         empty_loop(1000);
     }
 }

@@ -44,11 +44,22 @@ pub(super) fn empty_loop(trips: u64) {
     }
 }
 
-pub(super) fn add_chain(trips: u64) -> u64 {
+pub(super) fn add_chain(trips: u64, k: &u64) -> u64 {
+    let k = std::hint::black_box(*k);
     let mut x = 0u64;
     for _ in 0..trips * UNROLL {
-        // black_box keeps each add a separate dependent instruction.
-        x = black_box(x + 1);
+        // black_box keeps each add a separate dependent instruction (through
+        // memory, so this chain is slower than one add a cycle: a rough clock).
+        x = black_box(x.wrapping_add(k));
+    }
+    x
+}
+
+pub(super) fn mul_chain(trips: u64, k: &u64) -> u64 {
+    let k = std::hint::black_box(*k);
+    let mut x = 1u64;
+    for _ in 0..trips * UNROLL {
+        x = black_box(x.wrapping_mul(k));
     }
     x
 }

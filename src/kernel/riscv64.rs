@@ -59,20 +59,49 @@ pub(super) fn empty_loop(trips: u64) {
     }
 }
 
-pub(super) fn add_chain(trips: u64) -> u64 {
+// The clock chains: each instruction depends on the one before through `x`,
+// and `k` is loaded from memory so no renamer can know it.
+
+pub(super) fn add_chain(trips: u64, k: &u64) -> u64 {
     let mut x = 0u64;
-    // SAFETY: register arithmetic only.
+    // SAFETY: one 8-byte read of `k`, then register arithmetic only.
     unsafe {
         asm!(
+            "ld {k}, 0({kp})",
             "2:",
             ".rept 100",
-            "addi {x}, {x}, 1",
+            "add {x}, {x}, {k}",
             ".endr",
             "addi {n}, {n}, -1",
             "bnez {n}, 2b",
             x = inout(reg) x,
+            k = out(reg) _,
+            kp = in(reg) k,
             n = inout(reg) trips => _,
-            options(nostack, nomem),
+            options(nostack, readonly),
+        );
+    }
+    x
+}
+
+pub(super) fn mul_chain(trips: u64, k: &u64) -> u64 {
+    let mut x = 1u64;
+    // SAFETY: one 8-byte read of `k`, then register arithmetic only (the M
+    // extension is part of riscv64gc).
+    unsafe {
+        asm!(
+            "ld {k}, 0({kp})",
+            "2:",
+            ".rept 100",
+            "mul {x}, {x}, {k}",
+            ".endr",
+            "addi {n}, {n}, -1",
+            "bnez {n}, 2b",
+            x = inout(reg) x,
+            k = out(reg) _,
+            kp = in(reg) k,
+            n = inout(reg) trips => _,
+            options(nostack, readonly),
         );
     }
     x

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use super::kernels::{self, Shape};
 use crate::chain::{Chain, ChainError, Pattern, SplitMix64};
-use crate::clock::{self, AddClock};
+use crate::clock::{self, SampleClock};
 use crate::counters::{CounterGroup, parse_event};
 use crate::memory::{self, Buffer, PageBacking, PageRequest};
 use crate::runner::{
@@ -169,7 +169,7 @@ pub struct Driver<'e> {
     engine: &'e Engine,
     /// perf's cycles, opened for this driver when the engine counts with perf.
     perf: Option<CounterGroup>,
-    add_clock: AddClock,
+    add_clock: SampleClock,
 }
 
 impl<'e> Driver<'e> {
@@ -184,8 +184,16 @@ impl<'e> Driver<'e> {
         Driver {
             engine,
             perf,
-            add_clock: AddClock::lasting(ADD_TIME),
+            add_clock: SampleClock::lasting(ADD_TIME, engine.clock_estimate()),
         }
+    }
+
+    /// The core clock now, GHz: the fastest of three runs of the sample clock.
+    fn read_clock(&self) -> f64 {
+        let ns = (0..3)
+            .map(|_| self.add_clock.time_ns())
+            .fold(f64::INFINITY, f64::min);
+        self.add_clock.ghz(ns)
     }
 
     /// Where cycles come from.
@@ -224,7 +232,7 @@ impl<'e> Driver<'e> {
         }
         buffer.fill();
         let page_backing = buffer.backing();
-        let clock_ghz_before = clock::estimate_core_ghz();
+        let clock_ghz_before = self.read_clock();
         let mut points: Vec<PointRun> = settings
             .nops
             .iter()
@@ -281,9 +289,9 @@ impl<'e> Driver<'e> {
                 run.passes.push(sample);
             }
         }
-        let clock_ghz_after = clock::estimate_core_ghz();
+        let clock_ghz_after = self.read_clock();
         let drift = (clock_ghz_after - clock_ghz_before).abs() / clock_ghz_before;
-        if drift > CLOCK_DRIFT_WARN && !matches!(self.cycle_source(), CycleSource::Given(_)) {
+        if drift > CLOCK_DRIFT_WARN && self.cycle_source() != CycleSource::Given {
             warnings.push(format!(
                 "the core clock estimate moved {:.1}% during this level ({clock_ghz_before:.3} -> {clock_ghz_after:.3} GHz): frequency scaling or another tenant",
                 drift * 100.0
@@ -334,11 +342,13 @@ impl<'e> Driver<'e> {
         let iterations = (a * shape.iterations_per_trip()) as f64;
         let ns_per_iteration = best.0 / iterations;
         let clock_ghz = match self.cycle_source() {
-            CycleSource::Given(ghz) => ghz,
+            CycleSource::Given => self.engine.timing().given_ghz.unwrap_or(f64::NAN),
             _ => self.add_clock.ghz(add_ns),
         };
         let (cycles_per_iteration, counted) = match (self.cycle_source(), best.1) {
-            (CycleSource::Perf | CycleSource::Counter, Some(cycles)) => (cycles / iterations, true),
+            (CycleSource::Perf | CycleSource::CycleCounter, Some(cycles)) => {
+                (cycles / iterations, true)
+            }
             _ => (ns_per_iteration * clock_ghz, false),
         };
         Ok(PassSample {
@@ -373,7 +383,7 @@ impl<'e> Driver<'e> {
                 let cycles = reading.scaled().first().copied().flatten();
                 Ok((took.as_nanos() as f64, cycles))
             }
-            (CycleSource::Counter, _) => {
+            (CycleSource::CycleCounter, _) => {
                 let before = timing.read();
                 let (took, result) = clock::time(|| walker.walk(shape, nops, trips));
                 let after = timing.read();

@@ -252,3 +252,30 @@ fn seed_003_throughput_column() {
     assert_eq!(mb(32.0).floor(), 124.0);
     assert_eq!(mb(58.0).floor(), 68.0);
 }
+
+#[test]
+fn min_avg_max_keep_their_order_or_are_left_out() {
+    // A noisy staircase whose knee sits above its plateau: min would read 36
+    // with an average of 34.5 (what a 6x-too-fast clock once printed).
+    let points: Vec<Point> = (0..48)
+        .map(|n| {
+            (
+                n,
+                if n < 36 {
+                    35.53
+                } else {
+                    35.53 + (n - 35) as f64
+                },
+            )
+        })
+        .collect();
+    let s = shape(&points, Tolerance::CYCLES);
+    let lat = latency(&points, &s, Issue::SingleIssue, 0.0, Tolerance::CYCLES);
+    if let Some(min) = lat.min {
+        assert!(min <= lat.avg, "{lat:?}");
+    }
+    if let Some(max) = lat.max {
+        assert!(max >= lat.avg, "{lat:?}");
+    }
+    assert!(lat.min.is_none(), "{lat:?}");
+}

@@ -154,7 +154,11 @@ pub fn resolve(
             .iter()
             .map(|&(level, size_bytes)| CacheInfo {
                 level,
-                kind: if level == 1 { "Data" } else { "Unified" }.into(),
+                kind: if level == 1 {
+                    crate::topology::CacheKind::Data
+                } else {
+                    crate::topology::CacheKind::Unified
+                },
                 size_bytes,
                 line_bytes: Some(64),
                 ways: None,

@@ -155,6 +155,8 @@ pub struct Context {
     pub cpu: usize,
     /// Cycle source name.
     pub cycle_source: String,
+    /// Why the estimated core clock is suspect, when it is.
+    pub clock_suspect: Option<String>,
 }
 
 fn curve(run: &LevelRun) -> Vec<Point> {
@@ -202,7 +204,7 @@ pub fn assemble(context: Context, timed: Vec<TimedLevel>) -> LoaduseResult {
         .iter()
         .position(|r| r.issue != Issue::Undetermined)
         .unwrap_or(0);
-    let reading = readings[chosen];
+    let mut reading = readings[chosen];
     let overhead = timed
         .iter()
         .find_map(|t| loop_overhead(&t.run))
@@ -237,7 +239,29 @@ pub fn assemble(context: Context, timed: Vec<TimedLevel>) -> LoaduseResult {
             ));
         }
     }
-    let explanation = explain(&reading, &levels[chosen], &shapes[chosen], last);
+    // A reading in cycles needs a clock to trust: an estimate the chains did
+    // not confirm, or an L1 hit outside 2..8 cycles, leaves it unread.
+    let suspect = context.clock_suspect.clone().or_else(|| {
+        levels
+            .first()
+            .filter(|l| l.name.starts_with("L1"))
+            .and_then(|l| crate::clock::l1_cycles_suspect(l.latency_cycles))
+    });
+    let explanation = match &suspect {
+        Some(why) => {
+            reading = Reading {
+                issue: Issue::Undetermined,
+                width_from_slope: None,
+                width_at_knee: None,
+                width_at_least: None,
+            };
+            warnings.push(format!("clock suspect: {why}"));
+            format!(
+                "Not read: the clock is suspect ({why}). Cycle figures are ns x that clock, so neither the issue width nor the latency in cycles can be read from them."
+            )
+        }
+        None => explain(&reading, &levels[chosen], &shapes[chosen], last),
+    };
     LoaduseResult {
         experiment: "a load, N NOPs, then an add of the loaded value into the pointer, which makes the next load's address (seed 003's LW, NOPs, ADDU)".into(),
         nops_from: context.nops.0,

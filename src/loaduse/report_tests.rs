@@ -69,6 +69,7 @@ fn context() -> Context {
         line: 64,
         cpu: 0,
         cycle_source: "perf".into(),
+        clock_suspect: None,
     }
 }
 
@@ -176,4 +177,35 @@ fn a_wide_core_with_its_knee_in_range_gives_the_width() {
             .explanation
             .contains("(latency + 1) x issue width")
     );
+}
+
+#[test]
+fn a_suspect_clock_leaves_the_core_unread() {
+    // Golden Cove timed with a clock 6x too fast: L1 "flat at 35.5 cycles",
+    // one NOP a cycle past a knee. Not a single-issue core: a wrong clock.
+    let l1 = level(
+        "L1d",
+        36 << 10,
+        |n| f64::from(35.max(n + 1)) + 0.53,
+        None,
+        30.3,
+    );
+    let r = assemble(context(), vec![l1]);
+    assert_eq!(r.reading.issue, Issue::Undetermined);
+    assert!(r.reading.explanation.contains("clock is suspect"));
+    assert!(r.warnings.iter().any(|w| w.contains("clock suspect")));
+    let told = Context {
+        clock_suspect: Some("the chains disagree".into()),
+        ..context()
+    };
+    let l1 = level(
+        "L1d",
+        36 << 10,
+        |n| f64::from(4.max(n + 1)) + 1.0,
+        None,
+        4.0,
+    );
+    let r = assemble(told, vec![l1]);
+    assert_eq!(r.reading.issue, Issue::Undetermined);
+    assert!(r.reading.explanation.contains("the chains disagree"));
 }

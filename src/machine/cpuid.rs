@@ -6,7 +6,7 @@
 //! EAX[4:0] type (0 ends the list), EAX[7:5] level, EBX[11:0] line - 1,
 //! EBX[21:12] partitions - 1, EBX[31:22] ways - 1, ECX sets - 1.
 
-use crate::topology::CacheInfo;
+use crate::topology::{CacheInfo, CacheKind};
 
 /// Processor vendor, family and model from CPUID leaves 0 and 1.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,9 +40,9 @@ pub fn family_model(eax: u32) -> (u32, u32) {
 pub fn decode_cache(eax: u32, ebx: u32, ecx: u32) -> Option<CacheInfo> {
     let kind = match eax & 0x1f {
         0 => return None,
-        1 => "Data",
-        2 => "Instruction",
-        _ => "Unified",
+        1 => CacheKind::Data,
+        2 => CacheKind::Instruction,
+        _ => CacheKind::Unified,
     };
     let line = (ebx & 0xfff) as u64 + 1;
     let partitions = ((ebx >> 12) & 0x3ff) as u64 + 1;
@@ -50,7 +50,7 @@ pub fn decode_cache(eax: u32, ebx: u32, ecx: u32) -> Option<CacheInfo> {
     let sets = ecx as u64 + 1;
     Some(CacheInfo {
         level: (eax >> 5) & 0x7,
-        kind: kind.into(),
+        kind,
         size_bytes: ways * partitions * line * sets,
         line_bytes: Some(line),
         ways: Some(ways),
@@ -173,7 +173,7 @@ mod tests {
         let eax = 1 | (1 << 5);
         let ebx = 63 | (7 << 22);
         let c = decode_cache(eax, ebx, 63).unwrap();
-        assert_eq!((c.level, c.kind.as_str()), (1, "Data"));
+        assert_eq!((c.level, c.kind), (1, CacheKind::Data));
         assert_eq!(
             (c.size_bytes, c.line_bytes, c.ways),
             (32 << 10, Some(64), Some(8))
@@ -192,7 +192,7 @@ mod tests {
     fn reports_disagreements_only() {
         let c = |level, size, ways| CacheInfo {
             level,
-            kind: "Unified".into(),
+            kind: CacheKind::Unified,
             size_bytes: size,
             line_bytes: Some(64),
             ways: Some(ways),

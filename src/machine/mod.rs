@@ -185,7 +185,11 @@ pub fn parse(text: &str) -> Result<Machine, String> {
         .iter()
         .map(|&(level, size_bytes)| CacheInfo {
             level,
-            kind: if level == 1 { "Data" } else { "Unified" }.into(),
+            kind: if level == 1 {
+                crate::topology::CacheKind::Data
+            } else {
+                crate::topology::CacheKind::Unified
+            },
             size_bytes,
             line_bytes: Some(line),
             ways: ways.iter().find(|(l, _)| *l == level).map(|&(_, w)| w),

@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::chain::{Chain, ChainError, NodeEncoding, Pattern};
-use crate::clock::{self, AddClock, ClockRequest};
+use crate::clock::{self, ClockEstimate, ClockRequest, SampleClock};
 use crate::counters::{CounterGroup, EventSpec, EventWarning, GroupReading, parse_event};
 use crate::kernel::{self, KernelKind, UNROLL};
 use crate::memory::{self, Buffer, PageBacking, PageRequest};
@@ -55,17 +55,23 @@ pub struct Engine {
     cycles_slot: Option<usize>,
     /// Events that could not be opened.
     pub event_warnings: Vec<EventWarning>,
+    /// The latest core-clock reading, GHz (the sample clock's, best of a few runs).
     clock_ghz: f64,
     given_ghz: Option<f64>,
     timing: Timing,
     prefetchers: Option<String>,
     loop_ns: f64,
-    /// The add chain timed beside every sample, about `ADD_TIME` long.
-    add_clock: AddClock,
+    /// How the core clock was estimated when the engine started.
+    clock_estimate: ClockEstimate,
+    /// The clock chain timed beside every sample, about `SAMPLE_CLOCK_TIME` long.
+    sample_clock: SampleClock,
 }
 
-/// How long each add-chain timing beside a sample lasts.
-const ADD_TIME: Duration = Duration::from_millis(2);
+/// How long each clock-chain timing beside a sample lasts.
+const SAMPLE_CLOCK_TIME: Duration = Duration::from_millis(2);
+
+/// Runs of the sample clock whose fastest gives the clock before and after a point.
+const CLOCK_READS: usize = 3;
 
 impl Engine {
     /// An engine with the most accurate clock that works (`--clock auto`).
@@ -101,11 +107,13 @@ impl Engine {
             .as_ref()
             .and_then(|g| g.position("cycles").or_else(|| g.position("cpu-cycles")));
         let timing = Timing::choose(clock_request, cycles_slot.is_some(), given_ghz)?;
-        let clock_ghz = clock::estimate_core_ghz();
+        let clock_estimate = clock::estimate_core_clock(cpu);
+        let sample_clock = SampleClock::lasting(SAMPLE_CLOCK_TIME, &clock_estimate);
+        let clock_ghz = read_clock(&sample_clock);
         let loop_ns = clock::empty_loop_ns_per_trip();
-        let add_clock = AddClock::lasting(ADD_TIME);
         Ok(Engine {
-            add_clock,
+            clock_estimate,
+            sample_clock,
             cpu,
             group,
             requested_events,
@@ -139,9 +147,23 @@ impl Engine {
         &self.timing
     }
 
-    /// The latest dependent-add clock estimate, GHz.
+    /// The latest core-clock estimate, GHz.
     pub fn clock_ghz(&self) -> f64 {
         self.clock_ghz
+    }
+
+    /// How the core clock was estimated (chains, agreement, ceiling).
+    pub fn clock_estimate(&self) -> &ClockEstimate {
+        &self.clock_estimate
+    }
+
+    /// Why estimated cycles should not be trusted, when they should not
+    /// (never for counted or given cycles).
+    pub fn clock_suspect(&self) -> Option<&str> {
+        match self.cycle_source() {
+            CycleSource::Estimated => self.clock_estimate.suspect.as_deref(),
+            _ => None,
+        }
     }
 
     /// Bytes a point needs in memory (see [`memory_needed`]).
@@ -191,8 +213,8 @@ impl Engine {
             last_offset = sample.1;
             samples.push(sample.0);
         }
-        // Re-estimate the clock: it is this point's "after" and the next one's "before".
-        self.clock_ghz = clock::estimate_core_ghz();
+        // Re-read the clock: it is this point's "after" and the next one's "before".
+        self.clock_ghz = read_clock(&self.sample_clock);
         let clock_after = self.clock_ghz;
         let drift = (clock_after - clock_before).abs() / clock_before;
         if drift > CLOCK_DRIFT_WARN && self.given_ghz.is_none() {
@@ -280,7 +302,7 @@ impl Engine {
         // At least ROUNDS rounds; more (up to MAX_ROUNDS) while the fastest 2A run
         // is not about twice the fastest A run, i.e. while every round was disturbed.
         while rounds < ROUNDS || (rounds < MAX_ROUNDS && !plausible(&run_a, &run_2a)) {
-            add_ns = add_ns.min(self.add_clock.time_ns());
+            add_ns = add_ns.min(self.sample_clock.time_ns());
             let run = self.timed(&mut walker, a)?;
             if run_a.as_ref().is_none_or(|best| run.ns < best.ns) {
                 run_a = Some(run);
@@ -293,8 +315,8 @@ impl Engine {
         }
         let disturbed = !plausible(&run_a, &run_2a);
         let (run_a, run_2a) = (run_a.expect("ROUNDS >= 1"), run_2a.expect("ROUNDS >= 1"));
-        add_ns = add_ns.min(self.add_clock.time_ns());
-        let local_ghz = self.add_clock.ghz(add_ns);
+        add_ns = add_ns.min(self.sample_clock.time_ns());
+        let local_ghz = self.sample_clock.ghz(add_ns);
         let loads = (a * UNROLL) as f64;
         // Normally the 2A run minus the A run, over A loads; when no round was
         // clean, the 2A run alone over 2A loads (fixed costs then stay in, but
@@ -336,12 +358,12 @@ impl Engine {
             );
         }
         let cycles_per_load = match self.cycle_source() {
-            CycleSource::Given(ghz) => ns_per_load * ghz,
+            CycleSource::Given => ns_per_load * self.given_ghz.unwrap_or(f64::NAN),
             CycleSource::Perf => self
                 .cycles_slot
                 .and_then(|i| counts.get(i).copied().flatten())
                 .unwrap_or(f64::NAN),
-            CycleSource::Counter => ticks.unwrap_or(f64::NAN),
+            CycleSource::CycleCounter => ticks.unwrap_or(f64::NAN),
             CycleSource::Estimated => ns_per_load * local_ghz,
         };
         let sample = Sample {
@@ -434,13 +456,18 @@ impl Engine {
                 ));
         }
         let clock_ghz = match self.cycle_source() {
-            CycleSource::Perf | CycleSource::Counter => cycles_per_load.median / ns_per_load.median,
+            CycleSource::Perf | CycleSource::CycleCounter => {
+                cycles_per_load.median / ns_per_load.median
+            }
             CycleSource::Estimated => {
                 let clocks: Vec<f64> = samples.iter().map(|s| s.clock_ghz).collect();
                 Summary::of(&clocks).map_or(clock_before, |c| c.median)
             }
-            CycleSource::Given(ghz) => ghz,
+            CycleSource::Given => self.given_ghz.unwrap_or(f64::NAN),
         };
+        if let Some(why) = self.clock_suspect() {
+            warnings.push(format!("clock suspect: {why}"));
+        }
         let loop_ghz = self.given_ghz.unwrap_or(self.clock_ghz);
         Measurement {
             size: spec.size,
@@ -456,7 +483,8 @@ impl Engine {
             seed: spec.seed,
             ns_per_load,
             cycles_per_load,
-            cycle_source: self.cycle_source().name().to_string(),
+            cycle_source: self.cycle_source(),
+            clock_method: Some(self.clock_estimate.clone()),
             clock: self.timing.clock_name.clone(),
             clock_note: self.timing.note.clone(),
             prefetchers: self.prefetchers.clone(),
@@ -474,6 +502,15 @@ impl Engine {
             warnings,
         }
     }
+}
+
+/// The clock now: the fastest of a few runs of the sample clock (a
+/// disturbance only slows a run, so the fastest is the truest).
+fn read_clock(sample_clock: &SampleClock) -> f64 {
+    let ns = (0..CLOCK_READS)
+        .map(|_| sample_clock.time_ns())
+        .fold(f64::INFINITY, f64::min);
+    sample_clock.ghz(ns)
 }
 
 /// Whether the fastest 2A run took about twice the fastest A run, as it must

@@ -5,7 +5,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::CycleSource;
 use crate::chain::{ChainError, Pattern};
+use crate::clock::ClockEstimate;
 use crate::kernel::KernelKind;
 use crate::memory::{PageBacking, PageRequest};
 use crate::stats::Summary;
@@ -163,8 +165,12 @@ pub struct Measurement {
     /// Cycles per load over the repeats.
     pub cycles_per_load: Summary,
     /// `perf` (the cycles event), `cycle-counter` (an ISA core-cycle counter),
-    /// `estimated` (ns x the core clock measured from dependent adds) or `given` (--ghz).
-    pub cycle_source: String,
+    /// `estimated` (ns x the core clock measured from dependent chains) or `given` (--ghz).
+    pub cycle_source: CycleSource,
+    /// How the core clock was estimated: each chain's GHz, whether they agree,
+    /// the ceiling from the claimed frequencies (absent in files from memlat 0.1.0).
+    #[serde(default)]
+    pub clock_method: Option<ClockEstimate>,
     /// What timed the samples: `monotonic`, `rdtsc`, `cntvct_el0`, `rdtime`,
     /// `rdcycle`, `pmccntr_el0`, `rdpmc`, or `perf` (perf cycles, ns from monotonic).
     pub clock: String,

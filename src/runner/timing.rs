@@ -1,20 +1,24 @@
 //! Which clock times the samples (`--clock`) and where cycle counts come from.
 
+use serde::{Deserialize, Serialize};
+
 use crate::clock::{ClockRequest, Counts, IsaCounter, best_isa_counter};
 
 use super::MeasureError;
 
-/// How cycles are obtained.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// How cycles are obtained; serialised as `perf`, `cycle-counter`,
+/// `estimated` or `given`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum CycleSource {
     /// perf's cycles event counts.
     Perf,
     /// An ISA core-cycle counter read in user space (rdcycle, pmccntr_el0, rdpmc).
-    Counter,
-    /// Nanoseconds times the core clock measured from dependent adds.
+    CycleCounter,
+    /// Nanoseconds times the core clock measured from dependent instruction chains.
     Estimated,
     /// Nanoseconds times a clock the user gave (`--ghz`).
-    Given(f64),
+    Given,
 }
 
 impl CycleSource {
@@ -22,10 +26,21 @@ impl CycleSource {
     pub fn name(self) -> &'static str {
         match self {
             CycleSource::Perf => "perf",
-            CycleSource::Counter => "cycle-counter",
+            CycleSource::CycleCounter => "cycle-counter",
             CycleSource::Estimated => "estimated",
-            CycleSource::Given(_) => "given",
+            CycleSource::Given => "given",
         }
+    }
+
+    /// Whether cycles are counted by hardware rather than derived from ns.
+    pub fn counted(self) -> bool {
+        matches!(self, CycleSource::Perf | CycleSource::CycleCounter)
+    }
+}
+
+impl std::fmt::Display for CycleSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -39,6 +54,8 @@ pub struct Timing {
     pub clock_name: String,
     /// Why a better clock was not used.
     pub note: Option<String>,
+    /// The core clock the user gave (`--ghz`), GHz.
+    pub given_ghz: Option<f64>,
 }
 
 impl Timing {
@@ -57,6 +74,7 @@ impl Timing {
                 cycle_source: CycleSource::Estimated,
                 clock_name,
                 note,
+                given_ghz: None,
             }
         };
         let mut timing = match request {
@@ -70,6 +88,7 @@ impl Timing {
                 cycle_source: CycleSource::Perf,
                 clock_name: "perf".into(),
                 note: None,
+                given_ghz: None,
             },
             ClockRequest::Monotonic => estimated(None, None),
             ClockRequest::CycleCounter => {
@@ -83,6 +102,7 @@ impl Timing {
                 cycle_source: CycleSource::Perf,
                 clock_name: "perf".into(),
                 note: None,
+                given_ghz: None,
             },
             ClockRequest::Auto => match best_isa_counter() {
                 Ok(counter) if counter.counts_cycles() => Self::from_counter(counter),
@@ -92,15 +112,16 @@ impl Timing {
                 Err(why) => estimated(Some(why), None),
             },
         };
-        if let Some(ghz) = given_ghz {
-            timing.cycle_source = CycleSource::Given(ghz);
+        if given_ghz.is_some() {
+            timing.cycle_source = CycleSource::Given;
+            timing.given_ghz = given_ghz;
         }
         Ok(timing)
     }
 
     fn from_counter(counter: IsaCounter) -> Timing {
         let cycle_source = if counter.counts_cycles() {
-            CycleSource::Counter
+            CycleSource::CycleCounter
         } else {
             CycleSource::Estimated
         };
@@ -108,6 +129,7 @@ impl Timing {
             cycle_source,
             clock_name: counter.name.to_string(),
             note: counter.note.clone(),
+            given_ghz: None,
             isa: Some(counter),
         }
     }
@@ -135,7 +157,7 @@ mod tests {
         let timing = Timing::choose(ClockRequest::Auto, false, None).unwrap();
         assert!(matches!(
             timing.cycle_source,
-            CycleSource::Counter | CycleSource::Estimated
+            CycleSource::CycleCounter | CycleSource::Estimated
         ));
         assert_eq!(
             Timing::choose(ClockRequest::Auto, true, None)
@@ -156,8 +178,23 @@ mod tests {
     #[test]
     fn a_given_clock_overrides_the_cycle_source() {
         let timing = Timing::choose(ClockRequest::Monotonic, false, Some(2.5)).unwrap();
-        assert_eq!(timing.cycle_source, CycleSource::Given(2.5));
+        assert_eq!(timing.cycle_source, CycleSource::Given);
+        assert_eq!(timing.given_ghz, Some(2.5));
         assert_eq!(timing.clock_name, "monotonic");
+    }
+
+    #[test]
+    fn cycle_sources_serialise_in_kebab_case() {
+        for (source, name) in [
+            (CycleSource::Perf, "\"perf\""),
+            (CycleSource::CycleCounter, "\"cycle-counter\""),
+            (CycleSource::Estimated, "\"estimated\""),
+            (CycleSource::Given, "\"given\""),
+        ] {
+            assert_eq!(serde_json::to_string(&source).unwrap(), name);
+            assert_eq!(serde_json::from_str::<CycleSource>(name).unwrap(), source);
+            assert_eq!(format!("\"{source}\""), name);
+        }
     }
 
     #[test]

@@ -224,7 +224,7 @@ mod tests {
     fn cache(level: u32, size: u64) -> CacheInfo {
         CacheInfo {
             level,
-            kind: "Unified".into(),
+            kind: crate::topology::CacheKind::Unified,
             size_bytes: size,
             line_bytes: Some(64),
             ways: None,

@@ -5,7 +5,7 @@
 
 use crate::detect::Detection;
 use crate::plot::{Band, Chart, Marker, SecondaryAxis, Series};
-use crate::runner::Measurement;
+use crate::runner::{CycleSource, Measurement};
 use crate::stats::Summary;
 use crate::units::HumanBytes;
 
@@ -44,12 +44,15 @@ impl Metric {
 
     /// The metric's value at one point; `None` when it was not measured, or
     /// for a latency that is not positive (a disturbed measurement, which
-    /// cannot be drawn as a time).
-    pub fn value(&self, m: &Measurement) -> Option<f64> {
+    /// cannot be drawn as a time). Without a trustworthy clock (`cycles_trusted`
+    /// false) cycles are left out and bandwidth is in GB/s, not bytes per cycle.
+    pub fn value(&self, m: &Measurement, cycles_trusted: bool) -> Option<f64> {
         let latency = |v: f64| (v > 0.0).then_some(v);
         let v = match self {
             Metric::Ns => latency(m.ns_per_load.median)?,
+            Metric::Cycles if !cycles_trusted => return None,
             Metric::Cycles => latency(m.cycles_per_load.median)?,
+            Metric::Bandwidth if !cycles_trusted => m.line as f64 / latency(m.ns_per_load.median)?,
             Metric::Bandwidth => m.line as f64 / latency(m.cycles_per_load.median)?,
             Metric::Event(name) => m.events.get(name).copied().flatten()?,
         };
@@ -69,6 +72,15 @@ pub fn counted_events(result: &SweepResult) -> Vec<String> {
     names.sort();
     names.dedup();
     names
+}
+
+/// Whether every point's cycles can be trusted: counted, given with --ghz, or
+/// estimated from chains that agreed under the ceiling.
+pub fn cycles_trusted(result: &SweepResult) -> bool {
+    result.points.iter().all(|m| {
+        m.cycle_source != CycleSource::Estimated
+            || m.clock_method.as_ref().is_none_or(|c| c.suspect.is_none())
+    })
 }
 
 /// Median core clock over the points, GHz.
@@ -97,6 +109,7 @@ pub fn charts(result: &SweepResult, metrics: &[Metric], bands: bool) -> Vec<Char
 
 /// The chart of `metric`, with `detection`'s levels as bands.
 pub fn chart(result: &SweepResult, metric: &Metric, detection: Option<&Detection>) -> Chart {
+    let trusted = cycles_trusted(result);
     let series = result
         .series()
         .into_iter()
@@ -105,11 +118,11 @@ pub fn chart(result: &SweepResult, metric: &Metric, detection: Option<&Detection
             points: result
                 .series_points(key)
                 .into_iter()
-                .filter_map(|m| Some((m.size as f64, metric.value(m)?)))
+                .filter_map(|m| Some((m.size as f64, metric.value(m, trusted)?)))
                 .collect(),
         })
         .collect();
-    let ghz = median_clock(result);
+    let ghz = median_clock(result).filter(|_| trusted);
     let line = result.points.first().map_or(64, |m| m.line);
     let (title, y_label, y2) = match metric {
         Metric::Ns => (
@@ -123,6 +136,11 @@ pub fn chart(result: &SweepResult, metric: &Metric, detection: Option<&Detection
         Metric::Cycles => (
             "Load latency in core cycles by working-set size".to_string(),
             "cycles per load".to_string(),
+            None,
+        ),
+        Metric::Bandwidth if !trusted => (
+            format!("Bandwidth view: {line} bytes (one line) per load / ns per load"),
+            "GB/s (no bytes per cycle: the core clock estimate is suspect)".to_string(),
             None,
         ),
         Metric::Bandwidth => (
@@ -142,7 +160,7 @@ pub fn chart(result: &SweepResult, metric: &Metric, detection: Option<&Detection
     let left_out = result
         .points
         .iter()
-        .filter(|m| metric.value(m).is_none())
+        .filter(|m| metric.value(m, trusted).is_none())
         .count();
     let mut footnote = footnote(result, ghz);
     if let (Some(_), Some(key)) = (detection, result.detection_series()) {
@@ -202,14 +220,14 @@ pub fn level_bands(detection: &Detection, metric: &Metric) -> Vec<Band> {
 
 fn footnote(result: &SweepResult, ghz: Option<f64>) -> String {
     let c = &result.config;
-    let cycles = match result.points.first().map(|m| m.cycle_source.as_str()) {
-        Some("perf") => "cycles from perf".to_string(),
-        Some("given") => format!("cycles = ns x {:.2} GHz (--ghz)", ghz.unwrap_or(0.0)),
-        Some("cycle-counter") => "cycles from the core-cycle counter".to_string(),
-        _ => format!(
-            "cycles = ns x {:.2} GHz (estimated from dependent adds)",
-            ghz.unwrap_or(0.0)
-        ),
+    let cycles = match (result.points.first().map(|m| m.cycle_source), ghz) {
+        (Some(CycleSource::Perf), _) => "cycles from perf".to_string(),
+        (Some(CycleSource::Given), Some(g)) => format!("cycles = ns x {g:.2} GHz (--ghz)"),
+        (Some(CycleSource::CycleCounter), _) => "cycles from the core-cycle counter".to_string(),
+        (_, Some(g)) => {
+            format!("cycles = ns x {g:.2} GHz (estimated from dependent add and multiply chains)")
+        }
+        (_, None) => "no cycles: the core clock estimate is suspect".to_string(),
     };
     let mut text = format!(
         "median of {} repeats per point; {cycles}; {} kernel; pages {}; CPU {}; memlat {}, {}",

@@ -1,0 +1,190 @@
+//! What the system claims about the core's frequency: the ceiling a measured
+//! core clock is checked against. Claims are never reported as measured.
+//!
+//! Sources, each optional: cpufreq's maximum (`cpuinfo_max_freq`), x86 CPUID
+//! leaf 0x16 (base and maximum MHz; often zero in a VM), the TSC rate (x86:
+//! CPUID leaf 0x15, else `cpu MHz` in /proc/cpuinfo, which Linux sets to the
+//! TSC rate), the `@ 2.50GHz` of a model name, and on RISC-V the device
+//! tree's `clock-frequency`. A core runs above its TSC or base rate only by
+//! its turbo headroom, so a core clock more than [`IMPOSSIBLE_FACTOR`] times
+//! the highest claim is not a clock but a measuring error.
+
+use serde::{Deserialize, Serialize};
+
+/// A core clock above this multiple of the highest claimed frequency is impossible.
+pub const IMPOSSIBLE_FACTOR: f64 = 1.6;
+
+/// One frequency the system claims.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FrequencyClaim {
+    /// Where it was read (`cpufreq cpuinfo_max_freq`, `CPUID 0x16 max`, ...).
+    pub source: String,
+    /// The frequency, GHz.
+    pub ghz: f64,
+}
+
+/// Every frequency this system claims for `cpu`, in no particular order.
+pub fn claimed_frequencies(cpu: usize) -> Vec<FrequencyClaim> {
+    let mut claims = Vec::new();
+    let mut add = |source: &str, ghz: Option<f64>| {
+        if let Some(ghz) = ghz.filter(|g| g.is_finite() && *g > 0.0) {
+            claims.push(FrequencyClaim {
+                source: source.to_string(),
+                ghz,
+            });
+        }
+    };
+    let cpufreq = format!("/sys/devices/system/cpu/cpu{cpu}/cpufreq");
+    add(
+        "cpufreq cpuinfo_max_freq",
+        read_number(&format!("{cpufreq}/cpuinfo_max_freq")).map(|khz| khz / 1e6),
+    );
+    add(
+        "cpufreq scaling_max_freq",
+        read_number(&format!("{cpufreq}/scaling_max_freq")).map(|khz| khz / 1e6),
+    );
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    add(
+        "/proc/cpuinfo cpu MHz",
+        cpuinfo_mhz(&cpuinfo, cpu).map(|m| m / 1e3),
+    );
+    add("model name", model_name_ghz(&cpuinfo));
+    for (source, ghz) in arch_claims(cpu) {
+        add(source, Some(ghz));
+    }
+    claims
+}
+
+/// The highest claim and the ceiling it sets, GHz.
+pub fn ceiling_ghz(claims: &[FrequencyClaim]) -> Option<f64> {
+    claims
+        .iter()
+        .map(|c| c.ghz)
+        .fold(None, |max: Option<f64>, g| {
+            Some(max.map_or(g, |m| m.max(g)))
+        })
+        .map(|highest| highest * IMPOSSIBLE_FACTOR)
+}
+
+fn read_number(path: &str) -> Option<f64> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+/// `cpu MHz` of the `processor : cpu` block of /proc/cpuinfo (x86 only prints it).
+pub(crate) fn cpuinfo_mhz(cpuinfo: &str, cpu: usize) -> Option<f64> {
+    let block = cpuinfo.split("\n\n").find(|b| {
+        b.lines()
+            .find_map(|l| l.strip_prefix("processor"))
+            .and_then(|rest| {
+                rest.trim_start_matches([' ', '\t', ':'])
+                    .trim()
+                    .parse()
+                    .ok()
+            })
+            == Some(cpu)
+    })?;
+    block
+        .lines()
+        .find_map(|l| l.strip_prefix("cpu MHz"))
+        .and_then(|rest| {
+            rest.trim_start_matches([' ', '\t', ':'])
+                .trim()
+                .parse()
+                .ok()
+        })
+}
+
+/// The `@ 2.50GHz` at the end of an x86 model name, if any.
+pub(crate) fn model_name_ghz(cpuinfo: &str) -> Option<f64> {
+    let name = cpuinfo
+        .lines()
+        .find_map(|l| l.strip_prefix("model name"))?
+        .trim_start_matches([' ', '\t', ':']);
+    let at = name.rfind('@')?;
+    let text = name[at + 1..].trim();
+    let number = text.strip_suffix("GHz")?.trim();
+    number.parse().ok()
+}
+
+#[cfg(target_arch = "x86_64")]
+fn arch_claims(_cpu: usize) -> Vec<(&'static str, f64)> {
+    use core::arch::x86_64::__cpuid_count;
+    // SAFETY: CPUID exists on every x86_64 processor and has no side effects
+    // (a safe fn from Rust 1.87, unsafe before).
+    #[allow(unused_unsafe)]
+    let cpuid = |leaf: u32| unsafe { __cpuid_count(leaf, 0) };
+    let mut out = Vec::new();
+    let max_leaf = cpuid(0).eax;
+    if max_leaf >= 0x16 {
+        let r = cpuid(0x16);
+        for (source, mhz) in [("CPUID 0x16 base", r.eax), ("CPUID 0x16 max", r.ebx)] {
+            if mhz & 0xffff > 0 {
+                out.push((source, f64::from(mhz & 0xffff) / 1e3));
+            }
+        }
+    }
+    if max_leaf >= 0x15 {
+        // TSC = crystal x EBX / EAX; ECX is the crystal's Hz when enumerated.
+        let r = cpuid(0x15);
+        if r.eax > 0 && r.ebx > 0 && r.ecx > 0 {
+            let hz = f64::from(r.ecx) * f64::from(r.ebx) / f64::from(r.eax);
+            out.push(("CPUID 0x15 TSC", hz / 1e9));
+        }
+    }
+    out
+}
+
+#[cfg(target_arch = "riscv64")]
+fn arch_claims(cpu: usize) -> Vec<(&'static str, f64)> {
+    // The device tree stores clock-frequency big-endian, as 4 or 8 bytes.
+    let path = format!("/proc/device-tree/cpus/cpu@{cpu}/clock-frequency");
+    let hz = std::fs::read(path).ok().and_then(|b| match b.len() {
+        4 => Some(u32::from_be_bytes(b[..4].try_into().ok()?) as f64),
+        8 => Some(u64::from_be_bytes(b[..8].try_into().ok()?) as f64),
+        _ => None,
+    });
+    hz.map(|hz| vec![("device tree clock-frequency", hz / 1e9)])
+        .unwrap_or_default()
+}
+
+#[cfg(not(any(target_arch = "x86_64", target_arch = "riscv64")))]
+fn arch_claims(_cpu: usize) -> Vec<(&'static str, f64)> {
+    Vec::new()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CPUINFO: &str = "processor\t: 0\nmodel name\t: Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz\ncpu MHz\t\t: 2000.000\n\nprocessor\t: 1\nmodel name\t: Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz\ncpu MHz\t\t: 3100.250\n";
+
+    #[test]
+    fn reads_cpuinfo_per_cpu_and_the_model_name() {
+        assert_eq!(cpuinfo_mhz(CPUINFO, 0), Some(2000.0));
+        assert_eq!(cpuinfo_mhz(CPUINFO, 1), Some(3100.25));
+        assert_eq!(cpuinfo_mhz(CPUINFO, 2), None);
+        assert_eq!(model_name_ghz(CPUINFO), Some(2.0));
+        assert_eq!(
+            model_name_ghz("model name\t: AMD EPYC 9454 48-Core Processor\n"),
+            None
+        );
+    }
+
+    #[test]
+    fn the_ceiling_is_a_multiple_of_the_highest_claim() {
+        let claim = |ghz| FrequencyClaim {
+            source: "test".into(),
+            ghz,
+        };
+        assert_eq!(ceiling_ghz(&[]), None);
+        let c = ceiling_ghz(&[claim(2.0), claim(2.5)]).unwrap();
+        assert!((c - 2.5 * IMPOSSIBLE_FACTOR).abs() < 1e-12);
+    }
+
+    #[test]
+    fn claims_are_positive() {
+        for c in claimed_frequencies(0) {
+            assert!(c.ghz > 0.0 && c.ghz < 100.0, "{c:?}");
+        }
+    }
+}
