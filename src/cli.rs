@@ -45,6 +45,19 @@ pub enum Command {
     Run(RunArgs),
     /// List the perf events memlat knows and whether this machine can count each.
     Events(EventsArgs),
+    /// What this machine lets memlat measure, and how well: PMU, perf_event_paranoid,
+    /// user cycle counters, hypervisor, CPU model, the core clock from each chain,
+    /// THP and hugetlb, frequency scaling, SMT siblings and load, MSR access, NUMA,
+    /// caches from sysfs and CPUID side by side.
+    ///
+    /// Each line: what, the value here, and what it means for measurements (with
+    /// the fix where there is one). Nothing needs root. Run it before a long sweep.
+    ///
+    /// Examples:
+    ///   memlat doctor
+    ///   memlat doctor --cpu 1 --format json
+    #[command(verbatim_doc_comment)]
+    Doctor(DoctorArgs),
     /// Measure many sizes x strides or patterns; write CSV, JSON and a plot (seed 004 sections 2-4)
     ///
     /// Sizes are a geometric sequence of prime multiples of the line size, so
@@ -287,6 +300,22 @@ pub struct EventsArgs {
     /// Output format (text or json).
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
+}
+
+/// `memlat doctor`.
+#[derive(Debug, Clone, Args)]
+pub struct DoctorArgs {
+    /// CPU to examine (its SMT siblings, and the clock timed on it) [default: the CPU memlat starts on].
+    #[arg(long, value_name = "N")]
+    pub cpu: Option<usize>,
+
+    /// Output format: text (what, value, meaning), json or csv.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+
+    /// Write the output to FILE instead of standard output.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<std::path::PathBuf>,
 }
 
 /// `memlat sweep`.

@@ -2,6 +2,7 @@
 
 pub mod assoc;
 pub mod detect;
+pub mod doctor;
 pub mod events;
 pub mod levels;
 pub mod linesize;
@@ -28,6 +29,7 @@ pub fn dispatch(cli: Cli) -> Result<()> {
     match cli.command {
         Some(Command::Run(args)) => run::run(&args),
         Some(Command::Events(args)) => events::run(&args),
+        Some(Command::Doctor(args)) => doctor::run(&args),
         Some(Command::Sweep(args)) => sweep::run(&args),
         Some(Command::Plot(args)) => plot::run(&args),
         Some(Command::Loaduse(args)) => loaduse::run(&args),

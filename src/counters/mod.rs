@@ -82,7 +82,8 @@ impl fmt::Display for EventWarning {
     }
 }
 
-fn has_hardware_pmu() -> bool {
+/// Whether the kernel registered a hardware (core) PMU.
+pub fn has_hardware_pmu() -> bool {
     // Core PMUs register under these names; a PMU-less VM has only software ones.
     let Ok(entries) = std::fs::read_dir("/sys/bus/event_source/devices") else {
         return false;
@@ -132,6 +133,11 @@ fn attr_for(spec: &EventSpec, leader: bool) -> sys::PerfEventAttr {
             | sys::FLAG_EXCLUDE_HV,
         ..Default::default()
     }
+}
+
+/// The kernel's perf_event_paranoid level, if readable.
+pub fn paranoid_level() -> Option<i32> {
+    sys::paranoid_level()
 }
 
 /// Whether perf_event_open exists here at all (qemu-user lacks it).

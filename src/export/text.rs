@@ -105,3 +105,23 @@ pub fn measurement(m: &Measurement) -> String {
     }
     kv.render()
 }
+
+/// Wraps `text` at `width` columns, each line indented by `indent`.
+pub fn wrap(text: &str, width: usize, indent: &str) -> String {
+    let mut out = String::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        if !line.is_empty() && line.len() + 1 + word.len() > width {
+            out += &format!("{indent}{line}\n");
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line += word;
+    }
+    if !line.is_empty() {
+        out += &format!("{indent}{line}\n");
+    }
+    out
+}

@@ -8,6 +8,7 @@ use anyhow::Result;
 use super::knee::Issue;
 use super::report::{LevelResult, LoaduseResult};
 use crate::export::csv::field;
+use crate::export::text::wrap;
 use crate::plot::{Chart, Series};
 use crate::units::HumanBytes;
 
@@ -22,26 +23,6 @@ fn label(level: &LevelResult) -> String {
 
 fn opt(value: Option<f64>, decimals: usize) -> String {
     value.map_or("-".into(), |v| format!("{v:.decimals$}"))
-}
-
-/// Wraps `text` at `width` columns, each line indented by `indent`.
-fn wrap(text: &str, width: usize, indent: &str) -> String {
-    let mut out = String::new();
-    let mut line = String::new();
-    for word in text.split_whitespace() {
-        if !line.is_empty() && line.len() + 1 + word.len() > width {
-            out += &format!("{indent}{line}\n");
-            line.clear();
-        }
-        if !line.is_empty() {
-            line.push(' ');
-        }
-        line += word;
-    }
-    if !line.is_empty() {
-        out += &format!("{indent}{line}\n");
-    }
-    out
 }
 
 /// The text report.

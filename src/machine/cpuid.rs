@@ -83,6 +83,43 @@ pub fn cpu() -> Option<Cpu> {
     })
 }
 
+/// Whether the processor has AMX tiles (leaf 7, EDX bit 24): Sapphire Rapids and later.
+#[cfg(target_arch = "x86_64")]
+pub fn has_amx() -> bool {
+    cpuid(0, 0).0 >= 7 && cpuid(7, 0).3 & (1 << 24) != 0
+}
+
+/// AMX exists only on x86.
+#[cfg(not(target_arch = "x86_64"))]
+pub fn has_amx() -> bool {
+    false
+}
+
+/// The hypervisor's vendor signature (leaf 0x4000_0000: `KVMKVMKVM`,
+/// `Microsoft Hv`, `VMwareVMware`, `XenVMMXenVMM`...), when CPUID says there is one.
+#[cfg(target_arch = "x86_64")]
+pub fn hypervisor_signature() -> Option<String> {
+    if !under_hypervisor() {
+        return None;
+    }
+    let (_, ebx, ecx, edx) = cpuid(0x4000_0000, 0);
+    let bytes: Vec<u8> = [ebx, ecx, edx]
+        .iter()
+        .flat_map(|w| w.to_le_bytes())
+        .collect();
+    let text = String::from_utf8_lossy(&bytes)
+        .trim_matches('\0')
+        .trim()
+        .to_string();
+    Some(text)
+}
+
+/// CPUID is x86 only.
+#[cfg(not(target_arch = "x86_64"))]
+pub fn hypervisor_signature() -> Option<String> {
+    None
+}
+
 /// Whether CPUID says a hypervisor runs this machine (leaf 1, ECX bit 31).
 #[cfg(target_arch = "x86_64")]
 pub fn under_hypervisor() -> bool {

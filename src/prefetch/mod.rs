@@ -228,6 +228,25 @@ impl PrefetchGuard {
     }
 }
 
+/// Whether `--prefetchers off` could work here, checked by reading (never
+/// writing) the registers it would change on `cpu`.
+pub fn check_access(cpu: usize) -> Result<(), String> {
+    let processor = cpuid::cpu().ok_or("prefetcher MSRs exist only on x86_64")?;
+    let changes = plan(&processor)?;
+    let root = msr_root();
+    let file = std::fs::File::open(format!("{root}/{cpu}/msr"))
+        .map_err(|e| explain_open(&root, cpu, &e))?;
+    for change in &changes {
+        msr::read(&file, change.msr).map_err(|e| {
+            format!(
+                "MSR {:#x} cannot be read on CPU {cpu} ({e}): a hypervisor that does not pass it through?",
+                change.msr
+            )
+        })?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,42 @@
+//! `memlat doctor`: the machine's facts and what they mean for measurements.
+
+use anyhow::Result;
+
+use crate::cli::{DoctorArgs, Format};
+use crate::doctor::{Facts, Report, findings};
+use crate::error::usage;
+use crate::export::{self, Output};
+
+/// Runs `memlat doctor`.
+pub fn run(args: &DoctorArgs) -> Result<()> {
+    let allowed = crate::memory::allowed_cpus();
+    let cpu = match args.cpu {
+        Some(cpu) if !allowed.contains(&cpu) => {
+            return usage(format!(
+                "--cpu {cpu}: no such CPU available to memlat (allowed: {allowed:?})"
+            ));
+        }
+        Some(cpu) => cpu,
+        None => crate::memory::current_cpu().unwrap_or(0),
+    };
+    let output = Output::create(args.output.as_deref())?;
+    eprintln!("memlat doctor: reading the system and timing the clock chains on CPU {cpu} ...");
+    let report = Report::of(&Facts::gather(cpu));
+    let content = match args.format {
+        Format::Json => export::json(&report)?,
+        Format::Text => findings::text(&report),
+        Format::Csv => {
+            let mut out = String::from("what,value,meaning\n");
+            for f in &report.findings {
+                out += &format!(
+                    "{},{},{}\n",
+                    export::csv::field(&f.what),
+                    export::csv::field(&f.value),
+                    export::csv::field(&f.meaning)
+                );
+            }
+            out
+        }
+    };
+    output.write(&content)
+}
