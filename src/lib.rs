@@ -6,6 +6,7 @@
 
 #![warn(missing_docs)]
 
+mod arch;
 pub mod assoc;
 pub mod chain;
 pub mod cli;

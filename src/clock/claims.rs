@@ -106,36 +106,10 @@ pub(crate) fn model_name_ghz(cpuinfo: &str) -> Option<f64> {
     number.parse().ok()
 }
 
-#[cfg(target_arch = "x86_64")]
-fn arch_claims(_cpu: usize) -> Vec<(&'static str, f64)> {
-    use core::arch::x86_64::__cpuid_count;
-    // SAFETY: CPUID exists on every x86_64 processor and has no side effects
-    // (a safe fn from Rust 1.87, unsafe before).
-    #[allow(unused_unsafe)]
-    let cpuid = |leaf: u32| unsafe { __cpuid_count(leaf, 0) };
-    let mut out = Vec::new();
-    let max_leaf = cpuid(0).eax;
-    if max_leaf >= 0x16 {
-        let r = cpuid(0x16);
-        for (source, mhz) in [("CPUID 0x16 base", r.eax), ("CPUID 0x16 max", r.ebx)] {
-            if mhz & 0xffff > 0 {
-                out.push((source, f64::from(mhz & 0xffff) / 1e3));
-            }
-        }
-    }
-    if max_leaf >= 0x15 {
-        // TSC = crystal x EBX / EAX; ECX is the crystal's Hz when enumerated.
-        let r = cpuid(0x15);
-        if r.eax > 0 && r.ebx > 0 && r.ecx > 0 {
-            let hz = f64::from(r.ecx) * f64::from(r.ebx) / f64::from(r.eax);
-            out.push(("CPUID 0x15 TSC", hz / 1e9));
-        }
-    }
-    out
-}
-
-#[cfg(target_arch = "riscv64")]
+/// CPUID's claims (x86) and the device tree's `clock-frequency` (RISC-V and
+/// some Arm boards), where they exist.
 fn arch_claims(cpu: usize) -> Vec<(&'static str, f64)> {
+    let mut out = crate::machine::cpuid::frequency_claims();
     // The device tree stores clock-frequency big-endian, as 4 or 8 bytes.
     let path = format!("/proc/device-tree/cpus/cpu@{cpu}/clock-frequency");
     let hz = std::fs::read(path).ok().and_then(|b| match b.len() {
@@ -143,13 +117,8 @@ fn arch_claims(cpu: usize) -> Vec<(&'static str, f64)> {
         8 => Some(u64::from_be_bytes(b[..8].try_into().ok()?) as f64),
         _ => None,
     });
-    hz.map(|hz| vec![("device tree clock-frequency", hz / 1e9)])
-        .unwrap_or_default()
-}
-
-#[cfg(not(any(target_arch = "x86_64", target_arch = "riscv64")))]
-fn arch_claims(_cpu: usize) -> Vec<(&'static str, f64)> {
-    Vec::new()
+    out.extend(hz.map(|hz| ("device tree clock-frequency", hz / 1e9)));
+    out
 }
 
 #[cfg(test)]

@@ -10,27 +10,7 @@
 //! ([`claims::IMPOSSIBLE_FACTOR`]); otherwise it says why it is suspect.
 
 pub mod claims;
-mod counter;
-
-#[cfg(target_arch = "x86_64")]
-#[path = "x86_64.rs"]
-mod arch;
-
-#[cfg(target_arch = "aarch64")]
-#[path = "aarch64.rs"]
-mod arch;
-
-#[cfg(target_arch = "riscv64")]
-#[path = "riscv64.rs"]
-mod arch;
-
-#[cfg(not(any(
-    target_arch = "x86_64",
-    target_arch = "aarch64",
-    target_arch = "riscv64"
-)))]
-#[path = "other.rs"]
-mod arch;
+pub(crate) mod counter;
 
 pub use claims::FrequencyClaim;
 pub use counter::{Counts, IsaCounter};
@@ -59,7 +39,7 @@ pub enum ClockRequest {
 /// The most accurate counter this ISA and kernel let user space read: a
 /// core-cycle counter when granted, else the ISA's constant-rate time base.
 pub fn best_isa_counter() -> Result<IsaCounter, String> {
-    arch::best()
+    crate::arch::best_counter()
 }
 
 /// Runs `work` and returns how long it took.
@@ -127,7 +107,7 @@ pub fn estimate_core_clock(cpu: usize) -> ClockEstimate {
     let add_ns = ns_per_instruction(ClockChain::Add, ESTIMATE_TIME);
     let mul_ns = ns_per_instruction(ClockChain::Mul, ESTIMATE_TIME);
     let mut claims = claims::claimed_frequencies(cpu);
-    if let Some(tsc) = arch::tsc_ghz() {
+    if let Some(tsc) = crate::arch::tsc_ghz() {
         claims.push(FrequencyClaim {
             source: "TSC rate, timed".into(),
             ghz: tsc,
@@ -183,9 +163,9 @@ pub struct ClockEstimate {
 /// The multiply latency in cycles that a multiply / add time `ratio` shows,
 /// if it is one the ISA documents.
 pub fn documented_mul_cycles(ratio: f64) -> Option<f64> {
-    if cfg!(target_arch = "x86_64") {
-        // imul r64, r64: 3 cycles on every Intel core since Sandy Bridge and every AMD Zen.
-        return ((ratio - 3.0).abs() <= 0.15).then_some(3.0);
+    if let Some(cycles) = crate::arch::MUL_CYCLES {
+        // x86's imul: 3 cycles on every core, so 3 +- 0.15.
+        return ((ratio - cycles).abs() <= 0.05 * cycles).then_some(cycles);
     }
     // Arm and RISC-V multipliers take 2 to 5 cycles, depending on the core.
     let whole = ratio.round();
@@ -202,11 +182,7 @@ impl ClockEstimate {
     ) -> ClockEstimate {
         let ratio = mul_ns / add_ns;
         let mul_cycles = documented_mul_cycles(ratio);
-        let fallback_cycles = if cfg!(target_arch = "x86_64") {
-            Some(3.0)
-        } else {
-            None
-        };
+        let fallback_cycles = crate::arch::MUL_CYCLES;
         let add_ghz = 1.0 / add_ns;
         let mul_ghz = mul_cycles.or(fallback_cycles).map(|c| c / mul_ns);
         let agree = mul_cycles.is_some();
@@ -357,11 +333,7 @@ mod tests {
     fn chains_that_agree_give_the_add_clock() {
         // 3.5 GHz: an add takes 0.2857 ns and a 3-cycle multiply 0.857 ns
         // (2 and 3 cycles elsewhere: 0.571 or 0.857 ns).
-        let mul = if cfg!(target_arch = "x86_64") {
-            3.0
-        } else {
-            2.0
-        };
+        let mul = crate::arch::MUL_CYCLES.unwrap_or(2.0);
         let e = ClockEstimate::from_timings(1.0 / 3.5, mul / 3.5, Some(4.0), claim(2.5));
         assert!(e.agree && e.suspect.is_none(), "{e:?}");
         assert!((e.ghz - 3.5).abs() < 1e-9);
@@ -375,7 +347,7 @@ mod tests {
         let e = ClockEstimate::from_timings(1.0 / 17.5, 3.0 / 3.5, None, Vec::new());
         assert!(!e.agree);
         assert!(e.suspect.is_some());
-        if cfg!(target_arch = "x86_64") {
+        if crate::arch::MUL_CYCLES.is_some() {
             assert!((e.ghz - 3.5).abs() < 1e-9, "{e:?}");
             assert_eq!(e.sample_chain(), (ClockChain::Mul, 3.0));
         }
@@ -397,7 +369,7 @@ mod tests {
 
     #[test]
     fn documented_multiply_latencies() {
-        if cfg!(target_arch = "x86_64") {
+        if crate::arch::MUL_CYCLES == Some(3.0) {
             assert_eq!(documented_mul_cycles(3.1), Some(3.0));
             assert_eq!(documented_mul_cycles(2.8), None);
             assert_eq!(documented_mul_cycles(15.0), None);

@@ -5,50 +5,14 @@
 //! Every loop trip makes `UNROLL` dependent loads, then one decrement and one
 //! branch, as seed 001's `L100`.
 
-#[cfg(target_arch = "x86_64")]
-#[path = "x86_64.rs"]
-mod arch;
-
-#[cfg(target_arch = "aarch64")]
-#[path = "aarch64.rs"]
-mod arch;
-
-#[cfg(target_arch = "riscv64")]
-#[path = "riscv64.rs"]
-mod arch;
-
-#[cfg(not(any(
-    target_arch = "x86_64",
-    target_arch = "aarch64",
-    target_arch = "riscv64"
-)))]
-#[path = "portable.rs"]
-mod arch;
-
-#[cfg(any(
-    target_arch = "x86_64",
-    target_arch = "aarch64",
-    target_arch = "riscv64"
-))]
-mod portable;
-#[cfg(not(any(
-    target_arch = "x86_64",
-    target_arch = "aarch64",
-    target_arch = "riscv64"
-)))]
-use arch as portable;
-
+use crate::arch;
 use serde::{Deserialize, Serialize};
 
 /// Dependent loads per loop trip.
 pub const UNROLL: u64 = 100;
 
 /// Whether this build has hand-written `asm!` kernels for its ISA.
-pub const HAS_ASM: bool = cfg!(any(
-    target_arch = "x86_64",
-    target_arch = "aarch64",
-    target_arch = "riscv64"
-));
+pub const HAS_ASM: bool = arch::HAS_ASM;
 
 /// Which loop follows the chain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
@@ -97,7 +61,8 @@ pub unsafe fn chase(kind: KernelKind, base: *const u64, start: u64, trips: u64) 
                 arch::chase_pointer((base_addr + start) as *const u64, trips) as u64 - base_addr
             }
             KernelKind::Portable => {
-                portable::chase_pointer((base_addr + start) as *const u64, trips) as u64 - base_addr
+                arch::portable::chase_pointer((base_addr + start) as *const u64, trips) as u64
+                    - base_addr
             }
             KernelKind::Index => arch::chase_index(base, start / 8, trips) * 8,
         }
@@ -126,11 +91,9 @@ pub enum ClockChain {
 impl ClockChain {
     /// The instruction as the ISA writes it, for the output.
     pub fn instruction(self) -> &'static str {
-        match (self, cfg!(target_arch = "x86_64")) {
-            (ClockChain::Add, true) => "add r64, r64",
-            (ClockChain::Mul, true) => "imul r64, r64",
-            (ClockChain::Add, false) => "add x, x, x",
-            (ClockChain::Mul, false) => "mul x, x, x",
+        match self {
+            ClockChain::Add => arch::CLOCK_CHAIN_INSTRUCTIONS[0],
+            ClockChain::Mul => arch::CLOCK_CHAIN_INSTRUCTIONS[1],
         }
     }
 }

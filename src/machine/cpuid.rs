@@ -57,24 +57,19 @@ pub fn decode_cache(eax: u32, ebx: u32, ecx: u32) -> Option<CacheInfo> {
     })
 }
 
-#[cfg(target_arch = "x86_64")]
-fn cpuid(leaf: u32, subleaf: u32) -> (u32, u32, u32, u32) {
-    // SAFETY: CPUID exists on every x86_64 processor and has no side effects
-    // (the intrinsic is an unsafe fn before Rust 1.87, a safe one after).
-    #[allow(unused_unsafe)]
-    let r = unsafe { core::arch::x86_64::__cpuid_count(leaf, subleaf) };
-    (r.eax, r.ebx, r.ecx, r.edx)
+/// CPUID leaf and subleaf on x86; `None` elsewhere.
+fn cpuid(leaf: u32, subleaf: u32) -> Option<(u32, u32, u32, u32)> {
+    crate::arch::cpuid(leaf, subleaf)
 }
 
 /// The processor's vendor, family and model; `None` off x86_64.
-#[cfg(target_arch = "x86_64")]
 pub fn cpu() -> Option<Cpu> {
-    let (_, ebx, ecx, edx) = cpuid(0, 0);
+    let (_, ebx, ecx, edx) = cpuid(0, 0)?;
     let mut vendor = Vec::with_capacity(12);
     for word in [ebx, edx, ecx] {
         vendor.extend_from_slice(&word.to_le_bytes());
     }
-    let (eax, ..) = cpuid(1, 0);
+    let (eax, ..) = cpuid(1, 0)?;
     let (family, model) = family_model(eax);
     Some(Cpu {
         vendor: String::from_utf8_lossy(&vendor).into_owned(),
@@ -83,73 +78,50 @@ pub fn cpu() -> Option<Cpu> {
     })
 }
 
-/// Whether the processor has AMX tiles (leaf 7, EDX bit 24): Sapphire Rapids and later.
-#[cfg(target_arch = "x86_64")]
+/// Whether the processor has AMX tiles (leaf 7, EDX bit 24): Sapphire Rapids
+/// and later; false off x86.
 pub fn has_amx() -> bool {
-    cpuid(0, 0).0 >= 7 && cpuid(7, 0).3 & (1 << 24) != 0
+    cpuid(0, 0).is_some_and(|(max, ..)| max >= 7)
+        && cpuid(7, 0).is_some_and(|(.., edx)| edx & (1 << 24) != 0)
 }
 
-/// AMX exists only on x86.
-#[cfg(not(target_arch = "x86_64"))]
-pub fn has_amx() -> bool {
-    false
+/// Whether CPUID says a hypervisor runs this machine (leaf 1, ECX bit 31);
+/// false off x86.
+pub fn under_hypervisor() -> bool {
+    cpuid(1, 0).is_some_and(|(_, _, ecx, _)| ecx & (1 << 31) != 0)
 }
 
 /// The hypervisor's vendor signature (leaf 0x4000_0000: `KVMKVMKVM`,
 /// `Microsoft Hv`, `VMwareVMware`, `XenVMMXenVMM`...), when CPUID says there is one.
-#[cfg(target_arch = "x86_64")]
 pub fn hypervisor_signature() -> Option<String> {
     if !under_hypervisor() {
         return None;
     }
-    let (_, ebx, ecx, edx) = cpuid(0x4000_0000, 0);
+    let (_, ebx, ecx, edx) = cpuid(0x4000_0000, 0)?;
     let bytes: Vec<u8> = [ebx, ecx, edx]
         .iter()
         .flat_map(|w| w.to_le_bytes())
         .collect();
-    let text = String::from_utf8_lossy(&bytes)
-        .trim_matches('\0')
-        .trim()
-        .to_string();
-    Some(text)
-}
-
-/// CPUID is x86 only.
-#[cfg(not(target_arch = "x86_64"))]
-pub fn hypervisor_signature() -> Option<String> {
-    None
-}
-
-/// Whether CPUID says a hypervisor runs this machine (leaf 1, ECX bit 31).
-#[cfg(target_arch = "x86_64")]
-pub fn under_hypervisor() -> bool {
-    cpuid(1, 0).2 & (1 << 31) != 0
-}
-
-/// Whether CPUID says a hypervisor runs this machine; false off x86_64.
-#[cfg(not(target_arch = "x86_64"))]
-pub fn under_hypervisor() -> bool {
-    false
-}
-
-/// The processor's vendor, family and model; `None` off x86_64.
-#[cfg(not(target_arch = "x86_64"))]
-pub fn cpu() -> Option<Cpu> {
-    None
+    Some(
+        String::from_utf8_lossy(&bytes)
+            .trim_matches('\0')
+            .trim()
+            .to_string(),
+    )
 }
 
 /// The data (or unified) caches CPUID describes, L1 first; empty off x86_64
 /// or when the processor has no such leaf.
-#[cfg(target_arch = "x86_64")]
 pub fn data_caches() -> Vec<CacheInfo> {
     let Some(cpu) = cpu() else {
         return Vec::new();
     };
+    let max_leaf = cpuid(0, 0).map_or(0, |r| r.0);
     let leaf = match cpu.vendor.as_str() {
-        "GenuineIntel" if cpuid(0, 0).0 >= 4 => 4,
+        "GenuineIntel" if max_leaf >= 4 => 4,
         "AuthenticAMD" | "HygonGenuine" => {
-            let max_ext = cpuid(0x8000_0000, 0).0;
-            let topoext = cpuid(0x8000_0001, 0).2 & (1 << 22) != 0;
+            let max_ext = cpuid(0x8000_0000, 0).map_or(0, |r| r.0);
+            let topoext = cpuid(0x8000_0001, 0).is_some_and(|r| r.2 & (1 << 22) != 0);
             if max_ext < 0x8000_001D || !topoext {
                 return Vec::new();
             }
@@ -159,7 +131,7 @@ pub fn data_caches() -> Vec<CacheInfo> {
     };
     let mut caches: Vec<CacheInfo> = (0..16)
         .map_while(|sub| {
-            let (eax, ebx, ecx, _) = cpuid(leaf, sub);
+            let (eax, ebx, ecx, _) = cpuid(leaf, sub)?;
             decode_cache(eax, ebx, ecx)
         })
         .filter(CacheInfo::holds_data)
@@ -168,10 +140,33 @@ pub fn data_caches() -> Vec<CacheInfo> {
     caches
 }
 
-/// The data (or unified) caches CPUID describes; empty off x86_64.
-#[cfg(not(target_arch = "x86_64"))]
-pub fn data_caches() -> Vec<CacheInfo> {
-    Vec::new()
+/// CPUID's frequency claims: leaf 0x16 (base and maximum MHz, often zero in a
+/// VM) and leaf 0x15 (the TSC rate from the crystal), in GHz; empty off x86.
+pub fn frequency_claims() -> Vec<(&'static str, f64)> {
+    let mut out = Vec::new();
+    let max_leaf = cpuid(0, 0).map_or(0, |r| r.0);
+    if max_leaf >= 0x16
+        && let Some((base, max, ..)) = cpuid(0x16, 0)
+    {
+        for (source, mhz) in [("CPUID 0x16 base", base), ("CPUID 0x16 max", max)] {
+            if mhz & 0xffff > 0 {
+                out.push((source, f64::from(mhz & 0xffff) / 1e3));
+            }
+        }
+    }
+    // TSC = crystal x EBX / EAX; ECX is the crystal's Hz when enumerated.
+    if max_leaf >= 0x15
+        && let Some((eax, ebx, ecx, _)) = cpuid(0x15, 0)
+        && eax > 0
+        && ebx > 0
+        && ecx > 0
+    {
+        out.push((
+            "CPUID 0x15 TSC",
+            f64::from(ecx) * f64::from(ebx) / f64::from(eax) / 1e9,
+        ));
+    }
+    out
 }
 
 /// Where CPUID and sysfs disagree about a level's size or ways, one line each.
@@ -240,10 +235,12 @@ mod tests {
         assert!(d[1].contains("sysfs does not"));
     }
 
-    #[cfg(target_arch = "x86_64")]
     #[test]
     fn this_cpu_answers() {
-        let cpu = cpu().unwrap();
+        let Some(cpu) = cpu() else {
+            eprintln!("skipped: no CPUID on this ISA");
+            return;
+        };
         assert_eq!(cpu.vendor.len(), 12);
         for c in data_caches() {
             assert!(c.size_bytes > 0 && c.level >= 1);

@@ -182,7 +182,7 @@ pub fn riscv(cpuinfo: &str) -> Option<Uarch> {
         .filter_map(|k| field(k).map(|v| format!("{k} {v}")))
         .collect::<Vec<_>>()
         .join(", ");
-    (uarch.is_some() || !ids.is_empty()).then(|| Uarch {
+    (uarch.is_some() || !ids.is_empty()).then_some(Uarch {
         name: None,
         core: uarch,
         id: ids,
@@ -192,20 +192,12 @@ pub fn riscv(cpuinfo: &str) -> Option<Uarch> {
 
 /// This machine's processor, as well as it can be named.
 pub fn this_machine() -> Option<Uarch> {
+    if let Some(cpu) = crate::machine::cpuid::cpu() {
+        let amx = crate::machine::cpuid::has_amx();
+        return Some(x86(&cpu.vendor, cpu.family, cpu.model, amx));
+    }
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    if cfg!(target_arch = "aarch64") {
-        return arm(&cpuinfo);
-    }
-    if cfg!(target_arch = "riscv64") {
-        return riscv(&cpuinfo);
-    }
-    let cpu = crate::machine::cpuid::cpu()?;
-    Some(x86(
-        &cpu.vendor,
-        cpu.family,
-        cpu.model,
-        crate::machine::cpuid::has_amx(),
-    ))
+    arm(&cpuinfo).or_else(|| riscv(&cpuinfo))
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 
 use std::arch::asm;
 
-use super::counter::{Counts, IsaCounter, calibrate_ticks_per_ns};
+use crate::clock::counter::{Counts, IsaCounter, calibrate_ticks_per_ns};
 use crate::counters::SelfMonitor;
 
 fn rdtsc() -> u64 {
@@ -22,7 +22,7 @@ fn rdpmc(index: u32) -> u64 {
 
 /// `rdpmc` of a cycles event when the PMU and perf allow it; else the TSC, a
 /// constant-rate time base (not core cycles: turbo and power states change their ratio).
-pub(super) fn best() -> Result<IsaCounter, String> {
+pub(crate) fn best_counter() -> Result<IsaCounter, String> {
     if let Ok(monitor) = SelfMonitor::open_cycles(0)
         && let Some(index) = monitor.user_counter()
     {
@@ -54,6 +54,6 @@ pub(super) fn best() -> Result<IsaCounter, String> {
 
 /// The TSC's rate timed against the monotonic clock, GHz (a time base's
 /// rate: on Intel the nominal frequency, on AMD the P0 frequency).
-pub(super) fn tsc_ghz() -> Option<f64> {
+pub(crate) fn tsc_ghz() -> Option<f64> {
     Some(calibrate_ticks_per_ns(&rdtsc))
 }

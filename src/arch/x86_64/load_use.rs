@@ -1,12 +1,8 @@
-//! riscv64 load-use kernels: `ld t, 0(p)`, N `nop`s, `add p, p, t`.
+//! x86_64 load-use kernels: `mov t, [p]`, N `nop`s, `add p, t`.
 //!
 //! The `add` is the use: it needs the loaded value, and its result is the next
-//! load's address, so every iteration waits for the previous load (a loop of
-//! `U` such iterations closed once per trip).
-//!
-//! A conditional branch reaches only 4 KiB, less than the largest unrolled
-//! body, so the loop closes with `beqz` over a `j` (which reaches 1 MiB): one
-//! instruction more per trip, measured with the rest of the loop overhead.
+//! load's address, so every iteration waits for the previous load (a
+//! `jnz`-closed loop of `U` such iterations, `dec` + `jnz` once per trip).
 
 use std::arch::asm;
 
@@ -16,7 +12,7 @@ use std::arch::asm;
 /// `p` must point at a node of a delta chain: every node reachable from it
 /// holds the byte distance (wrapping) from itself to the next node, and every
 /// node lies inside one live mapping.
-pub(super) unsafe fn chase<const N: usize, const U: usize>(
+pub(crate) unsafe fn load_use<const N: usize, const U: usize>(
     p: *const u64,
     trips: u64,
 ) -> *const u64 {
@@ -26,20 +22,19 @@ pub(super) unsafe fn chase<const N: usize, const U: usize>(
     // those nodes, writes only its own registers and touches no stack.
     unsafe {
         asm!(
-            // Align the loop head; the padding runs once, before the loop.
+            // Align the loop head so every N starts its trip at the same place
+            // in the fetch window; the padding runs once, before the loop.
             ".p2align 6",
             "2:",
             ".rept {u}",
-            "ld {t}, 0({p})",
+            "mov {t}, qword ptr [{p}]",
             ".rept {n}",
             "nop",
             ".endr",
-            "add {p}, {p}, {t}",
+            "add {p}, {t}",
             ".endr",
-            "addi {c}, {c}, -1",
-            "beqz {c}, 3f",
-            "j 2b",
-            "3:",
+            "dec {c}",
+            "jnz 2b",
             p = inout(reg) p,
             t = out(reg) _,
             c = inout(reg) trips => _,

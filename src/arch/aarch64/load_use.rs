@@ -12,7 +12,7 @@ use std::arch::asm;
 /// `p` must point at a node of a delta chain: every node reachable from it
 /// holds the byte distance (wrapping) from itself to the next node, and every
 /// node lies inside one live mapping.
-pub(super) unsafe fn chase<const N: usize, const U: usize>(
+pub(crate) unsafe fn load_use<const N: usize, const U: usize>(
     p: *const u64,
     trips: u64,
 ) -> *const u64 {

@@ -2,21 +2,16 @@
 //! The compiler may add address arithmetic or spills around them, which is why
 //! the asm kernels are preferred where they exist.
 
-#![cfg_attr(
-    any(
-        target_arch = "x86_64",
-        target_arch = "aarch64",
-        target_arch = "riscv64"
-    ),
-    allow(dead_code)
-)]
+// Only `chase_pointer` serves every ISA (`--kernel portable`); the rest
+// stand in for the asm on ISAs without it.
+#![allow(dead_code)]
 
 use std::hint::black_box;
 use std::ptr::read_volatile;
 
-use super::UNROLL;
+use crate::kernel::UNROLL;
 
-pub(super) unsafe fn chase_pointer(start: *const u64, trips: u64) -> *const u64 {
+pub(crate) unsafe fn chase_pointer(start: *const u64, trips: u64) -> *const u64 {
     let mut p = start;
     for _ in 0..trips {
         for _ in 0..UNROLL {
@@ -27,7 +22,7 @@ pub(super) unsafe fn chase_pointer(start: *const u64, trips: u64) -> *const u64 
     p
 }
 
-pub(super) unsafe fn chase_index(base: *const u64, start: u64, trips: u64) -> u64 {
+pub(crate) unsafe fn chase_index(base: *const u64, start: u64, trips: u64) -> u64 {
     let mut k = start;
     for _ in 0..trips {
         for _ in 0..UNROLL {
@@ -38,13 +33,13 @@ pub(super) unsafe fn chase_index(base: *const u64, start: u64, trips: u64) -> u6
     k
 }
 
-pub(super) fn empty_loop(trips: u64) {
+pub(crate) fn empty_loop(trips: u64) {
     for i in 0..trips {
         black_box(i);
     }
 }
 
-pub(super) fn add_chain(trips: u64, k: &u64) -> u64 {
+pub(crate) fn add_chain(trips: u64, k: &u64) -> u64 {
     let k = std::hint::black_box(*k);
     let mut x = 0u64;
     for _ in 0..trips * UNROLL {
@@ -55,7 +50,7 @@ pub(super) fn add_chain(trips: u64, k: &u64) -> u64 {
     x
 }
 
-pub(super) fn mul_chain(trips: u64, k: &u64) -> u64 {
+pub(crate) fn mul_chain(trips: u64, k: &u64) -> u64 {
     let k = std::hint::black_box(*k);
     let mut x = 1u64;
     for _ in 0..trips * UNROLL {

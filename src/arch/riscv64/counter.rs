@@ -2,7 +2,7 @@
 
 use std::arch::asm;
 
-use super::counter::{
+use crate::clock::counter::{
     Counts, IsaCounter, calibrate_ticks_per_ns, exit_with_advice_on_sigill, sysctl,
 };
 use crate::counters::SelfMonitor;
@@ -27,7 +27,7 @@ fn rdtime() -> u64 {
 /// 2 = legacy, always readable; 1 = readable for a perf event this thread has
 /// mmap'd (so one is opened and kept); 0 = never. Older kernels have no such
 /// sysctl and leave it readable.
-pub(super) fn best() -> Result<IsaCounter, String> {
+pub(crate) fn best_counter() -> Result<IsaCounter, String> {
     let access = sysctl("/proc/sys/kernel/perf_user_access");
     let keep = match access {
         None | Some(2) => Some(None),
@@ -61,6 +61,6 @@ pub(super) fn best() -> Result<IsaCounter, String> {
 }
 
 /// Only x86 has a TSC whose rate says something about the core clock.
-pub(super) fn tsc_ghz() -> Option<f64> {
+pub(crate) fn tsc_ghz() -> Option<f64> {
     None
 }

@@ -10,18 +10,6 @@
 //! rolled ones run one iteration per trip, like seed 003's loop, so the
 //! difference between the two is the loop's own cost.
 
-#[cfg(target_arch = "x86_64")]
-#[path = "x86_64.rs"]
-mod arch;
-
-#[cfg(target_arch = "aarch64")]
-#[path = "aarch64.rs"]
-mod arch;
-
-#[cfg(target_arch = "riscv64")]
-#[path = "riscv64.rs"]
-mod arch;
-
 use serde::{Deserialize, Serialize};
 
 use crate::chain::{Chain, WORD};
@@ -33,11 +21,7 @@ pub const UNROLL: u64 = 16;
 pub const MAX_NOPS: u32 = 128;
 
 /// Whether this build has load-use kernels (x86_64, aarch64, riscv64).
-pub const AVAILABLE: bool = cfg!(any(
-    target_arch = "x86_64",
-    target_arch = "aarch64",
-    target_arch = "riscv64"
-));
+pub const AVAILABLE: bool = crate::arch::HAS_ASM;
 
 /// How many iterations one loop trip holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -59,13 +43,9 @@ impl Shape {
     }
 }
 
-#[cfg(any(
-    target_arch = "x86_64",
-    target_arch = "aarch64",
-    target_arch = "riscv64"
-))]
 mod table {
-    use super::{UNROLL, arch};
+    use super::UNROLL;
+    use crate::arch;
 
     /// `(start, trips) -> end`: one compiled kernel.
     pub(super) type Kernel = unsafe fn(*const u64, u64) -> *const u64;
@@ -74,7 +54,7 @@ mod table {
 
     macro_rules! family {
         ($unroll:expr; $($n:literal)*) => {
-            [$(arch::chase::<$n, { $unroll }> as Kernel),*]
+            [$(arch::load_use::<$n, { $unroll }> as Kernel),*]
         };
     }
 
@@ -122,35 +102,22 @@ pub unsafe fn chase(
     start: u64,
     trips: u64,
 ) -> Option<u64> {
-    #[cfg(any(
-        target_arch = "x86_64",
-        target_arch = "aarch64",
-        target_arch = "riscv64"
-    ))]
-    {
-        let family = match shape {
-            Shape::Unrolled => &table::UNROLLED,
-            Shape::Rolled => &table::ROLLED,
-        };
-        let kernel = *family.get(nops as usize)?;
-        if trips == 0 {
-            return Some(start);
-        }
-        let base_addr = base as u64;
-        // SAFETY: the caller guarantees a delta chain inside the buffer; `start`
-        // is one of its nodes, so the kernel reads only the buffer.
-        let end = unsafe { kernel((base_addr + start) as *const u64, trips) };
-        Some(end as u64 - base_addr)
+    if !AVAILABLE {
+        return None;
     }
-    #[cfg(not(any(
-        target_arch = "x86_64",
-        target_arch = "aarch64",
-        target_arch = "riscv64"
-    )))]
-    {
-        let _ = (shape, nops, base, start, trips);
-        None
+    let family = match shape {
+        Shape::Unrolled => &table::UNROLLED,
+        Shape::Rolled => &table::ROLLED,
+    };
+    let kernel = *family.get(nops as usize)?;
+    if trips == 0 {
+        return Some(start);
     }
+    let base_addr = base as u64;
+    // SAFETY: the caller guarantees a delta chain inside the buffer; `start`
+    // is one of its nodes, so the kernel reads only the buffer.
+    let end = unsafe { kernel((base_addr + start) as *const u64, trips) };
+    Some(end as u64 - base_addr)
 }
 
 #[cfg(test)]

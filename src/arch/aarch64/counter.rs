@@ -2,7 +2,7 @@
 
 use std::arch::asm;
 
-use super::counter::{
+use crate::clock::counter::{
     Counts, IsaCounter, calibrate_ticks_per_ns, exit_with_advice_on_sigill, sysctl,
 };
 use crate::counters::SelfMonitor;
@@ -34,7 +34,7 @@ const CYCLE_COUNTER_INDEX: u32 = 31;
 
 /// `pmccntr_el0` when `perf_user_access` is 1 and perf maps the cycles event onto
 /// the cycle counter; otherwise the generic timer's virtual count.
-pub(super) fn best() -> Result<IsaCounter, String> {
+pub(crate) fn best_counter() -> Result<IsaCounter, String> {
     let access = sysctl("/proc/sys/kernel/perf_user_access");
     if access == Some(1) {
         // config1 bit 1 asks arm64 perf for user access to the event's counter.
@@ -70,6 +70,6 @@ pub(super) fn best() -> Result<IsaCounter, String> {
 }
 
 /// Only x86 has a TSC whose rate says something about the core clock.
-pub(super) fn tsc_ghz() -> Option<f64> {
+pub(crate) fn tsc_ghz() -> Option<f64> {
     None
 }

@@ -1,8 +1,8 @@
-//! riscv64 kernels: `ld a, 0(a)` chains in `asm!` (seed 000's `curr = *curr`).
+//! aarch64 kernels: `ldr x, [x]` chains in `asm!`.
 
 use std::arch::asm;
 
-pub(super) unsafe fn chase_pointer(start: *const u64, trips: u64) -> *const u64 {
+pub(crate) unsafe fn chase_pointer(start: *const u64, trips: u64) -> *const u64 {
     let mut p = start;
     // SAFETY: the caller guarantees every node holds the address of the next one;
     // the asm reads only those nodes and touches no other memory or the stack.
@@ -10,10 +10,10 @@ pub(super) unsafe fn chase_pointer(start: *const u64, trips: u64) -> *const u64 
         asm!(
             "2:",
             ".rept 100",
-            "ld {p}, 0({p})",
+            "ldr {p}, [{p}]",
             ".endr",
-            "addi {n}, {n}, -1",
-            "bnez {n}, 2b",
+            "subs {n}, {n}, #1",
+            "b.ne 2b",
             p = inout(reg) p,
             n = inout(reg) trips => _,
             options(nostack, readonly),
@@ -22,22 +22,18 @@ pub(super) unsafe fn chase_pointer(start: *const u64, trips: u64) -> *const u64 
     p
 }
 
-pub(super) unsafe fn chase_index(base: *const u64, start: u64, trips: u64) -> u64 {
+pub(crate) unsafe fn chase_index(base: *const u64, start: u64, trips: u64) -> u64 {
     let mut k = start;
     // SAFETY: the caller guarantees every node holds the word index of the next one.
-    // RISC-V has no scaled-index load, so each step is shift, add, load.
     unsafe {
         asm!(
             "2:",
             ".rept 100",
-            "slli {t}, {k}, 3",
-            "add {t}, {t}, {base}",
-            "ld {k}, 0({t})",
+            "ldr {k}, [{base}, {k}, lsl #3]",
             ".endr",
-            "addi {n}, {n}, -1",
-            "bnez {n}, 2b",
+            "subs {n}, {n}, #1",
+            "b.ne 2b",
             k = inout(reg) k,
-            t = out(reg) _,
             base = in(reg) base,
             n = inout(reg) trips => _,
             options(nostack, readonly),
@@ -46,13 +42,13 @@ pub(super) unsafe fn chase_index(base: *const u64, start: u64, trips: u64) -> u6
     k
 }
 
-pub(super) fn empty_loop(trips: u64) {
+pub(crate) fn empty_loop(trips: u64) {
     // SAFETY: only a register counter and a branch; no memory is touched.
     unsafe {
         asm!(
             "2:",
-            "addi {n}, {n}, -1",
-            "bnez {n}, 2b",
+            "subs {n}, {n}, #1",
+            "b.ne 2b",
             n = inout(reg) trips => _,
             options(nostack, nomem),
         );
@@ -60,20 +56,21 @@ pub(super) fn empty_loop(trips: u64) {
 }
 
 // The clock chains: each instruction depends on the one before through `x`,
-// and `k` is loaded from memory so no renamer can know it.
+// and `k` is loaded from memory so no renamer can know it (immediate adds and
+// register moves are eliminated at rename on some cores).
 
-pub(super) fn add_chain(trips: u64, k: &u64) -> u64 {
+pub(crate) fn add_chain(trips: u64, k: &u64) -> u64 {
     let mut x = 0u64;
     // SAFETY: one 8-byte read of `k`, then register arithmetic only.
     unsafe {
         asm!(
-            "ld {k}, 0({kp})",
+            "ldr {k}, [{kp}]",
             "2:",
             ".rept 100",
             "add {x}, {x}, {k}",
             ".endr",
-            "addi {n}, {n}, -1",
-            "bnez {n}, 2b",
+            "subs {n}, {n}, #1",
+            "b.ne 2b",
             x = inout(reg) x,
             k = out(reg) _,
             kp = in(reg) k,
@@ -84,19 +81,18 @@ pub(super) fn add_chain(trips: u64, k: &u64) -> u64 {
     x
 }
 
-pub(super) fn mul_chain(trips: u64, k: &u64) -> u64 {
+pub(crate) fn mul_chain(trips: u64, k: &u64) -> u64 {
     let mut x = 1u64;
-    // SAFETY: one 8-byte read of `k`, then register arithmetic only (the M
-    // extension is part of riscv64gc).
+    // SAFETY: one 8-byte read of `k`, then register arithmetic only.
     unsafe {
         asm!(
-            "ld {k}, 0({kp})",
+            "ldr {k}, [{kp}]",
             "2:",
             ".rept 100",
             "mul {x}, {x}, {k}",
             ".endr",
-            "addi {n}, {n}, -1",
-            "bnez {n}, 2b",
+            "subs {n}, {n}, #1",
+            "b.ne 2b",
             x = inout(reg) x,
             k = out(reg) _,
             kp = in(reg) k,

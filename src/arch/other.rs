@@ -1,0 +1,41 @@
+//! ISAs without `asm!` kernels: the portable (volatile-read) kernels, no
+//! user-space counter (memlat times with the monotonic clock), no load-use
+//! kernels, no CPUID.
+
+use crate::clock::counter::IsaCounter;
+
+pub(crate) use super::portable::{add_chain, chase_index, chase_pointer, empty_loop, mul_chain};
+
+/// The portable clock chains (through memory: rough).
+pub(crate) const CLOCK_CHAIN_INSTRUCTIONS: [&str; 2] = ["wrapping_add", "wrapping_mul"];
+
+/// No one multiply latency holds for an unknown ISA.
+pub(crate) const MUL_CYCLES: Option<f64> = None;
+
+/// This ISA has no hand-written kernels.
+pub(crate) const HAS_ASM: bool = false;
+
+pub(crate) fn best_counter() -> Result<IsaCounter, String> {
+    Err("this ISA has no cycle counter support in memlat; using the monotonic clock".into())
+}
+
+/// Only x86 has a TSC whose rate says something about the core clock.
+pub(crate) fn tsc_ghz() -> Option<f64> {
+    None
+}
+
+/// No load-use kernels without `asm!`; never called (`HAS_ASM` is false).
+///
+/// # Safety
+/// None needed: it reads nothing.
+pub(crate) unsafe fn load_use<const N: usize, const U: usize>(
+    p: *const u64,
+    _trips: u64,
+) -> *const u64 {
+    unreachable!("load-use kernels exist only where HAS_ASM is true ({p:?})")
+}
+
+/// CPUID is x86 only.
+pub(crate) fn cpuid(_leaf: u32, _subleaf: u32) -> Option<(u32, u32, u32, u32)> {
+    None
+}

@@ -1,0 +1,25 @@
+//! riscv64: the `asm!` that differs on this ISA (chase and load-use
+//! kernels, clock chains, the empty loop, user-space counters).
+
+mod chase;
+mod counter;
+mod load_use;
+
+pub(crate) use chase::{add_chain, chase_index, chase_pointer, empty_loop, mul_chain};
+pub(crate) use counter::{best_counter, tsc_ghz};
+pub(crate) use load_use::load_use;
+
+/// The clock chains' instructions, as the ISA writes them.
+pub(crate) const CLOCK_CHAIN_INSTRUCTIONS: [&str; 2] = ["add x, x, x", "mul x, x, x"];
+
+/// The multiply's documented latency on every core of this ISA, if one
+/// number holds for all (it does not: 2 to 5 cycles, by core).
+pub(crate) const MUL_CYCLES: Option<f64> = None;
+
+/// This ISA has hand-written kernels.
+pub(crate) const HAS_ASM: bool = true;
+
+/// CPUID is x86 only.
+pub(crate) fn cpuid(_leaf: u32, _subleaf: u32) -> Option<(u32, u32, u32, u32)> {
+    None
+}

@@ -1,0 +1,29 @@
+//! x86_64: the `asm!` that differs on this ISA (chase and load-use
+//! kernels, clock chains, the empty loop, user-space counters).
+
+mod chase;
+mod counter;
+mod load_use;
+
+pub(crate) use chase::{add_chain, chase_index, chase_pointer, empty_loop, mul_chain};
+pub(crate) use counter::{best_counter, tsc_ghz};
+pub(crate) use load_use::load_use;
+
+/// The clock chains' instructions, as the ISA writes them.
+pub(crate) const CLOCK_CHAIN_INSTRUCTIONS: [&str; 2] = ["add r64, r64", "imul r64, r64"];
+
+/// The multiply's documented latency on every core of this ISA, if one
+/// number holds for all (imul r64, r64: 3 cycles on every Intel core since Sandy Bridge and every AMD Zen).
+pub(crate) const MUL_CYCLES: Option<f64> = Some(3.0);
+
+/// This ISA has hand-written kernels.
+pub(crate) const HAS_ASM: bool = true;
+
+/// CPUID leaf and subleaf: (eax, ebx, ecx, edx).
+pub(crate) fn cpuid(leaf: u32, subleaf: u32) -> Option<(u32, u32, u32, u32)> {
+    // SAFETY: CPUID exists on every x86_64 processor and has no side effects
+    // (the intrinsic is an unsafe fn before Rust 1.87, a safe one after).
+    #[allow(unused_unsafe)]
+    let r = unsafe { core::arch::x86_64::__cpuid_count(leaf, subleaf) };
+    Some((r.eax, r.ebx, r.ecx, r.edx))
+}
