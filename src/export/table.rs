@@ -1,0 +1,299 @@
+//! One table type for every command: rendered as aligned text for people,
+//! CSV (through the `csv` crate) for scripts, and Markdown for issues and
+//! wikis. Cells keep their numbers: text and Markdown round them to the
+//! column's decimals, CSV writes them in full; a missing value is `-` for
+//! people and an empty field for scripts.
+
+use std::fmt::Write as _;
+
+/// How a column lines up in text and Markdown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Align {
+    /// Text columns.
+    Left,
+    /// Number columns.
+    Right,
+}
+
+/// One column: its header and alignment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Column {
+    /// Header text.
+    pub name: String,
+    /// Alignment.
+    pub align: Align,
+}
+
+/// One cell.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cell {
+    /// Text as it is.
+    Text(String),
+    /// A whole number.
+    Int(i128),
+    /// A number shown with `decimals` digits after the point (in full in CSV).
+    Float {
+        /// The value.
+        value: f64,
+        /// Digits shown to people.
+        decimals: usize,
+    },
+    /// No value: `-` for people, empty in CSV.
+    Missing,
+}
+
+impl Cell {
+    /// A number with `decimals` digits for people; missing when not finite.
+    pub fn float(value: f64, decimals: usize) -> Cell {
+        if value.is_finite() {
+            Cell::Float { value, decimals }
+        } else {
+            Cell::Missing
+        }
+    }
+
+    /// An optional number.
+    pub fn opt(value: Option<f64>, decimals: usize) -> Cell {
+        value.map_or(Cell::Missing, |v| Cell::float(v, decimals))
+    }
+
+    /// Text.
+    pub fn text(value: impl Into<String>) -> Cell {
+        Cell::Text(value.into())
+    }
+
+    fn human(&self) -> String {
+        match self {
+            Cell::Text(t) => t.clone(),
+            Cell::Int(i) => i.to_string(),
+            Cell::Float { value, decimals } => format!("{value:.decimals$}"),
+            Cell::Missing => "-".into(),
+        }
+    }
+
+    fn machine(&self) -> String {
+        match self {
+            Cell::Text(t) => t.clone(),
+            Cell::Int(i) => i.to_string(),
+            Cell::Float { value, .. } => value.to_string(),
+            Cell::Missing => String::new(),
+        }
+    }
+}
+
+impl From<u64> for Cell {
+    fn from(v: u64) -> Cell {
+        Cell::Int(v.into())
+    }
+}
+
+impl From<usize> for Cell {
+    fn from(v: usize) -> Cell {
+        Cell::Int(v as i128)
+    }
+}
+
+impl From<&str> for Cell {
+    fn from(v: &str) -> Cell {
+        Cell::Text(v.into())
+    }
+}
+
+impl From<String> for Cell {
+    fn from(v: String) -> Cell {
+        Cell::Text(v)
+    }
+}
+
+/// A table: columns, rows, and notes printed under it for people.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Table {
+    /// Columns, in order.
+    pub columns: Vec<Column>,
+    /// Rows; each has one cell per column.
+    pub rows: Vec<Vec<Cell>>,
+    /// Lines under the table in text and Markdown (not in CSV).
+    pub notes: Vec<String>,
+}
+
+impl Table {
+    /// A table with these columns: a name starting with `<` is left-aligned
+    /// (the `<` is dropped), any other right-aligned.
+    pub fn new(columns: &[&str]) -> Table {
+        Table {
+            columns: columns
+                .iter()
+                .map(|c| match c.strip_prefix('<') {
+                    Some(name) => Column {
+                        name: name.into(),
+                        align: Align::Left,
+                    },
+                    None => Column {
+                        name: (*c).into(),
+                        align: Align::Right,
+                    },
+                })
+                .collect(),
+            ..Table::default()
+        }
+    }
+
+    /// Adds a row (one cell per column).
+    pub fn row(&mut self, cells: Vec<Cell>) -> &mut Self {
+        debug_assert_eq!(cells.len(), self.columns.len(), "one cell per column");
+        self.rows.push(cells);
+        self
+    }
+
+    /// Adds a note printed under the table.
+    pub fn note(&mut self, note: impl Into<String>) -> &mut Self {
+        self.notes.push(note.into());
+        self
+    }
+
+    fn widths(&self) -> Vec<usize> {
+        self.columns
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                self.rows
+                    .iter()
+                    .map(|r| r.get(i).map_or(1, |cell| cell.human().chars().count()))
+                    .chain([c.name.chars().count()])
+                    .max()
+                    .unwrap_or(1)
+            })
+            .collect()
+    }
+
+    fn pad(text: &str, width: usize, align: Align) -> String {
+        match align {
+            Align::Left => format!("{text:<width$}"),
+            Align::Right => format!("{text:>width$}"),
+        }
+    }
+
+    /// Aligned columns separated by two spaces, then the notes.
+    pub fn text(&self) -> String {
+        let widths = self.widths();
+        let line = |cells: Vec<String>| {
+            let padded: Vec<String> = cells
+                .iter()
+                .zip(&widths)
+                .zip(&self.columns)
+                .map(|((text, &w), c)| Self::pad(text, w, c.align))
+                .collect();
+            padded.join("  ").trim_end().to_string() + "\n"
+        };
+        let mut out = line(self.columns.iter().map(|c| c.name.clone()).collect());
+        for row in &self.rows {
+            out += &line(row.iter().map(Cell::human).collect());
+        }
+        if !self.notes.is_empty() {
+            out.push('\n');
+            for note in &self.notes {
+                out += &crate::export::text::wrap(note, 88, "");
+            }
+        }
+        out
+    }
+
+    /// A header and one record per row, numbers in full.
+    pub fn csv(&self) -> String {
+        let mut writer = csv::Writer::from_writer(Vec::new());
+        let header: Vec<&str> = self.columns.iter().map(|c| c.name.as_str()).collect();
+        // Writing to a Vec cannot fail.
+        writer.write_record(&header).expect("writing to memory");
+        for row in &self.rows {
+            writer
+                .write_record(row.iter().map(Cell::machine))
+                .expect("writing to memory");
+        }
+        let bytes = writer.into_inner().expect("flushing to memory");
+        String::from_utf8(bytes).expect("cells are UTF-8")
+    }
+
+    /// A GitHub-flavoured Markdown table, then the notes as a list.
+    pub fn markdown(&self) -> String {
+        let escape = |t: String| t.replace('|', "\\|");
+        let mut out = String::new();
+        let header: Vec<String> = self
+            .columns
+            .iter()
+            .map(|c| escape(c.name.clone()))
+            .collect();
+        let _ = writeln!(out, "| {} |", header.join(" | "));
+        let rule: Vec<&str> = self
+            .columns
+            .iter()
+            .map(|c| match c.align {
+                Align::Left => ":---",
+                Align::Right => "---:",
+            })
+            .collect();
+        let _ = writeln!(out, "| {} |", rule.join(" | "));
+        for row in &self.rows {
+            let cells: Vec<String> = row.iter().map(|c| escape(c.human())).collect();
+            let _ = writeln!(out, "| {} |", cells.join(" | "));
+        }
+        if !self.notes.is_empty() {
+            out.push('\n');
+            for note in &self.notes {
+                let _ = writeln!(out, "- {note}");
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn example() -> Table {
+        let mut t = Table::new(&["<level", "size", "ns"]);
+        t.row(vec!["L1".into(), 49152u64.into(), Cell::float(1.4321, 2)]);
+        t.row(vec![
+            "memory, far".into(),
+            Cell::Missing,
+            Cell::float(171.0, 2),
+        ]);
+        t.note("ns: median of 3 repeats");
+        t
+    }
+
+    #[test]
+    fn text_aligns_numbers_right_and_text_left() {
+        let text = example().text();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "level         size      ns");
+        assert_eq!(lines[1], "L1           49152    1.43");
+        assert_eq!(lines[2], "memory, far      -  171.00");
+        assert_eq!(lines[4], "ns: median of 3 repeats");
+    }
+
+    #[test]
+    fn csv_quotes_and_keeps_full_numbers() {
+        let csv = example().csv();
+        assert_eq!(
+            csv,
+            "level,size,ns\nL1,49152,1.4321\n\"memory, far\",,171\n"
+        );
+    }
+
+    #[test]
+    fn markdown_has_an_alignment_row_and_escapes_pipes() {
+        let mut t = example();
+        t.row(vec!["a|b".into(), 1u64.into(), Cell::Missing]);
+        let md = t.markdown();
+        assert!(md.starts_with("| level | size | ns |\n| :--- | ---: | ---: |\n"));
+        assert!(md.contains("| a\\|b | 1 | - |"));
+        assert!(md.ends_with("- ns: median of 3 repeats\n"));
+    }
+
+    #[test]
+    fn non_finite_numbers_are_missing() {
+        assert_eq!(Cell::float(f64::NAN, 2), Cell::Missing);
+        assert_eq!(Cell::opt(None, 2), Cell::Missing);
+    }
+}
