@@ -2,5 +2,6 @@
 //! operating system's settings that shape a measurement. These are claims
 //! and conditions, shown beside measurements, never reported as measured.
 
+pub mod host;
 pub mod system;
 pub mod uarch;
