@@ -27,6 +27,14 @@ pub struct Cli {
     pub quick: QuickArgs,
 }
 
+/// Whether memlat was started under seed 004's program name (`ptr_chase`,
+/// e.g. through a symlink), so it should act as that program.
+pub fn invoked_as_ptr_chase(argv0: &std::ffi::OsStr) -> bool {
+    std::path::Path::new(argv0)
+        .file_name()
+        .is_some_and(|name| name == "ptr_chase")
+}
+
 /// memlat's commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -43,6 +51,10 @@ pub enum Command {
     ///   memlat run -n 53248 -s 4096                  # 13 lines 4 KiB apart: conflict misses
     ///   memlat run -n 256K --pattern random -e task-clock,page-faults --format json
     Run(RunArgs),
+    /// memlat invoked as `ptr_chase` (seed 004's program, e.g. through a
+    /// symlink): `memlat run` with the seed's defaults and its own view.
+    #[command(name = "ptr-chase", hide = true)]
+    PtrChase(RunArgs),
     /// List the perf events memlat knows and whether this machine can count each.
     Events(EventsArgs),
     /// What this machine lets memlat measure, and how well: PMU, perf_event_paranoid,
@@ -245,7 +257,13 @@ pub struct RunArgs {
     pub stride: u64,
 
     /// Loads per timed sample (rounded up to a multiple of 100) [default: as many as take --sample-ms].
-    #[arg(short = 'a', long, value_name = "A")]
+    #[arg(
+        short = 'a',
+        long,
+        value_name = "A",
+        alias = "n_accesses",
+        alias = "n-accesses"
+    )]
     pub accesses: Option<u64>,
 
     /// Flags shared with the other measuring commands.

@@ -1,7 +1,15 @@
 use clap::Parser;
 
 fn main() {
-    let cli = memlat::cli::Cli::parse();
+    let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // As seed 004's `ptr_chase`, memlat is `memlat run` with the seed's defaults.
+    if args
+        .first()
+        .is_some_and(|argv0| memlat::cli::invoked_as_ptr_chase(argv0))
+    {
+        args.insert(1, "ptr-chase".into());
+    }
+    let cli = memlat::cli::Cli::parse_from(args);
     if let Err(error) = memlat::commands::dispatch(cli) {
         eprintln!("error: {error:#}");
         std::process::exit(memlat::error::exit_code(&error));

@@ -56,12 +56,77 @@ fn text_keeps_seed_004_lines_then_the_latency() {
         .parse()
         .unwrap();
     assert!(ns > 0.0 && cycles > 0.0);
-    assert!(
-        ["perf", "cycle-counter", "estimated"]
-            .contains(&text_value(&text, "cycle_source").unwrap())
-    );
-    assert!(text_value(&text, "page_backing").is_some());
+    let word = |key: &str| {
+        text.lines().find_map(|line| {
+            let (k, v) = line.split_once(" = ")?;
+            (k.trim() == key).then(|| v.trim())
+        })
+    };
+    assert!(["perf", "cycle-counter", "estimated"].contains(&word("cycle_source").unwrap()));
+    assert!(word("page_backing").is_some());
     assert!(text_value(&text, "cpu").is_some());
+    // Seed 004's notebook reads every `key:value` line with pandas and averages
+    // them: each one must hold a number (or nan), and `cycles` must be there.
+    let reader = |line: &str| {
+        let (key, value) = line.split_once(':')?;
+        (!key.is_empty() && !value.contains(':')).then(|| value.trim().to_string())
+    };
+    for value in text.lines().filter_map(reader) {
+        assert!(
+            value == "nan" || value.parse::<f64>().is_ok(),
+            "a word where the seed's reader wants a number: {value}\n{text}"
+        );
+    }
+    assert!(text_value(&text, "cycles").unwrap().parse::<u64>().unwrap() > 0);
+}
+
+#[test]
+fn as_ptr_chase_memlat_prints_the_seeds_view_with_its_defaults() {
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("ptr_chase");
+    std::os::unix::fs::symlink(assert_cmd::cargo::cargo_bin("memlat"), &link).unwrap();
+    let out = Command::new(&link)
+        .args([
+            "-n",
+            "4096",
+            "-s",
+            "64",
+            "--n_accesses",
+            "200000",
+            "--sample-ms",
+            "2",
+        ])
+        .assert()
+        .success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let keys: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.split_once(" : ").map(|(k, _)| k.trim()))
+        .collect();
+    assert_eq!(
+        &keys[..5],
+        [
+            "size",
+            "stride",
+            "distinct_blocks",
+            "accesses",
+            "last element"
+        ]
+    );
+    for event in [
+        "instructions",
+        "cycles",
+        "L1-dcache-load-misses",
+        "cache-misses",
+    ] {
+        assert!(keys.contains(&event), "{event} missing from\n{text}");
+    }
+    assert!(text.lines().any(|l| l == "OK"));
+    assert_eq!(text_value(&text, "accesses"), Some("200000"));
+    assert!(
+        text_value(&text, "ns_per_load").is_none(),
+        "the seed's view only"
+    );
 }
 
 #[test]

@@ -28,6 +28,7 @@ use crate::topology;
 pub fn dispatch(cli: Cli) -> Result<()> {
     match cli.command {
         Some(Command::Run(args)) => run::run(&args),
+        Some(Command::PtrChase(args)) => run::ptr_chase(&args),
         Some(Command::Events(args)) => events::run(&args),
         Some(Command::Doctor(args)) => doctor::run(&args),
         Some(Command::Sweep(args)) => sweep::run(&args),
@@ -56,6 +57,17 @@ pub(crate) fn prepare(
     default_pattern: Pattern,
     default_repeats: u32,
 ) -> Result<Prepared> {
+    prepare_with_events(args, default_pattern, default_repeats, None)
+}
+
+/// [`prepare`], counting `default_events` when -e is not given; those that
+/// this machine cannot count are summed up in one note rather than a warning each.
+pub(crate) fn prepare_with_events(
+    args: &MeasureArgs,
+    default_pattern: Pattern,
+    default_repeats: u32,
+    default_events: Option<&str>,
+) -> Result<Prepared> {
     let allowed = memory::allowed_cpus();
     let cpu = match args.cpu {
         Some(cpu) if !allowed.contains(&cpu) => {
@@ -74,7 +86,8 @@ pub(crate) fn prepare(
             "--node {node}: no such NUMA node (see /sys/devices/system/node/)"
         ));
     }
-    let events: Vec<EventSpec> = match &args.events {
+    let defaulted = args.events.is_none() && default_events.is_some();
+    let events: Vec<EventSpec> = match args.events.as_deref().or(default_events) {
         Some(list) => parse_event_list(list).map_err(|e| UsageError(e.to_string()))?,
         None => Vec::new(),
     };
@@ -108,8 +121,23 @@ pub(crate) fn prepare(
     }
     let mut engine = Engine::with_clock(cpu, &events, args.ghz, args.clock)?;
     engine.set_prefetchers(&prefetch.status);
-    for warning in &engine.event_warnings {
-        notices.push(warning.to_string());
+    match engine.event_warnings.first() {
+        Some(first) if defaulted => notices.push(format!(
+            "seed 004's default events {} print nan here ({}{}); choose events with -e (`memlat events` lists what this machine counts)",
+            engine
+                .event_warnings
+                .iter()
+                .map(|w| w.event.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            first.reason,
+            if engine.event_warnings.iter().any(|w| w.event == "cycles") {
+                "; cycles are estimated from the core clock instead"
+            } else {
+                ""
+            }
+        )),
+        _ => notices.extend(engine.event_warnings.iter().map(|w| w.to_string())),
     }
     let template = PointSpec {
         size: 0,

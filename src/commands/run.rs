@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 
-use super::{notice, prepare, warn};
+use super::{notice, prepare_with_events, warn};
 use crate::chain::Pattern;
 use crate::cli::{Format, RunArgs};
 use crate::error::usage;
@@ -11,8 +11,39 @@ use crate::kernel::UNROLL;
 use crate::runner::{CycleSource, Engine, Measurement};
 use crate::units::round_up;
 
+/// Seed 004's default events: `memlat run` counts these when -e is not given,
+/// so the seed's notebook finds every column it plots (`nan` where this
+/// machine cannot count one).
+pub const SEED_EVENTS: &str = "instructions,cycles,L1-dcache-load-misses,cache-misses";
+
+/// Seed 004's default number of accesses, for `ptr_chase`.
+pub const SEED_ACCESSES: u64 = 100_000_000;
+
 /// Runs `memlat run`.
 pub fn run(args: &RunArgs) -> Result<()> {
+    measure_and_print(args, View::Memlat)
+}
+
+/// memlat invoked as `ptr_chase` (seed 004's program name): `memlat run` with
+/// the seed's defaults (-a 100000000) and the seed's own view.
+pub fn ptr_chase(args: &RunArgs) -> Result<()> {
+    let args = RunArgs {
+        accesses: args.accesses.or(Some(SEED_ACCESSES)),
+        ..args.clone()
+    };
+    measure_and_print(&args, View::Seed)
+}
+
+/// Which text view to print.
+#[derive(Clone, Copy, PartialEq)]
+enum View {
+    /// Seed 004's lines, then every memlat figure (`memlat run`).
+    Memlat,
+    /// Seed 004's lines only (`ptr_chase`).
+    Seed,
+}
+
+fn measure_and_print(args: &RunArgs, view: View) -> Result<()> {
     if args.size == 0 {
         return usage("-n/--size 0: the buffer needs at least one 8-byte node, e.g. -n 16K");
     }
@@ -50,7 +81,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
             round_up(a, UNROLL)
         ));
     }
-    let mut prepared = prepare(&args.measure, Pattern::Stride, 5)?;
+    let mut prepared = prepare_with_events(&args.measure, Pattern::Stride, 5, Some(SEED_EVENTS))?;
     notes.append(&mut prepared.notices);
     for note in &notes {
         notice(note);
@@ -66,11 +97,12 @@ pub fn run(args: &RunArgs) -> Result<()> {
     for warning in &measurement.warnings {
         warn(warning);
     }
-    output.write(&render(&measurement, args.measure.format)?)
+    output.write(&render(&measurement, args.measure.format, view)?)
 }
 
-fn render(m: &Measurement, format: Format) -> Result<String> {
+fn render(m: &Measurement, format: Format, view: View) -> Result<String> {
     Ok(match format {
+        Format::Text if view == View::Seed => text::seed_view(m),
         Format::Text => text::measurement(m),
         Format::Json => export::json(m)?,
         Format::Csv => csv::samples(std::slice::from_ref(m)),

@@ -4,12 +4,26 @@
 use crate::runner::Measurement;
 
 /// Lines of `key : value`, keys padded like seed 004's output.
-#[derive(Default)]
 pub struct KeyValues {
     lines: Vec<(String, String)>,
+    separator: &'static str,
+}
+
+impl Default for KeyValues {
+    fn default() -> KeyValues {
+        KeyValues::with_separator(":")
+    }
 }
 
 impl KeyValues {
+    /// Lines of `key SEPARATOR value` (`=` for lines seed 004's reader must skip).
+    pub fn with_separator(separator: &'static str) -> KeyValues {
+        KeyValues {
+            lines: Vec::new(),
+            separator,
+        }
+    }
+
     /// Adds one line.
     pub fn add(&mut self, key: impl Into<String>, value: impl ToString) -> &mut Self {
         self.lines.push((key.into(), value.to_string()));
@@ -36,7 +50,7 @@ impl KeyValues {
             if value.is_empty() {
                 out.push_str(key);
             } else {
-                out.push_str(&format!("{key:<width$} : {value}"));
+                out.push_str(&format!("{key:<width$} {} {value}", self.separator));
             }
             out.push('\n');
         }
@@ -44,9 +58,11 @@ impl KeyValues {
     }
 }
 
-/// `memlat run`'s text output.
-pub fn measurement(m: &Measurement) -> String {
-    let mut kv = KeyValues::default();
+/// Seed 004's lines: size, stride, distinct_blocks, accesses, last element,
+/// one line per event with its count over the A accesses (`nan` where it
+/// could not be counted, so pandas reads a number), a `cycles` line always
+/// (counted where perf counts it, else ns x the core clock), then `OK`.
+fn seed_lines(m: &Measurement, kv: &mut KeyValues) {
     kv.add("size", m.size)
         .add("stride", m.stride)
         .add("distinct_blocks", m.distinct_blocks)
@@ -54,16 +70,48 @@ pub fn measurement(m: &Measurement) -> String {
         .add("last element", m.last_element);
     // Seed 004 prints each event's count over the A accesses; ours is the
     // 2A-run count minus the A-run count, so fixed costs cancel.
+    let total = |per_load: f64| {
+        let v = per_load * m.accesses as f64;
+        if v.is_finite() {
+            format!("{}", v.round() as i64)
+        } else {
+            "nan".into()
+        }
+    };
     for (name, per_load) in &m.events {
         match per_load {
-            Some(v) => kv.add(name.clone(), (v * m.accesses as f64).round() as i64),
-            None => kv.add(name.clone(), "not counted"),
+            Some(v) => kv.add(name.clone(), total(*v)),
+            None if name == "cycles" => kv.add(name.clone(), total(m.cycles_per_load.median)),
+            None => kv.add(name.clone(), "nan"),
         };
     }
+    if !m.events.contains_key("cycles") {
+        kv.add("cycles", total(m.cycles_per_load.median));
+    }
     kv.word("OK");
-    kv.add("pattern", m.pattern.name())
-        .add("kernel", m.kernel.name())
-        .add("chain_nodes", m.chain_nodes)
+}
+
+/// Where the `cycles` line's count comes from, as a line seed 004's reader skips.
+fn cycles_note(m: &Measurement) -> String {
+    let counted = m.events.get("cycles").copied().flatten().is_some();
+    if counted || m.cycle_source.counted() {
+        format!("cycles_source = {} (counted)", m.cycle_source)
+    } else {
+        format!(
+            "cycles_source = {} (ns x {:.3} GHz; not counted)",
+            m.cycle_source, m.clock_ghz
+        )
+    }
+}
+
+/// `memlat run`'s text output: seed 004's lines first, then every figure as
+/// `key : number`, then the facts that are words as `key = value`. Seed 004's
+/// notebook reader (`key:value` lines into a pandas frame) thus reads numbers
+/// only and averages them without tripping over words.
+pub fn measurement(m: &Measurement) -> String {
+    let mut kv = KeyValues::default();
+    seed_lines(m, &mut kv);
+    kv.add("chain_nodes", m.chain_nodes)
         .add("repeats", m.repeats);
     for (key, s, digits) in [
         ("ns_per_load", &m.ns_per_load, 3),
@@ -74,9 +122,7 @@ pub fn measurement(m: &Measurement) -> String {
             .add(format!("{key}_max"), format!("{:.*}", digits, s.max))
             .add(format!("{key}_cv"), format!("{:.4}", s.cv));
     }
-    kv.add("cycle_source", m.cycle_source)
-        .add("clock", &m.clock)
-        .add("clock_ghz", format!("{:.3}", m.clock_ghz))
+    kv.add("clock_ghz", format!("{:.3}", m.clock_ghz))
         .add("clock_ghz_before", format!("{:.3}", m.clock_ghz_before))
         .add("clock_ghz_after", format!("{:.3}", m.clock_ghz_after))
         .add(
@@ -90,20 +136,38 @@ pub fn measurement(m: &Measurement) -> String {
             kv.add(format!("{name}_per_load"), format!("{v:.4}"));
         }
     }
-    kv.add("page_backing", &m.page_backing.obtained)
-        .add("page_backing_requested", &m.page_backing.requested)
-        .add(
-            "huge_fraction",
-            format!("{:.2}", m.page_backing.huge_fraction),
-        )
-        .add("cpu", m.cpu);
-    if let Some(prefetchers) = &m.prefetchers {
-        kv.add("prefetchers", prefetchers);
-    }
+    kv.add(
+        "huge_fraction",
+        format!("{:.2}", m.page_backing.huge_fraction),
+    )
+    .add("cpu", m.cpu);
     if let Some(node) = m.node {
         kv.add("node", node);
     }
-    kv.render()
+    let mut out = kv.render();
+    let mut words = KeyValues::with_separator("=");
+    words
+        .add("pattern", m.pattern.name())
+        .add("kernel", m.kernel.name())
+        .add("cycle_source", m.cycle_source)
+        .add("clock", &m.clock)
+        .add("page_backing", &m.page_backing.obtained)
+        .add("page_backing_requested", &m.page_backing.requested);
+    if let Some(prefetchers) = &m.prefetchers {
+        words.add("prefetchers", prefetchers);
+    }
+    out += &words.render();
+    out += &cycles_note(m);
+    out.push('\n');
+    out
+}
+
+/// Seed 004's own view, for `ptr_chase`: its lines and `OK`, then one line
+/// (skipped by its reader) saying where the cycle count came from.
+pub fn seed_view(m: &Measurement) -> String {
+    let mut kv = KeyValues::default();
+    seed_lines(m, &mut kv);
+    kv.render() + &cycles_note(m) + "\n"
 }
 
 /// Wraps `text` at `width` columns, each line indented by `indent`.

@@ -45,9 +45,7 @@ impl Host {
                 let (key, value) = l.split_once(':')?;
                 (key.trim() == "model name").then(|| value.trim().to_string())
             })
-            .or_else(|| {
-                crate::platform::uarch::this_machine().map(|u| u.core.unwrap_or(u.id))
-            })
+            .or_else(|| crate::platform::uarch::this_machine().map(|u| u.core.unwrap_or(u.id)))
             .unwrap_or_else(|| "unknown".into());
         let kernel = read("/proc/sys/kernel/osrelease").unwrap_or_else(|| "unknown".into());
         let id = read("/etc/machine-id")
