@@ -19,7 +19,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::topology::CacheInfo;
+use crate::platform::caches::CacheInfo;
 
 /// Lines tried at most per level when its ways are not claimed.
 pub const DEFAULT_MAX_LINES: u64 = 40;
@@ -212,7 +212,7 @@ mod tests {
     fn cache(level: u32, size: u64, ways: Option<u64>) -> CacheInfo {
         CacheInfo {
             level,
-            kind: crate::topology::CacheKind::Unified,
+            kind: crate::platform::caches::CacheKind::Unified,
             size_bytes: size,
             line_bytes: Some(64),
             ways,

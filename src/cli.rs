@@ -6,7 +6,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::chain::Pattern;
 use crate::kernel::KernelKind;
-use crate::memory::PageRequest;
+use crate::platform::PageRequest;
 use crate::units::parse_size;
 
 /// Measures how long a load takes from L1, L2, L3, DRAM or another NUMA node,
@@ -211,7 +211,7 @@ pub struct MeasureArgs {
     /// restoring them on exit; where that cannot be done memlat says why and
     /// measures with them as they are.
     #[arg(long, value_enum, value_name = "MODE", default_value = "as-is")]
-    pub prefetchers: crate::prefetch::PrefetchMode,
+    pub prefetchers: crate::platform::prefetch::PrefetchMode,
 
     /// perf events to count, comma-separated, with perf's names (cycles,
     /// instructions, L1-dcache-load-misses, LLC-load-misses, dTLB-load-misses,
@@ -229,7 +229,7 @@ pub struct MeasureArgs {
     /// with cycles estimated; `cycle-counter` forces the ISA counter (rdtsc,
     /// cntvct_el0 and rdtime are time bases, not cycles); `perf`; `monotonic`.
     #[arg(long, value_enum, default_value = "auto")]
-    pub clock: crate::clock::ClockRequest,
+    pub clock: crate::platform::clock::ClockRequest,
 
     /// Target duration of one sample (A loads timed, then 2A loads timed), in
     /// milliseconds; sets A when -a is not given. Each repeat takes 3 samples and keeps the fastest.

@@ -8,7 +8,7 @@
 
 use serde::Serialize;
 
-use crate::machine::Machine;
+use crate::platform::caches::Machine;
 use crate::runner::Measurement;
 use crate::stats::Summary;
 use crate::units::HumanBytes;
@@ -202,11 +202,12 @@ pub fn table(name: &str, summaries: &[LevelSummary]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::machine;
+    use crate::platform::caches;
 
     #[test]
     fn halves_each_cache_and_caps_memory() {
-        let m = machine::parse("name: t\nL1: 32K\nL2: 1M\nL3: 32M\n").unwrap();
+        let m =
+            crate::platform::caches::profile::parse("name: t\nL1: 32K\nL2: 1M\nL3: 32M\n").unwrap();
         let (sizes, notices) = plan(&m, Some(64 << 30));
         let got: Vec<(&str, u64)> = sizes.iter().map(|s| (s.level.as_str(), s.size)).collect();
         assert_eq!(
@@ -256,7 +257,7 @@ mod tests {
             name: "x".into(),
             line_bytes: 64,
             caches: Vec::new(),
-            source: machine::Source::Sysfs,
+            source: crate::platform::caches::Source::Sysfs,
         };
         assert!(plan(&m, None).0.is_empty());
     }

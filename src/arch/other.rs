@@ -2,7 +2,7 @@
 //! user-space counter (memlat times with the monotonic clock), no load-use
 //! kernels, no CPUID.
 
-use crate::clock::counter::IsaCounter;
+use crate::platform::clock::counter::IsaCounter;
 
 pub(crate) use super::portable::{add_chain, chase_index, chase_pointer, empty_loop, mul_chain};
 

@@ -14,8 +14,9 @@ use crate::commands::run::report_cycle_source;
 use crate::error::usage;
 use crate::export::{self, Output};
 use crate::levels;
-use crate::machine::{Machine, Source, cpuid};
-use crate::memory;
+use crate::platform;
+use crate::platform::caches::{Machine, Source};
+use crate::platform::cpuid;
 use crate::runner::{Engine, PointSpec};
 use crate::units::HumanBytes;
 
@@ -96,7 +97,7 @@ pub fn run(args: &AssocArgs) -> Result<()> {
             ));
         }
     }
-    let (sizes, _) = levels::plan(&machine, memory::mem_available_bytes());
+    let (sizes, _) = levels::plan(&machine, platform::mem_available_bytes());
     let memory_size = sizes.last().map_or(256 << 20, |s| s.size);
     let plans: Vec<LevelPlan> = assoc::plan(
         &machine.caches,

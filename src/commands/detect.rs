@@ -11,9 +11,9 @@ use crate::commands::run::report_cycle_source;
 use crate::detect::{self, DetectedLevel, Detection};
 use crate::error::usage;
 use crate::export::{self, Output};
-use crate::machine::cpuid;
+use crate::platform::caches::{self, CacheInfo};
+use crate::platform::cpuid;
 use crate::sweep::{self, SeriesKey, SweepFiles, SweepPlan, SweepResult};
-use crate::topology::{self, CacheInfo};
 
 /// What `memlat detect --format json` prints.
 #[derive(Serialize)]
@@ -99,7 +99,7 @@ fn quick_sweep(args: &DetectArgs) -> Result<(SweepResult, String, String)> {
     for note in &prepared.notices {
         notice(note);
     }
-    let caches = topology::data_caches(prepared.engine.cpu());
+    let caches = caches::data_caches(prepared.engine.cpu());
     let to = args.to.unwrap_or_else(|| sweep::default_to(&caches));
     if to <= args.from {
         return usage(format!(

@@ -9,7 +9,7 @@ use crate::export::{self, Output};
 
 /// Runs `memlat doctor`.
 pub fn run(args: &DoctorArgs) -> Result<()> {
-    let allowed = crate::memory::allowed_cpus();
+    let allowed = crate::platform::allowed_cpus();
     let cpu = match args.cpu {
         Some(cpu) if !allowed.contains(&cpu) => {
             return usage(format!(
@@ -17,7 +17,7 @@ pub fn run(args: &DoctorArgs) -> Result<()> {
             ));
         }
         Some(cpu) => cpu,
-        None => crate::memory::current_cpu().unwrap_or(0),
+        None => crate::platform::current_cpu().unwrap_or(0),
     };
     let output = Output::create(args.output.as_deref())?;
     eprintln!("memlat doctor: reading the system and timing the clock chains on CPU {cpu} ...");

@@ -4,8 +4,8 @@ use anyhow::Result;
 use serde::Serialize;
 
 use crate::cli::{EventsArgs, Format};
-use crate::counters::{LISTED, Unavailable, parse_event, probe};
 use crate::export::{self, text::KeyValues};
+use crate::platform::counters::{LISTED, Unavailable, parse_event, probe};
 
 #[derive(Serialize)]
 struct EventStatus {

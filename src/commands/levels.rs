@@ -13,8 +13,8 @@ use crate::commands::run::report_cycle_source;
 use crate::error::usage;
 use crate::export::{self, Output};
 use crate::levels::{self, LevelSummary};
-use crate::machine::{Machine, Source};
-use crate::memory;
+use crate::platform;
+use crate::platform::caches::{Machine, Source};
 use crate::runner::PointSpec;
 use crate::units::HumanBytes;
 
@@ -66,7 +66,7 @@ pub fn run(args: &LevelsArgs) -> Result<()> {
         .unwrap_or_else(|| PathBuf::from(format!("results_{}.csv", machine.name)));
     let csv_file =
         Output::create(Some(&csv_path)).map_err(|e| anyhow::anyhow!("{e:#}").context("--csv"))?;
-    let (sizes, notes) = levels::plan(&machine, memory::mem_available_bytes());
+    let (sizes, notes) = levels::plan(&machine, platform::mem_available_bytes());
     for note in prepared.notices.iter().chain(&notes) {
         notice(note);
     }

@@ -12,7 +12,7 @@ use crate::commands::run::report_cycle_source;
 use crate::error::usage;
 use crate::export::{self, Output};
 use crate::linesize::{self, LineEstimate, StridePoint};
-use crate::machine::Machine;
+use crate::platform::caches::Machine;
 use crate::runner::{Engine, PointSpec};
 use crate::units::HumanBytes;
 

@@ -14,10 +14,10 @@ use crate::loaduse::kernels;
 use crate::loaduse::levels;
 use crate::loaduse::render;
 use crate::loaduse::report::{self, Context, TimedLevel};
-use crate::memory;
+use crate::platform;
+use crate::platform::caches;
 use crate::plot::ImageFormat;
 use crate::runner::{CycleSource, PointSpec};
-use crate::topology;
 use crate::units::HumanBytes;
 
 /// Runs `memlat loaduse`.
@@ -39,14 +39,14 @@ pub fn run(args: &LoaduseArgs) -> Result<()> {
     let output = Output::create(args.measure.output.as_deref())?;
     let mut prepared = prepare(&args.measure, Pattern::Random, 3)?;
     let template = prepared.template.clone();
-    let caches = topology::data_caches(prepared.engine.cpu());
+    let caches = caches::data_caches(prepared.engine.cpu());
     let (specs, mut notes) = levels::resolve(
         &args.level,
         &caches,
         template.line,
-        memory::mem_available_bytes(),
+        platform::mem_available_bytes(),
     )?;
-    if let Some(available) = memory::mem_available_bytes() {
+    if let Some(available) = platform::mem_available_bytes() {
         for spec in &specs {
             let needed = spec.size + (2 << 20) + 4 * (spec.size / template.line);
             if needed > available {

@@ -18,11 +18,11 @@ use anyhow::Result;
 
 use crate::chain::Pattern;
 use crate::cli::{Cli, Command, MeasureArgs};
-use crate::counters::{EventSpec, parse_event_list};
 use crate::error::{UsageError, usage};
-use crate::memory;
+use crate::platform;
+use crate::platform::caches;
+use crate::platform::counters::{EventSpec, parse_event_list};
 use crate::runner::{Engine, PointSpec};
-use crate::topology;
 
 /// Runs what the command line asks for.
 pub fn dispatch(cli: Cli) -> Result<()> {
@@ -49,7 +49,7 @@ pub(crate) struct Prepared {
     pub template: PointSpec,
     pub notices: Vec<String>,
     /// Prefetcher state (`--prefetchers`); restores any changed MSR when dropped.
-    pub prefetch: crate::prefetch::PrefetchGuard,
+    pub prefetch: crate::platform::prefetch::PrefetchGuard,
 }
 
 pub(crate) fn prepare(
@@ -68,7 +68,7 @@ pub(crate) fn prepare_with_events(
     default_repeats: u32,
     default_events: Option<&str>,
 ) -> Result<Prepared> {
-    let allowed = memory::allowed_cpus();
+    let allowed = platform::allowed_cpus();
     let cpu = match args.cpu {
         Some(cpu) if !allowed.contains(&cpu) => {
             return usage(format!(
@@ -77,10 +77,10 @@ pub(crate) fn prepare_with_events(
             ));
         }
         Some(cpu) => cpu,
-        None => memory::current_cpu().unwrap_or_else(|| allowed.first().copied().unwrap_or(0)),
+        None => platform::current_cpu().unwrap_or_else(|| allowed.first().copied().unwrap_or(0)),
     };
     if let Some(node) = args.node
-        && !memory::node_exists(node)
+        && !platform::node_exists(node)
     {
         return usage(format!(
             "--node {node}: no such NUMA node (see /sys/devices/system/node/)"
@@ -113,10 +113,10 @@ pub(crate) fn prepare_with_events(
             ));
         }
         Some(line) => line,
-        None => topology::l1_line_bytes(cpu),
+        None => caches::l1_line_bytes(cpu),
     };
-    let prefetch = crate::prefetch::PrefetchGuard::apply(args.prefetchers);
-    if args.prefetchers != crate::prefetch::PrefetchMode::AsIs {
+    let prefetch = crate::platform::prefetch::PrefetchGuard::apply(args.prefetchers);
+    if args.prefetchers != crate::platform::prefetch::PrefetchMode::AsIs {
         notices.push(format!("prefetchers: {}", prefetch.status));
     }
     let mut engine = Engine::with_clock(cpu, &events, args.ghz, args.clock)?;

@@ -8,9 +8,9 @@ use crate::chain::Pattern;
 use crate::cli::{Format, QuickArgs};
 use crate::commands::run::report_cycle_source;
 use crate::export::{self, Output, csv};
-use crate::memory;
+use crate::platform;
+use crate::platform::caches::{self, CacheInfo};
 use crate::runner::{CycleSource, Measurement, PointSpec};
-use crate::topology::{self, CacheInfo};
 use crate::units::HumanBytes;
 
 /// Sizes when sysfs says nothing about the caches.
@@ -72,9 +72,9 @@ pub fn run(args: &QuickArgs) -> Result<()> {
         super::notice(note);
     }
     let mut engine = prepared.engine;
-    let caches = topology::data_caches(engine.cpu());
+    let caches = caches::data_caches(engine.cpu());
     let sizes = if args.sizes.is_empty() {
-        default_sizes(&caches, memory::mem_available_bytes())
+        default_sizes(&caches, platform::mem_available_bytes())
     } else {
         args.sizes.clone()
     };
@@ -166,7 +166,7 @@ fn clock_suspect(points: &[Measurement], caches: &[CacheInfo]) -> Option<String>
     estimated
         .iter()
         .find(|m| m.size <= l1_size)
-        .and_then(|m| crate::clock::l1_cycles_suspect(m.cycles_per_load.median))
+        .and_then(|m| crate::platform::clock::l1_cycles_suspect(m.cycles_per_load.median))
 }
 
 #[cfg(test)]

@@ -8,16 +8,16 @@ use anyhow::Result;
 use super::{notice, prepare, warn};
 use crate::chain::Pattern;
 use crate::cli::{Format, SweepArgs};
-use crate::counters::parse_event_list;
 use crate::error::{UsageError, usage};
 use crate::export::{self, Output, csv};
-use crate::memory;
+use crate::platform;
+use crate::platform::caches;
+use crate::platform::counters::parse_event_list;
 use crate::runner::{Engine, PointSpec};
 use crate::sweep::{
     self, DEFAULT_FROM, DEFAULT_RATIO, DEFAULT_REPEATS, DEFAULT_STRIDES, SeriesKey, SweepFiles,
     SweepPlan, SweepResult,
 };
-use crate::topology;
 use crate::units::{HumanBytes, round_up};
 
 /// Exit status after Ctrl-C (128 + SIGINT), as shells report it.
@@ -38,7 +38,7 @@ pub fn run(args: &SweepArgs) -> Result<()> {
     let mut prepared = prepare(&args.measure, Pattern::Stride, DEFAULT_REPEATS)?;
     notes.append(&mut prepared.notices);
     let cpu = prepared.engine.cpu();
-    let caches = topology::data_caches(cpu);
+    let caches = caches::data_caches(cpu);
     let events = match &args.measure.events {
         Some(list) => parse_event_list(list)
             .map_err(|e| UsageError(e.to_string()))?
@@ -176,7 +176,7 @@ fn series(args: &SweepArgs) -> Result<Vec<SeriesKey>> {
 /// --from, --to (defaults from sysfs, capped by available memory) and --ratio.
 fn range(
     args: &SweepArgs,
-    caches: &[topology::CacheInfo],
+    caches: &[caches::CacheInfo],
     notes: &mut Vec<String>,
 ) -> Result<(u64, u64, f64)> {
     let ratio = args.ratio;
@@ -193,7 +193,7 @@ fn range(
         Some(to) => to,
         None => {
             let mut to = sweep::default_to(caches);
-            let quarter = memory::mem_available_bytes().map_or(u64::MAX, |a| a / 4);
+            let quarter = platform::mem_available_bytes().map_or(u64::MAX, |a| a / 4);
             if to > quarter {
                 to = quarter;
                 notes.push(format!(
@@ -214,7 +214,7 @@ fn range(
 
 /// Refuses a sweep whose largest point would not fit in memory, naming --to.
 fn check_memory(plan: &SweepPlan) -> Result<()> {
-    let Some(available) = memory::mem_available_bytes() else {
+    let Some(available) = platform::mem_available_bytes() else {
         return Ok(());
     };
     for spec in plan.pending() {

@@ -29,8 +29,8 @@ pub use table::table;
 
 use serde::{Deserialize, Serialize};
 
+use crate::platform::caches::CacheInfo;
 use crate::runner::Measurement;
-use crate::topology::CacheInfo;
 use crate::units::HumanBytes;
 use segment::{MAX_BAND, MERGE_RATIO, median};
 
@@ -475,7 +475,7 @@ pub fn detect(curve: &[CurvePoint], sysfs: &[CacheInfo]) -> Detection {
     if let Some(l1) = detected
         .first()
         .filter(|l| l.name == "L1" && l.latency_cycles > 0.0)
-        && let Some(why) = crate::clock::l1_cycles_suspect(l1.latency_cycles)
+        && let Some(why) = crate::platform::clock::l1_cycles_suspect(l1.latency_cycles)
     {
         notes.push(format!("clock suspect: {why}"));
     }

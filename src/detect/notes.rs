@@ -2,7 +2,7 @@
 //! unstable, and where sysfs disagrees with the data.
 
 use super::{CurvePoint, DISAGREE_RATIO, DetectedLevel, Level, UNSTABLE_RATIO};
-use crate::topology::CacheInfo;
+use crate::platform::caches::CacheInfo;
 use crate::units::HumanBytes;
 
 /// The data (or unified) cache sysfs lists for `level`.

@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use super::Facts;
-use crate::counters::Unavailable;
+use crate::platform::counters::Unavailable;
 use crate::units::HumanBytes;
 
 /// One thing the machine says, and what it means for memlat.
@@ -398,7 +398,7 @@ fn numa(f: &Facts) -> Finding {
 }
 
 fn caches(f: &Facts) -> Finding {
-    let list = |caches: &[crate::topology::CacheInfo]| {
+    let list = |caches: &[crate::platform::caches::CacheInfo]| {
         caches
             .iter()
             .map(|c| {
@@ -416,7 +416,7 @@ fn caches(f: &Facts) -> Finding {
     if !f.cpuid_caches.is_empty() {
         value += &format!("; CPUID: {}", list(&f.cpuid_caches));
     }
-    let disagreements = crate::machine::cpuid::disagreements(&f.sysfs_caches, &f.cpuid_caches);
+    let disagreements = crate::platform::cpuid::disagreements(&f.sysfs_caches, &f.cpuid_caches);
     let mut meaning = "claims, used to choose default sizes and shown beside results; the levels memlat reports come from its own curve (memlat sweep, memlat detect)".to_string();
     if !disagreements.is_empty() {
         meaning += &format!("; the claims disagree: {}", disagreements.join("; "));

@@ -1,11 +1,11 @@
 //! Findings of made-up machines: a PMU-less KVM guest and a bare-metal server.
 
 use super::*;
-use crate::clock::{ClockEstimate, FrequencyClaim};
 use crate::doctor::Report;
+use crate::platform::caches::CacheInfo;
+use crate::platform::clock::{ClockEstimate, FrequencyClaim};
 use crate::platform::system::{CpuLoad, HugePool, Hypervisor, NumaNode};
 use crate::platform::uarch;
-use crate::topology::CacheInfo;
 
 fn claim(source: &str, ghz: f64) -> FrequencyClaim {
     FrequencyClaim {
@@ -15,7 +15,7 @@ fn claim(source: &str, ghz: f64) -> FrequencyClaim {
 }
 
 fn estimate(add_ghz: f64, mul_cycles: f64, claims: Vec<FrequencyClaim>) -> ClockEstimate {
-    let bound = crate::clock::claims::ceiling_ghz(&claims);
+    let bound = crate::platform::clock::claims::ceiling_ghz(&claims);
     ClockEstimate::from_timings(1.0 / add_ghz, mul_cycles / 3.6, bound, claims)
 }
 

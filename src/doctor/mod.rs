@@ -12,11 +12,11 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::clock::{self, ClockEstimate};
-use crate::counters::{self, Unavailable, parse_event, probe};
+use crate::platform::caches::{self, CacheInfo};
+use crate::platform::clock::{self, ClockEstimate};
+use crate::platform::counters::{self, Unavailable, parse_event, probe};
 use crate::platform::system::{self, CpuLoad, HugePool, Hypervisor, NumaNode};
 use crate::platform::uarch::{self, Uarch};
-use crate::topology::{self, CacheInfo};
 
 /// Everything the doctor reads about the machine.
 #[derive(Debug, Clone, Serialize)]
@@ -70,7 +70,7 @@ impl Facts {
     /// Reads the machine; pins this thread to `cpu` for the clock estimate.
     pub fn gather(cpu: usize) -> Facts {
         // Best effort: the estimate is still made, only less surely on `cpu`.
-        let _ = crate::memory::pin_to_cpu(cpu);
+        let _ = crate::platform::pin_to_cpu(cpu);
         let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
         let cpu_model = cpuinfo
             .lines()
@@ -105,11 +105,11 @@ impl Facts {
             frequency: system::frequency_policy(cpu),
             smt_siblings: system::smt_siblings(cpu),
             load: system::cpu_load(Duration::from_millis(250)),
-            msr: crate::prefetch::check_access(cpu),
+            msr: crate::platform::prefetch::check_access(cpu),
             numa: system::numa_nodes(),
-            sysfs_caches: topology::data_caches(cpu),
-            cpuid_caches: crate::machine::cpuid::data_caches(),
-            mem_available: crate::memory::mem_available_bytes(),
+            sysfs_caches: caches::data_caches(cpu),
+            cpuid_caches: crate::platform::cpuid::data_caches(),
+            mem_available: crate::platform::mem_available_bytes(),
         }
     }
 }
@@ -150,7 +150,7 @@ pub struct CacheReport {
     /// Level, from 1.
     pub level: u32,
     /// `data` or `unified`.
-    pub kind: topology::CacheKind,
+    pub kind: caches::CacheKind,
     /// Capacity, bytes.
     pub size_bytes: u64,
     /// Ways, when said.

@@ -19,9 +19,9 @@ use serde::{Deserialize, Serialize};
 
 use super::kernels::{self, Shape};
 use crate::chain::{Chain, ChainError, Pattern, SplitMix64};
-use crate::clock::{self, SampleClock};
-use crate::counters::{CounterGroup, parse_event};
-use crate::memory::{self, Buffer, PageBacking, PageRequest};
+use crate::platform::clock::{self, SampleClock};
+use crate::platform::counters::{CounterGroup, parse_event};
+use crate::platform::{self, Buffer, PageBacking, PageRequest};
 use crate::runner::{
     CLOCK_DRIFT_WARN, CycleSource, Engine, MeasureError, ensure_memory, memory_needed, system,
 };
@@ -226,7 +226,7 @@ impl<'e> Driver<'e> {
             .map_err(system(format!("mapping {} (--level)", HumanBytes(size))))?;
         let mut warnings = std::mem::take(&mut buffer.notices);
         if let Some(node) = settings.node {
-            memory::bind_to_node(&buffer, node).map_err(system(format!(
+            platform::bind_to_node(&buffer, node).map_err(system(format!(
                 "binding memory to NUMA node {node} (--node)"
             )))?;
         }

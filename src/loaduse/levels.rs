@@ -7,7 +7,7 @@
 use std::fmt;
 
 use crate::error::UsageError;
-use crate::topology::CacheInfo;
+use crate::platform::caches::CacheInfo;
 use crate::units::{HumanBytes, parse_size};
 
 use super::kernels::MAX_NOPS;
@@ -155,9 +155,9 @@ pub fn resolve(
             .map(|&(level, size_bytes)| CacheInfo {
                 level,
                 kind: if level == 1 {
-                    crate::topology::CacheKind::Data
+                    crate::platform::caches::CacheKind::Data
                 } else {
-                    crate::topology::CacheKind::Unified
+                    crate::platform::caches::CacheKind::Unified
                 },
                 size_bytes,
                 line_bytes: Some(64),

@@ -8,7 +8,7 @@ use super::driver::{LevelRun, PointRun};
 use super::kernels::UNROLL;
 use super::knee::{self, CurveShape, Issue, Point, Reading, Tolerance};
 use super::levels::LevelSpec;
-use crate::memory::PageBacking;
+use crate::platform::PageBacking;
 
 /// Bytes one load of the chain reads (a 64-bit word), for the throughput column.
 pub const WORD_BYTES: f64 = 8.0;
@@ -245,7 +245,7 @@ pub fn assemble(context: Context, timed: Vec<TimedLevel>) -> LoaduseResult {
         levels
             .first()
             .filter(|l| l.name.starts_with("L1"))
-            .and_then(|l| crate::clock::l1_cycles_suspect(l.latency_cycles))
+            .and_then(|l| crate::platform::clock::l1_cycles_suspect(l.latency_cycles))
     });
     let explanation = match &suspect {
         Some(why) => {

@@ -35,7 +35,7 @@ pub struct Hypervisor {
 pub fn hypervisor() -> Option<Hypervisor> {
     let mut name = None;
     let mut evidence = Vec::new();
-    if let Some(signature) = crate::machine::cpuid::hypervisor_signature() {
+    if let Some(signature) = crate::platform::cpuid::hypervisor_signature() {
         evidence.push(format!("CPUID hypervisor bit, signature '{signature}'"));
         name = Some(signature);
     }

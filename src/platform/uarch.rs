@@ -192,8 +192,8 @@ pub fn riscv(cpuinfo: &str) -> Option<Uarch> {
 
 /// This machine's processor, as well as it can be named.
 pub fn this_machine() -> Option<Uarch> {
-    if let Some(cpu) = crate::machine::cpuid::cpu() {
-        let amx = crate::machine::cpuid::has_amx();
+    if let Some(cpu) = crate::platform::cpuid::cpu() {
+        let amx = crate::platform::cpuid::has_amx();
         return Some(x86(&cpu.vendor, cpu.family, cpu.model, amx));
     }
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();

@@ -21,10 +21,10 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::chain::{Chain, ChainError, NodeEncoding, Pattern};
-use crate::clock::{self, ClockEstimate, ClockRequest, SampleClock};
-use crate::counters::{CounterGroup, EventSpec, EventWarning, GroupReading, parse_event};
 use crate::kernel::{self, KernelKind, UNROLL};
-use crate::memory::{self, Buffer, PageBacking, PageRequest};
+use crate::platform::clock::{self, ClockEstimate, ClockRequest, SampleClock};
+use crate::platform::counters::{CounterGroup, EventSpec, EventWarning, GroupReading, parse_event};
+use crate::platform::{self, Buffer, PageBacking, PageRequest};
 use crate::stats::Summary;
 use crate::units::HumanBytes;
 
@@ -91,7 +91,7 @@ impl Engine {
         given_ghz: Option<f64>,
         clock_request: ClockRequest,
     ) -> Result<Engine, MeasureError> {
-        memory::pin_to_cpu(cpu).map_err(system(format!("pinning to CPU {cpu} (--cpu)")))?;
+        platform::pin_to_cpu(cpu).map_err(system(format!("pinning to CPU {cpu} (--cpu)")))?;
         let mut wanted = events.to_vec();
         if !wanted
             .iter()
@@ -186,7 +186,7 @@ impl Engine {
         )))?;
         warnings.append(&mut buffer.notices);
         if let Some(node) = spec.node {
-            memory::bind_to_node(&buffer, node).map_err(system(format!(
+            platform::bind_to_node(&buffer, node).map_err(system(format!(
                 "binding memory to NUMA node {node} (--node)"
             )))?;
         }
@@ -535,7 +535,7 @@ pub fn memory_needed(size: u64, pattern: Pattern, line: u64) -> u64 {
 
 /// Refuses, before anything is allocated, a buffer that needs more than MemAvailable.
 pub fn ensure_memory(size: u64, needed: u64) -> Result<(), MeasureError> {
-    match memory::mem_available_bytes() {
+    match platform::mem_available_bytes() {
         Some(available) if needed > available => Err(MeasureError::NotEnoughMemory {
             size: HumanBytes(size),
             needed: HumanBytes(needed),

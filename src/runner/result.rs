@@ -7,9 +7,9 @@ use serde::{Deserialize, Serialize};
 
 use super::CycleSource;
 use crate::chain::{ChainError, Pattern};
-use crate::clock::ClockEstimate;
 use crate::kernel::KernelKind;
-use crate::memory::{PageBacking, PageRequest};
+use crate::platform::clock::ClockEstimate;
+use crate::platform::{PageBacking, PageRequest};
 use crate::stats::Summary;
 use crate::units::HumanBytes;
 

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::clock::{ClockRequest, Counts, IsaCounter, best_isa_counter};
+use crate::platform::clock::{ClockRequest, Counts, IsaCounter, best_isa_counter};
 
 use super::MeasureError;
 

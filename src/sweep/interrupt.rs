@@ -14,7 +14,7 @@ const MESSAGE: &[u8] =
 extern "C" fn on_sigint(_signal: libc::c_int) {
     if INTERRUPTED.swap(true, Ordering::SeqCst) {
         // Second Ctrl-C: put the prefetchers back (async-signal-safe), then quit.
-        crate::prefetch::msr::restore_saved();
+        crate::platform::prefetch::msr::restore_saved();
         // SAFETY: _exit is async-signal-safe and ends the process at once.
         unsafe { libc::_exit(130) };
     }

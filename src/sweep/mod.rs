@@ -5,7 +5,7 @@
 //! ```no_run
 //! # fn demo(mut engine: memlat::runner::Engine, template: memlat::runner::PointSpec) -> anyhow::Result<()> {
 //! use memlat::sweep::{SeriesKey, SweepFiles, SweepPlan, run_sweep};
-//! let caches = memlat::topology::data_caches(engine.cpu());
+//! let caches = memlat::platform::caches::data_caches(engine.cpu());
 //! let to = memlat::sweep::default_to(&caches);
 //! let plan = SweepPlan::new(template, engine.cpu(), 1024, to, 1.3, vec![SeriesKey::pattern(memlat::chain::Pattern::Random)], Vec::new(), caches);
 //! let result = run_sweep(&mut engine, &plan, &SweepFiles::default(), true)?;
@@ -29,8 +29,8 @@ pub use interrupt::interrupted;
 pub use result::{SeriesKey, SweepConfig, SweepResult};
 
 use crate::chain::Pattern;
+use crate::platform::caches::CacheInfo;
 use crate::runner::{Engine, PointSpec};
-use crate::topology::CacheInfo;
 use crate::units::HumanBytes;
 use progress::Progress;
 
@@ -224,7 +224,7 @@ mod tests {
     fn cache(level: u32, size: u64) -> CacheInfo {
         CacheInfo {
             level,
-            kind: crate::topology::CacheKind::Unified,
+            kind: crate::platform::caches::CacheKind::Unified,
             size_bytes: size,
             line_bytes: Some(64),
             ways: None,

@@ -11,9 +11,9 @@ use crate::chain::Pattern;
 use crate::detect::{CurvePoint, Detection};
 use crate::error::UsageError;
 use crate::kernel::KernelKind;
-use crate::memory::PageRequest;
+use crate::platform::PageRequest;
+use crate::platform::caches::CacheInfo;
 use crate::runner::Measurement;
-use crate::topology::CacheInfo;
 
 /// One line of a sweep: a stride chain of some stride, or a random pattern.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -2,10 +2,10 @@
 
 use std::arch::asm;
 
-use crate::clock::counter::{
+use crate::platform::clock::counter::{
     Counts, IsaCounter, calibrate_ticks_per_ns, exit_with_advice_on_sigill, sysctl,
 };
-use crate::counters::SelfMonitor;
+use crate::platform::counters::SelfMonitor;
 
 fn rdcycle() -> u64 {
     let value: u64;

@@ -2,8 +2,8 @@
 
 use std::arch::asm;
 
-use crate::clock::counter::{Counts, IsaCounter, calibrate_ticks_per_ns};
-use crate::counters::SelfMonitor;
+use crate::platform::clock::counter::{Counts, IsaCounter, calibrate_ticks_per_ns};
+use crate::platform::counters::SelfMonitor;
 
 fn rdtsc() -> u64 {
     // SAFETY: rdtsc is unprivileged on Linux (CR4.TSD clear) and has no side effects.

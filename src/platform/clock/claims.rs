@@ -109,7 +109,7 @@ pub(crate) fn model_name_ghz(cpuinfo: &str) -> Option<f64> {
 /// CPUID's claims (x86) and the device tree's `clock-frequency` (RISC-V and
 /// some Arm boards), where they exist.
 fn arch_claims(cpu: usize) -> Vec<(&'static str, f64)> {
-    let mut out = crate::machine::cpuid::frequency_claims();
+    let mut out = crate::platform::cpuid::frequency_claims();
     // The device tree stores clock-frequency big-endian, as 4 or 8 bytes.
     let path = format!("/proc/device-tree/cpus/cpu@{cpu}/clock-frequency");
     let hz = std::fs::read(path).ok().and_then(|b| match b.len() {

@@ -47,7 +47,7 @@ mod tests {
             return; // a kernel built without NUMA has no node directories
         }
         let mut buf =
-            crate::memory::Buffer::map(1 << 20, crate::memory::PageRequest::Base).unwrap();
+            crate::platform::Buffer::map(1 << 20, crate::platform::PageRequest::Base).unwrap();
         match bind_to_node(&buf, 0) {
             Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => {
                 eprintln!("skipped: mbind is not implemented here (emulator?)");

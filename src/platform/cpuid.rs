@@ -6,7 +6,7 @@
 //! EAX[4:0] type (0 ends the list), EAX[7:5] level, EBX[11:0] line - 1,
 //! EBX[21:12] partitions - 1, EBX[31:22] ways - 1, ECX sets - 1.
 
-use crate::topology::{CacheInfo, CacheKind};
+use crate::platform::caches::{CacheInfo, CacheKind};
 
 /// Processor vendor, family and model from CPUID leaves 0 and 1.
 #[derive(Debug, Clone, PartialEq, Eq)]

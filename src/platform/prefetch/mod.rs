@@ -26,7 +26,7 @@ use std::io;
 
 use serde::Serialize;
 
-use crate::machine::cpuid::{self, Cpu};
+use crate::platform::cpuid::{self, Cpu};
 
 /// What `--prefetchers` asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, Serialize)]

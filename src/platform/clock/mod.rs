@@ -385,7 +385,7 @@ mod tests {
     /// on real hardware the add and multiply chains agree about the clock.
     #[test]
     fn add_and_multiply_chains_agree_on_this_core() {
-        if !crate::counters::perf_syscall_available() {
+        if !crate::platform::counters::perf_syscall_available() {
             eprintln!(
                 "skipped: no perf_event_open, so probably an emulator, where instruction timings mean nothing"
             );

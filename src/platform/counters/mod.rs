@@ -301,9 +301,9 @@ mod tests {
 
     /// Touches `pages` fresh 4 KiB pages of a new mapping: each first touch is
     /// a page fault (a heap allocation could reuse pages another test faulted in).
-    fn fault_pages(pages: usize) -> crate::memory::Buffer {
+    fn fault_pages(pages: usize) -> crate::platform::Buffer {
         let mut buffer =
-            crate::memory::Buffer::map(pages * 4096, crate::memory::PageRequest::Base).unwrap();
+            crate::platform::Buffer::map(pages * 4096, crate::platform::PageRequest::Base).unwrap();
         let words = buffer.words_mut();
         for i in (0..words.len()).step_by(512) {
             words[i] = 1;

@@ -29,7 +29,7 @@ pub struct IsaCounter {
     pub note: Option<String>,
     read: Box<dyn Fn() -> u64>,
     // Keeps a perf self-monitoring event open when the counter needs one.
-    _keep: Option<crate::counters::SelfMonitor>,
+    _keep: Option<crate::platform::counters::SelfMonitor>,
 }
 
 impl IsaCounter {
@@ -37,7 +37,7 @@ impl IsaCounter {
         name: &'static str,
         counts: Counts,
         read: Box<dyn Fn() -> u64>,
-        keep: Option<crate::counters::SelfMonitor>,
+        keep: Option<crate::platform::counters::SelfMonitor>,
     ) -> IsaCounter {
         IsaCounter {
             name,

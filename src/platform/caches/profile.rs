@@ -20,14 +20,12 @@
 //!
 //! Levels must run from L1 without gaps; the last one listed is the LLC.
 
-pub mod cpuid;
-
 use std::path::Path;
 
 use serde::Serialize;
 
 use crate::error::UsageError;
-use crate::topology::{self, CacheInfo};
+use crate::platform::caches::{self, CacheInfo};
 use crate::units::parse_size;
 
 /// Where a hierarchy came from.
@@ -63,8 +61,8 @@ impl Machine {
     pub fn from_sysfs(cpu: usize) -> Machine {
         Machine {
             name: host_name(),
-            line_bytes: topology::l1_line_bytes(cpu),
-            caches: topology::data_caches(cpu),
+            line_bytes: caches::l1_line_bytes(cpu),
+            caches: caches::data_caches(cpu),
             source: Source::Sysfs,
         }
     }
@@ -186,9 +184,9 @@ pub fn parse(text: &str) -> Result<Machine, String> {
         .map(|&(level, size_bytes)| CacheInfo {
             level,
             kind: if level == 1 {
-                crate::topology::CacheKind::Data
+                crate::platform::caches::CacheKind::Data
             } else {
-                crate::topology::CacheKind::Unified
+                crate::platform::caches::CacheKind::Unified
             },
             size_bytes,
             line_bytes: Some(line),
@@ -224,7 +222,7 @@ mod tests {
 
     #[test]
     fn the_shipped_example_parses() {
-        let text = include_str!("../../examples/machine-zen4-vm.txt");
+        let text = include_str!("../../../examples/machine-zen4-vm.txt");
         let m = parse(text).unwrap();
         assert_eq!(m.caches.len(), 3);
     }

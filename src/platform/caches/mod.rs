@@ -1,6 +1,10 @@
 //! What the system claims about its caches (sysfs). memlat uses these claims to
 //! choose default sizes and to show beside what it measured, never as a result.
 
+pub mod profile;
+
+pub use profile::{Machine, Source};
+
 use serde::{Deserialize, Serialize};
 
 /// What a cache holds; serialised as `data`, `instruction` or `unified`
