@@ -202,7 +202,6 @@ pub fn table(name: &str, summaries: &[LevelSummary]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::platform::caches;
 
     #[test]
     fn halves_each_cache_and_caps_memory() {
