@@ -6,22 +6,19 @@
 
 #![warn(missing_docs)]
 
+pub mod analysis;
 mod arch;
-pub mod assoc;
 pub mod chain;
 pub mod cli;
 pub mod commands;
-pub mod detect;
 pub mod doctor;
 pub mod error;
 pub mod export;
 pub mod kernel;
 pub mod levels;
-pub mod linesize;
 pub mod loaduse;
 pub mod platform;
 pub mod plot;
 pub mod runner;
-pub mod stats;
 pub mod sweep;
 pub mod units;

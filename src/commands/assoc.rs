@@ -1,5 +1,5 @@
 //! `memlat assoc`: the ways of each cache level from conflict misses (seed 004
-//! section 5); see [`crate::assoc`] for the method.
+//! section 5); see [`crate::analysis::assoc`] for the method.
 
 use std::collections::BTreeMap;
 
@@ -7,7 +7,7 @@ use anyhow::Result;
 use serde::Serialize;
 
 use super::{notice, prepare, warn};
-use crate::assoc::{self, AssocPoint, LevelPlan};
+use crate::analysis::assoc::{self, AssocPoint, LevelPlan};
 use crate::chain::Pattern;
 use crate::cli::{AssocArgs, Format};
 use crate::commands::run::report_cycle_source;

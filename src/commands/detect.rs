@@ -5,10 +5,10 @@ use anyhow::Result;
 use serde::Serialize;
 
 use super::{notice, prepare};
+use crate::analysis::detect::{self, DetectedLevel, Detection};
 use crate::chain::Pattern;
 use crate::cli::{DetectArgs, Format};
 use crate::commands::run::report_cycle_source;
-use crate::detect::{self, DetectedLevel, Detection};
 use crate::error::usage;
 use crate::export::{self, Output};
 use crate::platform::caches::{self, CacheInfo};

@@ -1,17 +1,17 @@
 //! `memlat linesize`: loads 8..256 bytes apart beyond L1, in a page-random
 //! order (prefetchers cannot follow) and as seed 004's stride chain (they
-//! can); the line size is where the latency stops growing (see [`crate::linesize`]).
+//! can); the line size is where the latency stops growing (see [`crate::analysis::linesize`]).
 
 use anyhow::Result;
 use serde::Serialize;
 
 use super::{notice, prepare, warn};
+use crate::analysis::linesize::{self, LineEstimate, StridePoint};
 use crate::chain::Pattern;
 use crate::cli::{Format, LinesizeArgs};
 use crate::commands::run::report_cycle_source;
 use crate::error::usage;
 use crate::export::{self, Output};
-use crate::linesize::{self, LineEstimate, StridePoint};
 use crate::platform::caches::Machine;
 use crate::runner::{Engine, PointSpec};
 use crate::units::HumanBytes;
@@ -44,7 +44,7 @@ struct LinesizeOutput<'a> {
 /// else 8 MiB; a power of two, so page-random covers whole pages.
 fn default_size(machine: &Machine) -> u64 {
     match machine.caches.get(1).or(machine.caches.first()) {
-        Some(c) => crate::assoc::pow2_floor(4 * c.size_bytes).max(64 << 10) / 2,
+        Some(c) => crate::analysis::assoc::pow2_floor(4 * c.size_bytes).max(64 << 10) / 2,
         None => FALLBACK_SIZE,
     }
 }
@@ -107,7 +107,7 @@ pub fn run(args: &LinesizeArgs) -> Result<()> {
     })?;
     // One block more than a power of two: every stride up to 256 bytes then
     // visits every block (seed 004's 16 * 1024 + 64).
-    let stride_size = crate::assoc::pow2_floor(size) + 64;
+    let stride_size = crate::analysis::assoc::pow2_floor(size) + 64;
     let stride_points = sweep(engine, &args.strides, |s| PointSpec {
         size: stride_size,
         stride: s,

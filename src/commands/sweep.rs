@@ -351,7 +351,7 @@ fn summary(result: &SweepResult, files: &SweepFiles) -> String {
     }
     if let (Some(detection), Some(key)) = (&result.detection, result.detection_series()) {
         out += &format!("\nlevels detected from the {} curve:\n", key.label());
-        out += &crate::detect::table(detection);
+        out += &crate::analysis::detect::table(detection);
     }
     let paths = files.paths();
     if !paths.is_empty() {

@@ -5,14 +5,14 @@
 //!
 //! - `kernels`: the load-use kernels in `asm!`, one per N and ISA, on delta chains;
 //! - `driver`: timing them at one working set, pass by pass;
-//! - `knee`: reading a curve (plateau, knees, slope, issue width, latency), pure;
+//! - reading a curve (plateau, knees, slope, issue width, latency) is
+//!   [`crate::analysis::knee`], pure;
 //! - `levels`: what `--level` and `--nops` name, resolved against sysfs;
 //! - `report`: the result structs and the words that explain them;
 //! - `render`: text, CSV and the chart.
 
 pub mod driver;
 pub mod kernels;
-pub mod knee;
 pub mod levels;
 pub mod render;
 pub mod report;

@@ -5,8 +5,8 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use super::knee::Issue;
 use super::report::{LevelResult, LoaduseResult};
+use crate::analysis::knee::Issue;
 use crate::export::csv::field;
 use crate::export::text::wrap;
 use crate::plot::{Chart, Series};

@@ -6,8 +6,8 @@ use serde::{Deserialize, Serialize};
 
 use super::driver::{LevelRun, PointRun};
 use super::kernels::UNROLL;
-use super::knee::{self, CurveShape, Issue, Point, Reading, Tolerance};
 use super::levels::LevelSpec;
+use crate::analysis::knee::{self, CurveShape, Issue, Point, Reading, Tolerance};
 use crate::platform::PageBacking;
 
 /// Bytes one load of the chain reads (a 64-bit word), for the throughput column.

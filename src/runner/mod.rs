@@ -20,12 +20,12 @@ pub use timing::{CycleSource, Timing};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use crate::analysis::stats::Summary;
 use crate::chain::{Chain, ChainError, NodeEncoding, Pattern};
 use crate::kernel::{self, KernelKind, UNROLL};
 use crate::platform::clock::{self, ClockEstimate, ClockRequest, SampleClock};
 use crate::platform::counters::{CounterGroup, EventSpec, EventWarning, GroupReading, parse_event};
 use crate::platform::{self, Buffer, PageBacking, PageRequest};
-use crate::stats::Summary;
 use crate::units::HumanBytes;
 
 /// The block size seed 004 counts distinct blocks in.

@@ -6,11 +6,11 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::CycleSource;
+use crate::analysis::stats::Summary;
 use crate::chain::{ChainError, Pattern};
 use crate::kernel::KernelKind;
 use crate::platform::clock::ClockEstimate;
 use crate::platform::{PageBacking, PageRequest};
-use crate::stats::Summary;
 use crate::units::HumanBytes;
 
 /// What to measure at one point.

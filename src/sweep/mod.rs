@@ -9,7 +9,7 @@
 //! let to = memlat::sweep::default_to(&caches);
 //! let plan = SweepPlan::new(template, engine.cpu(), 1024, to, 1.3, vec![SeriesKey::pattern(memlat::chain::Pattern::Random)], Vec::new(), caches);
 //! let result = run_sweep(&mut engine, &plan, &SweepFiles::default(), true)?;
-//! println!("{}", memlat::detect::table(result.detection.as_ref().unwrap()));
+//! println!("{}", memlat::analysis::detect::table(result.detection.as_ref().unwrap()));
 //! # Ok(()) }
 //! ```
 

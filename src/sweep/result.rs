@@ -7,8 +7,8 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
+use crate::analysis::detect::{CurvePoint, Detection};
 use crate::chain::Pattern;
-use crate::detect::{CurvePoint, Detection};
 use crate::error::UsageError;
 use crate::kernel::KernelKind;
 use crate::platform::PageRequest;
@@ -196,7 +196,7 @@ impl SweepResult {
     /// Runs hierarchy detection on the curve (sysfs shown beside).
     pub fn detect(&self) -> Option<Detection> {
         let curve = self.curve();
-        (!curve.is_empty()).then(|| crate::detect::detect(&curve, &self.sysfs_caches))
+        (!curve.is_empty()).then(|| crate::analysis::detect::detect(&curve, &self.sysfs_caches))
     }
 
     /// Whether `m` is the measurement of the point (size, key) with this sweep's kernel.

@@ -3,10 +3,10 @@
 //! bytes per load over cycles per load); counted events per load. Detected
 //! levels are drawn as bands.
 
-use crate::detect::Detection;
+use crate::analysis::detect::Detection;
+use crate::analysis::stats::Summary;
 use crate::plot::{Band, Chart, Marker, SecondaryAxis, Series};
 use crate::runner::{CycleSource, Measurement};
-use crate::stats::Summary;
 use crate::units::HumanBytes;
 
 use super::result::SweepResult;
@@ -251,7 +251,7 @@ fn footnote(result: &SweepResult, ghz: Option<f64>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::detect::DetectedLevel;
+    use crate::analysis::detect::DetectedLevel;
 
     fn level(name: &str, size: Option<u64>, ns: f64) -> DetectedLevel {
         DetectedLevel {
