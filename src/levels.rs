@@ -126,7 +126,7 @@ pub fn csv(rows: &[(String, Measurement)]) -> String {
     header.extend(
         events
             .iter()
-            .map(|e| crate::export::csv::field(&format!("{e}_per_load"))),
+            .map(|e| crate::output::csv::field(&format!("{e}_per_load"))),
     );
     let mut out = header.join(",") + "\n";
     for (level, m) in rows {
@@ -151,7 +151,7 @@ pub fn csv(rows: &[(String, Measurement)]) -> String {
             }));
             out += &(row
                 .iter()
-                .map(|f| crate::export::csv::field(f))
+                .map(|f| crate::output::csv::field(f))
                 .collect::<Vec<_>>()
                 .join(",")
                 + "\n");

@@ -12,8 +12,8 @@ use crate::chain::Pattern;
 use crate::cli::{AssocArgs, Format};
 use crate::commands::run::report_cycle_source;
 use crate::error::usage;
-use crate::export::{self, Output};
 use crate::levels;
+use crate::output::{self, Output};
 use crate::platform;
 use crate::platform::caches::{Machine, Source};
 use crate::platform::cpuid;
@@ -123,7 +123,7 @@ pub fn run(args: &AssocArgs) -> Result<()> {
     report_cycle_source(&prepared.engine);
     let status = prepared.prefetch.status.clone();
     let content = match args.measure.format {
-        Format::Json => export::json(&AssocOutput {
+        Format::Json => output::json(&AssocOutput {
             levels: &results,
             source: machine.source,
             prefetchers: &status,

@@ -10,7 +10,7 @@ use crate::chain::Pattern;
 use crate::cli::{DetectArgs, Format};
 use crate::commands::run::report_cycle_source;
 use crate::error::usage;
-use crate::export::{self, Output};
+use crate::output::{self, Output};
 use crate::platform::caches::{self, CacheInfo};
 use crate::platform::cpuid;
 use crate::sweep::{self, SeriesKey, SweepFiles, SweepPlan, SweepResult};
@@ -60,7 +60,7 @@ pub fn run(args: &DetectArgs) -> Result<()> {
     };
     cross_check_cpuid(&mut detection, &result.sysfs_caches, &cpuid_caches);
     let content = match args.measure.format {
-        Format::Json => export::json(&DetectOutput {
+        Format::Json => output::json(&DetectOutput {
             levels: &detection.levels,
             notes: &detection.notes,
             source,

@@ -5,7 +5,7 @@ use anyhow::Result;
 use crate::cli::{DoctorArgs, Format};
 use crate::doctor::{Facts, Report, findings};
 use crate::error::usage;
-use crate::export::{self, Output};
+use crate::output::{self, Output};
 
 /// Runs `memlat doctor`.
 pub fn run(args: &DoctorArgs) -> Result<()> {
@@ -23,16 +23,16 @@ pub fn run(args: &DoctorArgs) -> Result<()> {
     eprintln!("memlat doctor: reading the system and timing the clock chains on CPU {cpu} ...");
     let report = Report::of(&Facts::gather(cpu));
     let content = match args.format {
-        Format::Json => export::json(&report)?,
+        Format::Json => output::json(&report)?,
         Format::Text => findings::text(&report),
         Format::Csv => {
             let mut out = String::from("what,value,meaning\n");
             for f in &report.findings {
                 out += &format!(
                     "{},{},{}\n",
-                    export::csv::field(&f.what),
-                    export::csv::field(&f.value),
-                    export::csv::field(&f.meaning)
+                    output::csv::field(&f.what),
+                    output::csv::field(&f.value),
+                    output::csv::field(&f.meaning)
                 );
             }
             out

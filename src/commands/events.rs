@@ -4,7 +4,7 @@ use anyhow::Result;
 use serde::Serialize;
 
 use crate::cli::{EventsArgs, Format};
-use crate::export::{self, text::KeyValues};
+use crate::output::{self, text::KeyValues};
 use crate::platform::counters::{LISTED, Unavailable, parse_event, probe};
 
 #[derive(Serialize)]
@@ -32,7 +32,7 @@ pub fn run(args: &EventsArgs) -> Result<()> {
         })
         .collect();
     let out = match args.format {
-        Format::Json => export::json(&statuses)?,
+        Format::Json => output::json(&statuses)?,
         Format::Csv => {
             let mut out = String::from("name,available,reason\n");
             for s in &statuses {
@@ -40,7 +40,7 @@ pub fn run(args: &EventsArgs) -> Result<()> {
                     "{},{},{}\n",
                     s.name,
                     s.available,
-                    export::csv::field(s.reason.as_deref().unwrap_or(""))
+                    output::csv::field(s.reason.as_deref().unwrap_or(""))
                 );
             }
             out

@@ -11,8 +11,8 @@ use crate::chain::Pattern;
 use crate::cli::{Format, LevelsArgs};
 use crate::commands::run::report_cycle_source;
 use crate::error::usage;
-use crate::export::{self, Output};
 use crate::levels::{self, LevelSummary};
+use crate::output::{self, Output};
 use crate::platform;
 use crate::platform::caches::{Machine, Source};
 use crate::runner::PointSpec;
@@ -96,7 +96,7 @@ pub fn run(args: &LevelsArgs) -> Result<()> {
     eprintln!("wrote {}", csv_path.display());
     let status = prepared.prefetch.status.clone();
     let content = match args.measure.format {
-        Format::Json => export::json(&LevelsOutput {
+        Format::Json => output::json(&LevelsOutput {
             name: &machine.name,
             source: machine.source,
             csv: csv_path.display().to_string(),

@@ -11,7 +11,7 @@ use crate::chain::Pattern;
 use crate::cli::{Format, LinesizeArgs};
 use crate::commands::run::report_cycle_source;
 use crate::error::usage;
-use crate::export::{self, Output};
+use crate::output::{self, Output};
 use crate::platform::caches::Machine;
 use crate::runner::{Engine, PointSpec};
 use crate::units::HumanBytes;
@@ -119,7 +119,7 @@ pub fn run(args: &LinesizeArgs) -> Result<()> {
     let stride_estimate = linesize::estimate(&stride_points);
     let status = prepared.prefetch.status.clone();
     let content = match args.measure.format {
-        Format::Json => export::json(&LinesizeOutput {
+        Format::Json => output::json(&LinesizeOutput {
             line_bytes: estimate.line_bytes,
             claimed_line_bytes: machine.line_bytes,
             size,

@@ -8,15 +8,15 @@ use crate::chain::Pattern;
 use crate::cli::{Format, LoaduseArgs};
 use crate::commands::run::report_cycle_source;
 use crate::error::usage;
-use crate::export::{self, Output};
 use crate::loaduse::driver::{Driver, Settings};
 use crate::loaduse::kernels;
 use crate::loaduse::levels;
 use crate::loaduse::render;
 use crate::loaduse::report::{self, Context, TimedLevel};
+use crate::output::plot::ImageFormat;
+use crate::output::{self, Output};
 use crate::platform;
 use crate::platform::caches;
-use crate::plot::ImageFormat;
 use crate::runner::{CycleSource, PointSpec};
 use crate::units::HumanBytes;
 
@@ -141,7 +141,7 @@ pub fn run(args: &LoaduseArgs) -> Result<()> {
     }
     let content = match args.measure.format {
         Format::Text => render::text(&result),
-        Format::Json => export::json(&result)?,
+        Format::Json => output::json(&result)?,
         Format::Csv => render::csv(&result),
     };
     output.write(&content)

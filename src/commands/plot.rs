@@ -4,7 +4,7 @@ use anyhow::Result;
 
 use crate::cli::{PlotArgs, YScale};
 use crate::error::{UsageError, usage};
-use crate::plot::{self, ImageFormat};
+use crate::output::plot::{self, ImageFormat};
 use crate::sweep::SweepResult;
 use crate::sweep::views::{self, Metric};
 

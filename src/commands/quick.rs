@@ -7,7 +7,7 @@ use super::{prepare, warn};
 use crate::chain::Pattern;
 use crate::cli::{Format, QuickArgs};
 use crate::commands::run::report_cycle_source;
-use crate::export::{self, Output, csv};
+use crate::output::{self, Output, csv};
 use crate::platform;
 use crate::platform::caches::{self, CacheInfo};
 use crate::runner::{CycleSource, Measurement, PointSpec};
@@ -93,7 +93,7 @@ pub fn run(args: &QuickArgs) -> Result<()> {
     }
     report_cycle_source(&engine);
     let content = match args.measure.format {
-        Format::Json => export::json(&QuickResult {
+        Format::Json => output::json(&QuickResult {
             points: &points,
             sysfs_caches: &caches,
         })?,

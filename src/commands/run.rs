@@ -6,8 +6,8 @@ use super::{notice, prepare_with_events, warn};
 use crate::chain::Pattern;
 use crate::cli::{Format, RunArgs};
 use crate::error::usage;
-use crate::export::{self, Output, csv, text};
 use crate::kernel::UNROLL;
+use crate::output::{self, Output, csv, text};
 use crate::runner::{CycleSource, Engine, Measurement};
 use crate::units::round_up;
 
@@ -104,7 +104,7 @@ fn render(m: &Measurement, format: Format, view: View) -> Result<String> {
     Ok(match format {
         Format::Text if view == View::Seed => text::seed_view(m),
         Format::Text => text::measurement(m),
-        Format::Json => export::json(m)?,
+        Format::Json => output::json(m)?,
         Format::Csv => csv::samples(std::slice::from_ref(m)),
     })
 }

@@ -9,7 +9,7 @@ use super::{notice, prepare, warn};
 use crate::chain::Pattern;
 use crate::cli::{Format, SweepArgs};
 use crate::error::{UsageError, usage};
-use crate::export::{self, Output, csv};
+use crate::output::{self, Output, csv};
 use crate::platform;
 use crate::platform::caches;
 use crate::platform::counters::parse_event_list;
@@ -122,7 +122,7 @@ pub fn run(args: &SweepArgs) -> Result<()> {
     summarise_warnings(&result);
     let content = match args.measure.format {
         Format::Text => summary(&result, &files),
-        Format::Json => export::json(&result)?,
+        Format::Json => output::json(&result)?,
         Format::Csv => csv::samples(&result.points),
     };
     output.write(&content)?;

@@ -436,7 +436,7 @@ pub fn text(report: &super::Report) -> String {
     );
     for f in &report.findings {
         out += &format!("{:<32} {}\n", f.what, f.value);
-        out += &crate::export::text::wrap(&f.meaning, 86, "    ");
+        out += &crate::output::text::wrap(&f.meaning, 86, "    ");
     }
     out
 }

@@ -7,9 +7,9 @@ use anyhow::Result;
 
 use super::report::{LevelResult, LoaduseResult};
 use crate::analysis::knee::Issue;
-use crate::export::csv::field;
-use crate::export::text::wrap;
-use crate::plot::{Chart, Series};
+use crate::output::csv::field;
+use crate::output::plot::{Chart, Series};
+use crate::output::text::wrap;
 use crate::units::HumanBytes;
 
 fn label(level: &LevelResult) -> String {
@@ -201,5 +201,5 @@ pub fn chart(r: &LoaduseResult) -> Chart {
 
 /// Draws [`chart`] to `path` (SVG or PNG by extension).
 pub fn plot(r: &LoaduseResult, path: &Path) -> Result<()> {
-    crate::plot::line_chart(path, &chart(r))
+    crate::output::plot::line_chart(path, &chart(r))
 }

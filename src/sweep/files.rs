@@ -12,8 +12,8 @@ use anyhow::{Context, Result};
 use super::result::SweepResult;
 use super::views::{self, Metric};
 use crate::error::UsageError;
-use crate::export;
-use crate::plot::{self, ImageFormat};
+use crate::output;
+use crate::output::plot::{self, ImageFormat};
 
 /// Where the default results directories go, under the current directory.
 pub const RESULTS_DIR: &str = "memlat-results";
@@ -77,10 +77,10 @@ impl SweepFiles {
     /// the two leaves a CSV one point ahead of the JSON, never behind).
     pub fn write(&self, result: &SweepResult) -> Result<()> {
         if let Some(path) = &self.csv {
-            replace(path, &export::csv::samples(&result.points))?;
+            replace(path, &output::csv::samples(&result.points))?;
         }
         if let Some(path) = &self.json {
-            replace(path, &export::json(result)?)?;
+            replace(path, &output::json(result)?)?;
         }
         Ok(())
     }

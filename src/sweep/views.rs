@@ -5,7 +5,7 @@
 
 use crate::analysis::detect::Detection;
 use crate::analysis::stats::Summary;
-use crate::plot::{Band, Chart, Marker, SecondaryAxis, Series};
+use crate::output::plot::{Band, Chart, Marker, SecondaryAxis, Series};
 use crate::runner::{CycleSource, Measurement};
 use crate::units::HumanBytes;
 

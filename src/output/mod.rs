@@ -4,6 +4,7 @@
 //! fails at once rather than after minutes of measuring.
 
 pub mod csv;
+pub mod plot;
 pub mod table;
 pub mod text;
 

@@ -13,7 +13,7 @@ use super::axis::{self, Axis};
 use super::{Chart, ImageFormat, PANEL_HEIGHT, WIDTH};
 
 /// DejaVu Sans 2.37 (Debian's fonts-dejavu-core; licence in assets/DejaVuSans-LICENSE.txt).
-static FONT: &[u8] = include_bytes!("../../assets/DejaVuSans.ttf");
+static FONT: &[u8] = include_bytes!("../../../assets/DejaVuSans.ttf");
 
 /// The family name charts ask for; bound to the embedded font.
 const FAMILY: &str = "sans-serif";

@@ -192,7 +192,7 @@ impl Table {
         if !self.notes.is_empty() {
             out.push('\n');
             for note in &self.notes {
-                out += &crate::export::text::wrap(note, 88, "");
+                out += &crate::output::text::wrap(note, 88, "");
             }
         }
         out
