@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::chain::Pattern;
-use crate::kernel::KernelKind;
+use crate::kernels::KernelKind;
 use crate::platform::PageRequest;
 use crate::units::parse_size;
 

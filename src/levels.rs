@@ -9,8 +9,8 @@
 use serde::Serialize;
 
 use crate::analysis::stats::Summary;
+use crate::engine::Measurement;
 use crate::platform::caches::Machine;
-use crate::runner::Measurement;
 use crate::units::HumanBytes;
 
 /// Memory is measured at this multiple of the last-level cache.

@@ -1,8 +1,25 @@
-//! memlat: memory-hierarchy latency by pointer chasing.
+//! memlat: memory-hierarchy latency by pointer chasing. Every load's address
+//! is the value the previous load returned, so loads cannot overlap and the
+//! time per load is the latency of whatever level holds the buffer.
 //!
-//! Data flows one way: options (`cli`) -> buffer (`memory`) + chain (`chain`) ->
-//! kernel (`kernel`) timed by `clock` and `counters` -> `runner` (warm-up,
-//! calibration, repeats) -> [`runner::Measurement`] -> `export`.
+//! # Example
+//!
+//! ```
+//! use std::time::Duration;
+//! let mut engine = memlat::Engine::builder().build()?;
+//! let point = memlat::Point::random(16 << 10).with_sample_time(Duration::from_millis(5));
+//! let m = engine.measure(&point)?;
+//! println!("{:.2} ns, {:.1} cycles per load", m.ns_per_load.median, m.cycles_per_load.median);
+//! assert!(m.ns_per_load.median > 0.0);
+//! # Ok::<(), memlat::Error>(())
+//! ```
+//!
+//! Data flows one way: a [`Point`] (what to measure) -> the [`Engine`]
+//! (workload: buffer + [`chain`] + [`kernels`]; sampling: A/2A, clock,
+//! counters from [`platform`]) -> a [`Measurement`] (every sample, pure data)
+//! -> [`analysis`] (levels, knees, ways) and [`output`] (tables, JSON, plots).
+//! The command line (`cli`, `commands`) only turns flags into points and
+//! results into files.
 
 #![warn(missing_docs)]
 
@@ -12,12 +29,14 @@ pub mod chain;
 pub mod cli;
 pub mod commands;
 pub mod doctor;
+pub mod engine;
 pub mod error;
-pub mod kernel;
+pub mod kernels;
 pub mod levels;
 pub mod loaduse;
 pub mod output;
 pub mod platform;
-pub mod runner;
+
+pub use engine::{Engine, EngineBuilder, Error, Measurement, Point};
 pub mod sweep;
 pub mod units;

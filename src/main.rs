@@ -11,7 +11,7 @@ fn main() {
     }
     let cli = memlat::cli::Cli::parse_from(args);
     if let Err(error) = memlat::commands::dispatch(cli) {
-        eprintln!("error: {error:#}");
+        eprintln!("error: {}", memlat::error::describe(&error));
         std::process::exit(memlat::error::exit_code(&error));
     }
 }

@@ -53,6 +53,9 @@ pub enum NodeEncoding {
     Address(u64),
     /// The successor's index in 8-byte words from the buffer start (`k = a[k]`).
     WordIndex,
+    /// The byte distance (wrapping) from the node to its successor (`p += *p`:
+    /// the load-use kernels, whose add uses the loaded value).
+    Delta,
 }
 
 /// The page size `page-random` keeps its nodes within.
@@ -263,6 +266,7 @@ impl Chain {
             words[(here / WORD) as usize] = match encoding {
                 NodeEncoding::Address(base) => base + next,
                 NodeEncoding::WordIndex => next / WORD,
+                NodeEncoding::Delta => next.wrapping_sub(here),
             };
             here = next;
         }

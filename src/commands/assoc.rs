@@ -11,13 +11,13 @@ use crate::analysis::assoc::{self, AssocPoint, LevelPlan};
 use crate::chain::Pattern;
 use crate::cli::{AssocArgs, Format};
 use crate::commands::run::report_cycle_source;
+use crate::engine::{Engine, Point};
 use crate::error::usage;
 use crate::levels;
 use crate::output::{self, Output};
 use crate::platform;
 use crate::platform::caches::{Machine, Source};
 use crate::platform::cpuid;
-use crate::runner::{Engine, PointSpec};
 use crate::units::HumanBytes;
 
 /// One level's result in `memlat assoc --format json`.
@@ -143,12 +143,12 @@ pub fn run(args: &AssocArgs) -> Result<()> {
 struct References(BTreeMap<u64, f64>);
 
 impl References {
-    fn get(&mut self, engine: &mut Engine, template: &PointSpec, size: u64) -> Result<f64> {
+    fn get(&mut self, engine: &mut Engine, template: &Point, size: u64) -> Result<f64> {
         if let Some(&ns) = self.0.get(&size) {
             return Ok(ns);
         }
         eprintln!("reference: random chain at {} ...", HumanBytes(size));
-        let m = engine.measure(&PointSpec {
+        let m = engine.measure(&Point {
             size,
             pattern: Pattern::Random,
             ..template.clone()
@@ -160,7 +160,7 @@ impl References {
 
 fn measure_level(
     engine: &mut Engine,
-    template: &PointSpec,
+    template: &Point,
     plan: &LevelPlan,
     references: &mut References,
 ) -> Result<AssocLevel> {
@@ -176,7 +176,7 @@ fn measure_level(
     let mut pages = String::new();
     let mut warnings = Vec::new();
     for &n in &plan.lines {
-        let m = engine.measure(&PointSpec {
+        let m = engine.measure(&Point {
             size: n * plan.stride,
             stride: plan.stride,
             pattern: Pattern::Stride,

@@ -10,12 +10,12 @@ use super::{notice, prepare, warn};
 use crate::chain::Pattern;
 use crate::cli::{Format, LevelsArgs};
 use crate::commands::run::report_cycle_source;
+use crate::engine::Point;
 use crate::error::usage;
 use crate::levels::{self, LevelSummary};
 use crate::output::{self, Output};
 use crate::platform;
 use crate::platform::caches::{Machine, Source};
-use crate::runner::PointSpec;
 use crate::units::HumanBytes;
 
 /// What `memlat levels --format json` prints.
@@ -73,7 +73,7 @@ pub fn run(args: &LevelsArgs) -> Result<()> {
     let mut rows = Vec::new();
     let mut summaries = Vec::new();
     for level in &sizes {
-        let spec = PointSpec {
+        let spec = Point {
             size: level.size,
             ..prepared.template.clone()
         };

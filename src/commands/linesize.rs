@@ -10,10 +10,10 @@ use crate::analysis::linesize::{self, LineEstimate, StridePoint};
 use crate::chain::Pattern;
 use crate::cli::{Format, LinesizeArgs};
 use crate::commands::run::report_cycle_source;
+use crate::engine::{Engine, Point};
 use crate::error::usage;
 use crate::output::{self, Output};
 use crate::platform::caches::Machine;
-use crate::runner::{Engine, PointSpec};
 use crate::units::HumanBytes;
 
 /// Default buffer when no cache sizes are known.
@@ -99,7 +99,7 @@ pub fn run(args: &LinesizeArgs) -> Result<()> {
     );
     let engine = &mut prepared.engine;
     let template = &prepared.template;
-    let points = sweep(engine, &args.strides, |s| PointSpec {
+    let points = sweep(engine, &args.strides, |s| Point {
         size,
         line: s,
         pattern: Pattern::PageRandom,
@@ -108,7 +108,7 @@ pub fn run(args: &LinesizeArgs) -> Result<()> {
     // One block more than a power of two: every stride up to 256 bytes then
     // visits every block (seed 004's 16 * 1024 + 64).
     let stride_size = crate::analysis::assoc::pow2_floor(size) + 64;
-    let stride_points = sweep(engine, &args.strides, |s| PointSpec {
+    let stride_points = sweep(engine, &args.strides, |s| Point {
         size: stride_size,
         stride: s,
         pattern: Pattern::Stride,
@@ -145,7 +145,7 @@ pub fn run(args: &LinesizeArgs) -> Result<()> {
 fn sweep(
     engine: &mut Engine,
     strides: &[u64],
-    spec: impl Fn(u64) -> PointSpec,
+    spec: impl Fn(u64) -> Point,
 ) -> Result<Vec<StridePoint>> {
     let mut points = Vec::new();
     for &s in strides {

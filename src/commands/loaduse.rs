@@ -7,9 +7,9 @@ use super::{notice, prepare, warn};
 use crate::chain::Pattern;
 use crate::cli::{Format, LoaduseArgs};
 use crate::commands::run::report_cycle_source;
+use crate::engine::{CycleSource, Point};
 use crate::error::usage;
-use crate::loaduse::driver::{Driver, Settings};
-use crate::loaduse::kernels;
+use crate::loaduse::driver::{self, Settings};
 use crate::loaduse::levels;
 use crate::loaduse::render;
 use crate::loaduse::report::{self, Context, TimedLevel};
@@ -17,12 +17,11 @@ use crate::output::plot::ImageFormat;
 use crate::output::{self, Output};
 use crate::platform;
 use crate::platform::caches;
-use crate::runner::{CycleSource, PointSpec};
 use crate::units::HumanBytes;
 
 /// Runs `memlat loaduse`.
 pub fn run(args: &LoaduseArgs) -> Result<()> {
-    if !kernels::AVAILABLE {
+    if !crate::kernels::load_use::AVAILABLE {
         bail!(
             "memlat loaduse needs its asm kernels, which exist for x86_64, aarch64 and riscv64; this build is for {}",
             std::env::consts::ARCH
@@ -48,7 +47,7 @@ pub fn run(args: &LoaduseArgs) -> Result<()> {
     )?;
     if let Some(available) = platform::mem_available_bytes() {
         for spec in &specs {
-            let needed = spec.size + (2 << 20) + 4 * (spec.size / template.line);
+            let needed = crate::engine::memory_needed(spec.size);
             if needed > available {
                 return usage(format!(
                     "--level {}: {} needs about {} but only {} is available (MemAvailable); give a smaller size",
@@ -75,12 +74,10 @@ pub fn run(args: &LoaduseArgs) -> Result<()> {
         sample_time: template.sample_time,
     };
     let mut timed = Vec::new();
-    let cycle_source;
+    let cycle_source = prepared.engine.cycle_source();
     {
-        let driver = Driver::new(&prepared.engine);
-        cycle_source = driver.cycle_source();
         for (i, spec) in specs.iter().enumerate() {
-            let run = driver.level(spec.size, &settings, i == 0, |pass| {
+            let run = driver::level(&prepared.engine, spec.size, &settings, i == 0, |pass| {
                 eprintln!(
                     "{} ({}): pass {}/{} over N = {} ...",
                     spec.name,
@@ -100,7 +97,7 @@ pub fn run(args: &LoaduseArgs) -> Result<()> {
     if !args.no_run {
         for t in &mut timed {
             eprintln!("{}: memlat run for comparison ...", t.spec.name);
-            let spec = PointSpec {
+            let spec = Point {
                 size: t.spec.size,
                 stride: template.line,
                 ..template.clone()

@@ -18,11 +18,11 @@ use anyhow::Result;
 
 use crate::chain::Pattern;
 use crate::cli::{Cli, Command, MeasureArgs};
+use crate::engine::{Engine, Point};
 use crate::error::{UsageError, usage};
 use crate::platform;
 use crate::platform::caches;
 use crate::platform::counters::{EventSpec, parse_event_list};
-use crate::runner::{Engine, PointSpec};
 
 /// Runs what the command line asks for.
 pub fn dispatch(cli: Cli) -> Result<()> {
@@ -46,7 +46,7 @@ pub fn dispatch(cli: Cli) -> Result<()> {
 /// opens the engine, and returns a point template to fill in.
 pub(crate) struct Prepared {
     pub engine: Engine,
-    pub template: PointSpec,
+    pub template: Point,
     pub notices: Vec<String>,
     /// Prefetcher state (`--prefetchers`); restores any changed MSR when dropped.
     pub prefetch: crate::platform::prefetch::PrefetchGuard,
@@ -119,27 +119,31 @@ pub(crate) fn prepare_with_events(
     if args.prefetchers != crate::platform::prefetch::PrefetchMode::AsIs {
         notices.push(format!("prefetchers: {}", prefetch.status));
     }
-    let mut engine = Engine::with_clock(cpu, &events, args.ghz, args.clock)?;
+    let mut builder = Engine::builder().cpu(cpu).events(&events).clock(args.clock);
+    if let Some(ghz) = args.ghz {
+        builder = builder.ghz(ghz);
+    }
+    let mut engine = builder.build()?;
     engine.set_prefetchers(&prefetch.status);
-    match engine.event_warnings.first() {
+    match engine.event_warnings().first() {
         Some(first) if defaulted => notices.push(format!(
             "seed 004's default events {} print nan here ({}{}); choose events with -e (`memlat events` lists what this machine counts)",
             engine
-                .event_warnings
+                .event_warnings()
                 .iter()
                 .map(|w| w.event.as_str())
                 .collect::<Vec<_>>()
                 .join(", "),
             first.reason,
-            if engine.event_warnings.iter().any(|w| w.event == "cycles") {
+            if engine.event_warnings().iter().any(|w| w.event == "cycles") {
                 "; cycles are estimated from the core clock instead"
             } else {
                 ""
             }
         )),
-        _ => notices.extend(engine.event_warnings.iter().map(|w| w.to_string())),
+        _ => notices.extend(engine.event_warnings().iter().map(|w| w.to_string())),
     }
-    let template = PointSpec {
+    let template = Point {
         size: 0,
         stride: 64,
         pattern: args.pattern.unwrap_or(default_pattern),

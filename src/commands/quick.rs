@@ -7,10 +7,10 @@ use super::{prepare, warn};
 use crate::chain::Pattern;
 use crate::cli::{Format, QuickArgs};
 use crate::commands::run::report_cycle_source;
+use crate::engine::{CycleSource, Measurement, Point};
 use crate::output::{self, Output, csv};
 use crate::platform;
 use crate::platform::caches::{self, CacheInfo};
-use crate::runner::{CycleSource, Measurement, PointSpec};
 use crate::units::HumanBytes;
 
 /// Sizes when sysfs says nothing about the caches.
@@ -80,7 +80,7 @@ pub fn run(args: &QuickArgs) -> Result<()> {
     };
     let mut points = Vec::new();
     for &size in &sizes {
-        let spec = PointSpec {
+        let spec = Point {
             size: size.div_ceil(8) * 8,
             ..prepared.template.clone()
         };

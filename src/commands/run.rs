@@ -5,10 +5,10 @@ use anyhow::Result;
 use super::{notice, prepare_with_events, warn};
 use crate::chain::Pattern;
 use crate::cli::{Format, RunArgs};
+use crate::engine::{CycleSource, Engine, Measurement};
 use crate::error::usage;
-use crate::kernel::UNROLL;
+use crate::kernels::UNROLL;
 use crate::output::{self, Output, csv, text};
-use crate::runner::{CycleSource, Engine, Measurement};
 use crate::units::round_up;
 
 /// Seed 004's default events: `memlat run` counts these when -e is not given,
@@ -86,7 +86,7 @@ fn measure_and_print(args: &RunArgs, view: View) -> Result<()> {
     for note in &notes {
         notice(note);
     }
-    let spec = crate::runner::PointSpec {
+    let spec = crate::engine::Point {
         size,
         stride,
         accesses: args.accesses,

@@ -8,12 +8,12 @@ use anyhow::Result;
 use super::{notice, prepare, warn};
 use crate::chain::Pattern;
 use crate::cli::{Format, SweepArgs};
+use crate::engine::Point;
 use crate::error::{UsageError, usage};
 use crate::output::{self, Output, csv};
 use crate::platform;
 use crate::platform::caches;
 use crate::platform::counters::parse_event_list;
-use crate::runner::{Engine, PointSpec};
 use crate::sweep::{
     self, DEFAULT_FROM, DEFAULT_RATIO, DEFAULT_REPEATS, DEFAULT_STRIDES, SeriesKey, SweepFiles,
     SweepPlan, SweepResult,
@@ -218,7 +218,7 @@ fn check_memory(plan: &SweepPlan) -> Result<()> {
         return Ok(());
     };
     for spec in plan.pending() {
-        let needed = Engine::memory_needed(&spec);
+        let needed = crate::engine::memory_needed(spec.size);
         if needed > available {
             return usage(format!(
                 "--to {}: the {} point needs about {} but only {} is available (MemAvailable); choose a smaller --to",
@@ -252,7 +252,7 @@ fn load_resume(path: &Path, args: &SweepArgs) -> Result<SweepResult> {
 }
 
 /// Measures the rest of a resumed sweep as its first points were measured.
-fn adopt(template: &mut PointSpec, resumed: &SweepResult) {
+fn adopt(template: &mut Point, resumed: &SweepResult) {
     let c = &resumed.config;
     template.repeats = c.repeats;
     template.sample_time = Duration::from_millis(c.sample_ms);

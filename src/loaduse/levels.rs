@@ -10,7 +10,7 @@ use crate::error::UsageError;
 use crate::platform::caches::CacheInfo;
 use crate::units::{HumanBytes, parse_size};
 
-use super::kernels::MAX_NOPS;
+use crate::kernels::load_use::MAX_NOPS;
 
 /// DRAM's working set is at least this large, however small the caches.
 pub const MIN_DRAM_SIZE: u64 = 64 << 20;

@@ -3,7 +3,7 @@
 //! grows, for data in L1, L2 and DRAM; docs/loaduse.md explains the method and
 //! how to read the result.
 //!
-//! - `kernels`: the load-use kernels in `asm!`, one per N and ISA, on delta chains;
+//! - the load-use kernels are [`crate::kernels::load_use`], one per N and ISA, on delta chains;
 //! - `driver`: timing them at one working set, pass by pass;
 //! - reading a curve (plateau, knees, slope, issue width, latency) is
 //!   [`crate::analysis::knee`], pure;
@@ -12,7 +12,6 @@
 //! - `render`: text, CSV and the chart.
 
 pub mod driver;
-pub mod kernels;
 pub mod levels;
 pub mod render;
 pub mod report;

@@ -5,9 +5,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::driver::{LevelRun, PointRun};
-use super::kernels::UNROLL;
 use super::levels::LevelSpec;
 use crate::analysis::knee::{self, CurveShape, Issue, Point, Reading, Tolerance};
+use crate::kernels::load_use::UNROLL;
 use crate::platform::PageBacking;
 
 /// Bytes one load of the chain reads (a 64-bit word), for the throughput column.
@@ -409,7 +409,7 @@ fn explain(reading: &Reading, level: &LevelResult, shape: &CurveShape, last: u32
             "No knee up to N = {last} at {name}: {last} NOPs never outlast the load ({plateau:.2} cycles per iteration), and {} instructions in that time do not show whether the core issues one instruction a cycle or several. The latency is read from the plateau, less 1 cycle for the add: {:.2} cycles{chase}. Widen --nops (up to {}) or add a smaller --level to see a knee.",
             last + 2,
             level.latency_cycles,
-            super::kernels::MAX_NOPS
+            crate::kernels::load_use::MAX_NOPS
         ),
     }
 }

@@ -1,8 +1,8 @@
 //! Tests of the result assembly on synthetic timed levels.
 
 use super::*;
+use crate::kernels::load_use::Shape;
 use crate::loaduse::driver::PassSample;
-use crate::loaduse::kernels::Shape;
 
 const GHZ: f64 = 1.0;
 

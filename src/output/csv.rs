@@ -1,6 +1,6 @@
 //! CSV: one row per repeat, the measurement's fields flattened beside the sample's.
 
-use crate::runner::Measurement;
+use crate::engine::Measurement;
 
 const COLUMNS: &[&str] = &[
     "size",

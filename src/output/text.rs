@@ -1,7 +1,7 @@
 //! `key : value` lines: seed 004's first lines (so its pandas reader still
 //! works), then the latency and the conditions it was measured in.
 
-use crate::runner::Measurement;
+use crate::engine::Measurement;
 
 /// Lines of `key : value`, keys padded like seed 004's output.
 pub struct KeyValues {

@@ -3,7 +3,7 @@
 //! (seed 004 sections 2-4: the sweep, its plots and the bandwidth view).
 //!
 //! ```no_run
-//! # fn demo(mut engine: memlat::runner::Engine, template: memlat::runner::PointSpec) -> anyhow::Result<()> {
+//! # fn demo(mut engine: memlat::engine::Engine, template: memlat::engine::Point) -> anyhow::Result<()> {
 //! use memlat::sweep::{SeriesKey, SweepFiles, SweepPlan, run_sweep};
 //! let caches = memlat::platform::caches::data_caches(engine.cpu());
 //! let to = memlat::sweep::default_to(&caches);
@@ -29,8 +29,8 @@ pub use interrupt::interrupted;
 pub use result::{SeriesKey, SweepConfig, SweepResult};
 
 use crate::chain::Pattern;
+use crate::engine::{Engine, Point};
 use crate::platform::caches::CacheInfo;
-use crate::runner::{Engine, PointSpec};
 use crate::units::HumanBytes;
 use progress::Progress;
 
@@ -62,7 +62,7 @@ pub struct SweepPlan {
     /// The configuration recorded in the results.
     pub config: SweepConfig,
     /// Every point is this with its size, stride and pattern set.
-    pub template: PointSpec,
+    pub template: Point,
     /// The caches sysfs claims, recorded beside the results.
     pub sysfs_caches: Vec<CacheInfo>,
     /// A previous run of this sweep whose points are kept and not measured again.
@@ -73,7 +73,7 @@ impl SweepPlan {
     /// Sizes `seq(from, to, ratio, line, prime)` (seed 004) for each series.
     #[allow(clippy::too_many_arguments)]
     pub fn new(
-        template: PointSpec,
+        template: Point,
         cpu: usize,
         from: u64,
         to: u64,
@@ -113,8 +113,8 @@ impl SweepPlan {
     }
 
     /// The point of `size` on `key`'s line.
-    pub fn point(&self, size: u64, key: SeriesKey) -> PointSpec {
-        PointSpec {
+    pub fn point(&self, size: u64, key: SeriesKey) -> Point {
+        Point {
             size,
             stride: match key.pattern {
                 Pattern::Stride => key.stride,
@@ -127,7 +127,7 @@ impl SweepPlan {
 
     /// Points still to measure, size by size (every series at a size before the
     /// next size, as seed 004's `run` loops), skipping resumed ones.
-    pub fn pending(&self) -> Vec<PointSpec> {
+    pub fn pending(&self) -> Vec<Point> {
         let mut points = Vec::new();
         for &size in &self.config.sizes {
             for &key in &self.config.series {
@@ -164,7 +164,7 @@ impl SweepPlan {
 }
 
 /// `stride 4096 at 1.5 MiB`.
-fn describe(spec: &PointSpec) -> String {
+fn describe(spec: &Point) -> String {
     let key = match spec.pattern {
         Pattern::Stride => SeriesKey::stride(spec.stride),
         other => SeriesKey::pattern(other),

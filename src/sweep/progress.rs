@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::runner::{PointSpec, ROUNDS};
+use crate::engine::{Point, ROUNDS};
 
 /// Progress of a sweep; silent when hidden.
 pub struct Progress {
@@ -20,7 +20,7 @@ pub struct Progress {
 /// Rough cost of measuring `spec`, in milliseconds: per repeat, calibration
 /// plus the timed rounds plus the clock estimates, and a warm-up walk of the
 /// whole chain; filling the buffer once.
-pub fn cost_ms(spec: &PointSpec) -> u64 {
+pub fn cost_ms(spec: &Point) -> u64 {
     let sample = spec.sample_time.as_secs_f64() * 1e3;
     let per_repeat = sample * (ROUNDS as f64 + 1.0) + 10.0;
     let lines = (spec.size / 64) as f64;
@@ -34,7 +34,7 @@ pub fn cost_ms(spec: &PointSpec) -> u64 {
 impl Progress {
     /// A bar over `points` (already-done points excluded) when `show` and stderr
     /// is a terminal; otherwise nothing is drawn.
-    pub fn new(points: &[PointSpec], show: bool) -> Progress {
+    pub fn new(points: &[Point], show: bool) -> Progress {
         let bar = (show && std::io::stderr().is_terminal()).then(|| {
             let total: u64 = points.iter().map(cost_ms).sum();
             let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
@@ -67,7 +67,7 @@ impl Progress {
     }
 
     /// Counts `spec` as done.
-    pub fn finish_point(&mut self, spec: &PointSpec) {
+    pub fn finish_point(&mut self, spec: &Point) {
         self.done_points += 1;
         if let Some(bar) = &self.bar {
             bar.inc(cost_ms(spec));

@@ -9,11 +9,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::analysis::detect::{CurvePoint, Detection};
 use crate::chain::Pattern;
+use crate::engine::Measurement;
 use crate::error::UsageError;
-use crate::kernel::KernelKind;
+use crate::kernels::KernelKind;
 use crate::platform::PageRequest;
 use crate::platform::caches::CacheInfo;
-use crate::runner::Measurement;
 
 /// One line of a sweep: a stride chain of some stride, or a random pattern.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -5,8 +5,8 @@
 
 use crate::analysis::detect::Detection;
 use crate::analysis::stats::Summary;
+use crate::engine::{CycleSource, Measurement};
 use crate::output::plot::{Band, Chart, Marker, SecondaryAxis, Series};
-use crate::runner::{CycleSource, Measurement};
 use crate::units::HumanBytes;
 
 use super::result::SweepResult;

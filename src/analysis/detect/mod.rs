@@ -29,8 +29,8 @@ pub use table::table;
 
 use serde::{Deserialize, Serialize};
 
+use crate::engine::Measurement;
 use crate::platform::caches::CacheInfo;
-use crate::runner::Measurement;
 use crate::units::HumanBytes;
 use segment::{MAX_BAND, MERGE_RATIO, median};
 

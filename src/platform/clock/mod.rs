@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::kernel::{self, ClockChain, UNROLL};
+use crate::kernels::{self, ClockChain, UNROLL};
 
 /// What `--clock` asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -97,7 +97,7 @@ const ESTIMATE_TRIES: usize = 5;
 /// Nanoseconds per instruction of `chain`, fixed costs cancelled, fastest of the tries.
 fn ns_per_instruction(chain: ClockChain, target: Duration) -> f64 {
     ns_per_trip(target, ESTIMATE_TRIES, |trips| {
-        std::hint::black_box(kernel::clock_chain(chain, trips));
+        std::hint::black_box(kernels::clock_chain(chain, trips));
     }) / UNROLL as f64
 }
 
@@ -283,7 +283,7 @@ impl SampleClock {
     pub fn lasting(target: Duration, estimate: &ClockEstimate) -> SampleClock {
         let (chain, cycles_per_instruction) = estimate.sample_chain();
         let trips = trips_lasting(target, |t| {
-            time(|| std::hint::black_box(kernel::clock_chain(chain, t))).0
+            time(|| std::hint::black_box(kernels::clock_chain(chain, t))).0
         });
         SampleClock {
             chain,
@@ -295,7 +295,7 @@ impl SampleClock {
     /// Nanoseconds for one run of the chain.
     pub fn time_ns(&self) -> f64 {
         let (chain, trips) = (self.chain, self.trips);
-        time(|| std::hint::black_box(kernel::clock_chain(chain, trips)))
+        time(|| std::hint::black_box(kernels::clock_chain(chain, trips)))
             .0
             .as_nanos() as f64
     }
@@ -308,7 +308,7 @@ impl SampleClock {
 
 /// The loop's own cost: nanoseconds per trip of the empty loop (seed 001's calibration).
 pub fn empty_loop_ns_per_trip() -> f64 {
-    ns_per_trip(Duration::from_millis(2), 5, kernel::empty_loop)
+    ns_per_trip(Duration::from_millis(2), 5, kernels::empty_loop)
 }
 
 #[cfg(test)]

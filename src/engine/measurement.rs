@@ -1,106 +1,16 @@
-//! What a measurement is asked for and what it gives back.
+//! What a measurement gives back: every repeat's raw figures and their
+//! summary, with the conditions they were measured in.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::CycleSource;
+use super::{CycleSource, Engine, MAX_ROUNDS, Point, SPREAD_WARN};
 use crate::analysis::stats::Summary;
-use crate::chain::{ChainError, Pattern};
-use crate::kernel::KernelKind;
+use crate::chain::{Chain, Pattern};
+use crate::kernels::KernelKind;
+use crate::platform::PageBacking;
 use crate::platform::clock::ClockEstimate;
-use crate::platform::{PageBacking, PageRequest};
-use crate::units::HumanBytes;
-
-/// What to measure at one point.
-#[derive(Debug, Clone)]
-pub struct PointSpec {
-    /// Buffer size in bytes (a multiple of 8).
-    pub size: u64,
-    /// Stride in bytes for `Pattern::Stride` (a multiple of 8).
-    pub stride: u64,
-    /// Chain pattern.
-    pub pattern: Pattern,
-    /// Which loop follows the chain.
-    pub kernel: KernelKind,
-    /// Node spacing in bytes for the random patterns.
-    pub line: u64,
-    /// Page size to ask for.
-    pub pages: PageRequest,
-    /// NUMA node to bind the buffer to.
-    pub node: Option<usize>,
-    /// Repeats; each random repeat gets a fresh chain.
-    pub repeats: u32,
-    /// Seed of the first repeat's chain; repeat r uses seed + r.
-    pub seed: u64,
-    /// Loads per sample (rounded up to a multiple of the unroll); `None`: calibrate to `sample_time`.
-    pub accesses: Option<u64>,
-    /// How long one sample (A loads then 2A loads) should last when calibrating.
-    pub sample_time: Duration,
-}
-
-/// Errors of a measurement.
-#[derive(Debug, thiserror::Error)]
-pub enum MeasureError {
-    /// The buffer would not fit in available memory.
-    #[error(
-        "-n/--size {size} needs about {needed} but only {available} is available (MemAvailable); choose a smaller -n/--size"
-    )]
-    NotEnoughMemory {
-        /// Requested size.
-        size: HumanBytes,
-        /// Bytes needed including bookkeeping.
-        needed: HumanBytes,
-        /// MemAvailable.
-        available: HumanBytes,
-    },
-    /// The sizes cannot make a chain.
-    #[error("{0}: use a larger -n/--size or a smaller --line")]
-    Chain(#[from] ChainError),
-    /// The kernel did not end where the chain says: the number would be a lie.
-    #[error(
-        "the {kernel} kernel ended at byte offset {got} but the chain says {expected} after {loads} loads; refusing to report a latency (please report this as a bug)"
-    )]
-    ChainMismatch {
-        /// Kernel name.
-        kernel: &'static str,
-        /// Where the chain says it must end.
-        expected: u64,
-        /// Where it ended.
-        got: u64,
-        /// Loads followed.
-        loads: u64,
-    },
-    /// The clock asked for with --clock cannot be used here.
-    #[error("{0}")]
-    ClockUnavailable(String),
-    /// A system call failed.
-    #[error("{context}: {source}")]
-    System {
-        /// What memlat was doing.
-        context: String,
-        /// The OS error.
-        source: std::io::Error,
-    },
-}
-
-impl MeasureError {
-    /// Whether the user can fix it with a flag (exit code 2).
-    pub fn is_usage(&self) -> bool {
-        matches!(
-            self,
-            MeasureError::NotEnoughMemory { .. }
-                | MeasureError::Chain(_)
-                | MeasureError::ClockUnavailable(_)
-        )
-    }
-}
-
-pub(crate) fn system(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> MeasureError {
-    let context = context.into();
-    move |source| MeasureError::System { context, source }
-}
 
 /// One repeat's raw figures.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -204,4 +114,112 @@ pub struct Measurement {
     pub samples: Vec<Sample>,
     /// Things the reader should know (fallbacks, spread, clock drift).
     pub warnings: Vec<String>,
+}
+
+/// The block size seed 004 counts distinct blocks in.
+pub const BLOCK: u64 = 64;
+
+/// What a point's summary needs besides its samples.
+pub(super) struct Context<'a> {
+    pub point: &'a Point,
+    pub chain: &'a Chain,
+    pub accesses: u64,
+    pub last_offset: u64,
+    pub page_backing: PageBacking,
+    pub clock_before: f64,
+    pub clock_after: f64,
+}
+
+/// Summarises the repeats of one point into a [`Measurement`], with the
+/// warnings their spread, disturbance, multiplexing and clock call for.
+pub(super) fn summarise(
+    engine: &Engine,
+    c: Context,
+    samples: Vec<Sample>,
+    mut warnings: Vec<String>,
+) -> Measurement {
+    let ns: Vec<f64> = samples.iter().map(|s| s.ns_per_load).collect();
+    let cycles: Vec<f64> = samples.iter().map(|s| s.cycles_per_load).collect();
+    let ns_per_load = Summary::of(&ns).expect("at least one repeat");
+    let cycles_per_load = Summary::of(&cycles).expect("at least one repeat");
+    if samples.len() > 1 && ns_per_load.relative_spread() > SPREAD_WARN {
+        warnings.push(format!(
+            "repeats spread {:.1}% (min {:.3} ns, max {:.3} ns): another tenant, or a level shared with others; more --repeats or a quieter machine will tell",
+            ns_per_load.relative_spread() * 100.0,
+            ns_per_load.min,
+            ns_per_load.max
+        ));
+    }
+    let disturbed = samples.iter().filter(|s| s.disturbed).count();
+    if disturbed > 0 {
+        warnings.push(format!(
+            "{disturbed} of {} repeats had no undisturbed round in {MAX_ROUNDS} (the 2A-load run never took twice the A-load run): their latency is the 2A run over 2A loads; the machine is busy",
+            samples.len()
+        ));
+    }
+    let mut events = BTreeMap::new();
+    for name in &engine.requested_events {
+        let values: Vec<f64> = samples
+            .iter()
+            .filter_map(|s| s.events.get(name).copied().flatten())
+            .collect();
+        events.insert(name.clone(), Summary::of(&values).map(|s| s.median));
+    }
+    if let Some(scale) = samples
+        .iter()
+        .filter_map(|s| s.counter_scale)
+        .reduce(f64::max)
+        && scale > 1.01
+    {
+        warnings.push(format!(
+            "the counter group was multiplexed (enabled/running up to {scale:.2}); counts are scaled estimates"
+        ));
+    }
+    let clock_ghz = match engine.cycle_source() {
+        CycleSource::Perf | CycleSource::CycleCounter => {
+            cycles_per_load.median / ns_per_load.median
+        }
+        CycleSource::Estimated => {
+            let clocks: Vec<f64> = samples.iter().map(|s| s.clock_ghz).collect();
+            Summary::of(&clocks).map_or(c.clock_before, |s| s.median)
+        }
+        CycleSource::Given => engine.timing.given_ghz.unwrap_or(f64::NAN),
+    };
+    if let Some(why) = engine.clock_suspect() {
+        warnings.push(format!("clock suspect: {why}"));
+    }
+    let loop_ghz = engine.timing.given_ghz.unwrap_or(engine.clock_ghz);
+    let point = c.point;
+    Measurement {
+        size: point.size,
+        stride: point.stride,
+        pattern: point.pattern,
+        kernel: point.kernel,
+        line: point.line,
+        accesses: c.accesses,
+        chain_nodes: c.chain.len(),
+        distinct_blocks: c.chain.distinct_blocks(BLOCK),
+        last_element: c.last_offset / 8,
+        repeats: point.repeats,
+        seed: point.seed,
+        ns_per_load,
+        cycles_per_load,
+        cycle_source: engine.cycle_source(),
+        clock_method: Some(engine.clock_estimate.clone()),
+        clock: engine.timing.clock_name.clone(),
+        clock_note: engine.timing.note.clone(),
+        prefetchers: engine.prefetchers.clone(),
+        clock_ghz,
+        clock_ghz_before: c.clock_before,
+        clock_ghz_after: c.clock_after,
+        events,
+        page_backing: c.page_backing,
+        cpu: engine.cpu,
+        node: point.node,
+        loop_overhead_cycles: engine.loop_ns * loop_ghz,
+        loop_overhead_ns: engine.loop_ns,
+        unroll: crate::kernels::UNROLL,
+        samples,
+        warnings,
+    }
 }

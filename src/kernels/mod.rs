@@ -5,8 +5,12 @@
 //! Every loop trip makes `UNROLL` dependent loads, then one decrement and one
 //! branch, as seed 001's `L100`.
 
+pub mod load_use;
+
 use crate::arch;
 use serde::{Deserialize, Serialize};
+
+use crate::chain::NodeEncoding;
 
 /// Dependent loads per loop trip.
 pub const UNROLL: u64 = 100;
@@ -39,6 +43,67 @@ impl KernelKind {
     /// Whether nodes hold addresses (else word indices).
     pub fn uses_addresses(self) -> bool {
         !matches!(self, KernelKind::Index)
+    }
+}
+
+/// A loop the engine times: a chase kernel, or a load-use kernel (seed 003).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kernel {
+    /// `UNROLL` dependent loads a trip, the pointer, index or portable loop.
+    Chase(KernelKind),
+    /// A load, `nops` NOPs, an add that uses the loaded value; `shape` says
+    /// how many such iterations a loop trip holds.
+    LoadUse {
+        /// NOPs between the load and its use.
+        nops: u32,
+        /// Unrolled or rolled.
+        shape: load_use::Shape,
+    },
+}
+
+impl Kernel {
+    /// How the chain's nodes must hold their successor for this kernel, in a
+    /// buffer starting at `base`.
+    pub fn encoding(self, base: u64) -> NodeEncoding {
+        match self {
+            Kernel::Chase(KernelKind::Index) => NodeEncoding::WordIndex,
+            Kernel::Chase(_) => NodeEncoding::Address(base),
+            Kernel::LoadUse { .. } => NodeEncoding::Delta,
+        }
+    }
+
+    /// Loads (iterations) per loop trip.
+    pub fn loads_per_trip(self) -> u64 {
+        match self {
+            Kernel::Chase(_) => UNROLL,
+            Kernel::LoadUse { shape, .. } => shape.iterations_per_trip(),
+        }
+    }
+
+    /// The name used in output.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kernel::Chase(kind) => kind.name(),
+            Kernel::LoadUse { .. } => "load-use",
+        }
+    }
+
+    /// Follows the chain in `base` for `trips` loop trips from the node at
+    /// byte offset `start`; returns the byte offset of the node it ends on,
+    /// or `None` when this build has no such kernel (load-use without asm, or
+    /// more NOPs than compiled).
+    ///
+    /// # Safety
+    /// `base` must point to a live buffer whose every node reachable from
+    /// `start` holds its successor in [`Kernel::encoding`], inside the buffer.
+    pub unsafe fn run(self, base: *const u64, start: u64, trips: u64) -> Option<u64> {
+        // SAFETY: the caller's guarantee is each kernel's precondition.
+        unsafe {
+            match self {
+                Kernel::Chase(kind) => Some(chase(kind, base, start, trips)),
+                Kernel::LoadUse { nops, shape } => load_use::chase(shape, nops, base, start, trips),
+            }
+        }
     }
 }
 
@@ -119,7 +184,7 @@ pub fn clock_chain(chain: ClockChain, trips: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::chain::{Chain, NodeEncoding};
+    use crate::chain::Chain;
 
     fn linked(chain: &Chain, kind: KernelKind) -> Vec<u64> {
         let mut words = vec![0u64; (chain.size() / 8) as usize];

@@ -12,8 +12,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::chain::{Chain, WORD};
-
 /// Iterations (load, NOPs, add) per trip of the unrolled loop.
 pub const UNROLL: u64 = 16;
 
@@ -75,26 +73,15 @@ mod table {
         120 121 122 123 124 125 126 127 128);
 }
 
-/// Writes `chain` into `words` as a delta chain: each node holds the byte
-/// distance (wrapping) from itself to its successor, so `p += *p` steps.
-pub fn link_deltas(chain: &Chain, words: &mut [u64]) {
-    let len = chain.len();
-    let mut here = chain.node_offset(0);
-    for k in 1..=len {
-        let next = chain.node_offset(k);
-        words[(here / WORD) as usize] = next.wrapping_sub(here);
-        here = next;
-    }
-}
-
 /// Follows the delta chain in `base` from byte offset `start` for `trips`
 /// loop trips of `shape` with `nops` NOPs per iteration, and returns the byte
 /// offset of the node it ends on. `None` when this build has no kernels or
 /// `nops` exceeds [`MAX_NOPS`].
 ///
 /// # Safety
-/// `base` must point to a live buffer linked with [`link_deltas`] (every node
-/// reachable from `start` holds the distance to its successor, inside the buffer).
+/// `base` must point to a live buffer linked as deltas (`NodeEncoding::Delta`:
+/// every node reachable from `start` holds the distance to its successor,
+/// inside the buffer).
 pub unsafe fn chase(
     shape: Shape,
     nops: u32,
@@ -123,10 +110,11 @@ pub unsafe fn chase(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::chain::{Chain, NodeEncoding, WORD};
 
     fn linked(chain: &Chain) -> Vec<u64> {
         let mut words = vec![0u64; (chain.size() / WORD) as usize];
-        link_deltas(chain, &mut words);
+        chain.link_into(&mut words, NodeEncoding::Delta);
         words
     }
 

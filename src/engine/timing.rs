@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::platform::clock::{ClockRequest, Counts, IsaCounter, best_isa_counter};
 
-use super::MeasureError;
+use super::Error;
 
 /// How cycles are obtained; serialised as `perf`, `cycle-counter`,
 /// `estimated` or `given`.
@@ -64,7 +64,7 @@ impl Timing {
         request: ClockRequest,
         perf_cycles: bool,
         given_ghz: Option<f64>,
-    ) -> Result<Timing, MeasureError> {
+    ) -> Result<Timing, Error> {
         let estimated = |note: Option<String>, isa: Option<IsaCounter>| {
             let clock_name = isa
                 .as_ref()
@@ -79,9 +79,10 @@ impl Timing {
         };
         let mut timing = match request {
             ClockRequest::Perf if !perf_cycles => {
-                return Err(MeasureError::ClockUnavailable(
-                    "--clock perf: perf's cycles event cannot be opened here (no hardware PMU, or perf_event_paranoid); use --clock auto".into(),
-                ));
+                return Err(Error::ClockUnavailable {
+                    request,
+                    why: "perf's cycles event cannot be opened here (no hardware PMU, or perf_event_paranoid)".into(),
+                });
             }
             ClockRequest::Perf => Timing {
                 isa: None,
@@ -92,9 +93,8 @@ impl Timing {
             },
             ClockRequest::Monotonic => estimated(None, None),
             ClockRequest::CycleCounter => {
-                let counter = best_isa_counter().map_err(|why| {
-                    MeasureError::ClockUnavailable(format!("--clock cycle-counter: {why}"))
-                })?;
+                let counter =
+                    best_isa_counter().map_err(|why| Error::ClockUnavailable { request, why })?;
                 Self::from_counter(counter)
             }
             ClockRequest::Auto if perf_cycles => Timing {
@@ -172,7 +172,7 @@ mod tests {
         let err = Timing::choose(ClockRequest::Perf, false, None)
             .err()
             .unwrap();
-        assert!(err.is_usage() && err.to_string().contains("--clock"));
+        assert!(err.is_usage() && err.to_string().contains("perf's cycles event"));
     }
 
     #[test]

@@ -1,0 +1,338 @@
+//! The measurement engine: the only code that times anything.
+//!
+//! An [`Engine`] pins its thread to one CPU, opens the counter group, settles
+//! the clock and estimates the core clock; [`Engine::measure`] turns one
+//! [`Point`] into one [`Measurement`]. Underneath, every experiment uses the
+//! same two parts: a [`Workload`] (a filled buffer with a chain linked into
+//! it in a kernel's encoding, and a [`Walker`] that checks every run's end
+//! node) and a sample ([`Engine::time`], [`Strategy`]). The method
+//! (DESIGN.md):
+//! - every page is filled with a non-zero pattern, and the chain walked until
+//!   timing is steady, before anything is timed;
+//! - each sample times A loads and 2A loads and keeps the difference, so timer
+//!   reads, the call and counter start/stop cancel out;
+//! - the kernel's final node is checked against the node the chain says must
+//!   come next; a mismatch is an error, never a number.
+//!
+//! ```no_run
+//! # fn main() -> Result<(), memlat::engine::Error> {
+//! let mut engine = memlat::Engine::builder().cpu(0).build()?;
+//! let m = engine.measure(&memlat::Point::random(8 << 20))?;
+//! println!("{:.1} ns, {:.1} cycles", m.ns_per_load.median, m.cycles_per_load.median);
+//! # Ok(()) }
+//! ```
+
+mod error;
+mod measurement;
+mod point;
+mod sampling;
+mod timing;
+mod workload;
+
+pub use error::Error;
+pub(crate) use error::system;
+pub use measurement::{Measurement, Sample};
+pub use point::Point;
+pub use sampling::{MAX_ROUNDS, ROUNDS, Strategy, Timed};
+pub use timing::{CycleSource, Timing};
+pub use workload::{Walker, Workload, ensure_memory, memory_needed};
+
+use std::time::Duration;
+
+use crate::chain::{Chain, Pattern};
+use crate::kernels::Kernel;
+use crate::platform::clock::{self, ClockEstimate, ClockRequest, SampleClock};
+use crate::platform::counters::{CounterGroup, EventSpec, EventWarning, parse_event};
+
+/// Warn when the clock estimates before and after a point differ by more than this.
+pub const CLOCK_DRIFT_WARN: f64 = 0.02;
+
+/// Warn when repeats spread (max - min over median) more than this.
+pub const SPREAD_WARN: f64 = 0.05;
+
+/// Nodes walked to warm up repeats after the first (which walks the whole cycle).
+pub const WARM_UP_CAP: u64 = 4 << 20;
+
+/// How long each clock-chain timing beside a sample lasts.
+const SAMPLE_CLOCK_TIME: Duration = Duration::from_millis(2);
+
+/// Runs of the sample clock whose fastest gives the clock before and after a point.
+const CLOCK_READS: usize = 3;
+
+/// The measuring context: pinned CPU, counters, clock.
+pub struct Engine {
+    cpu: usize,
+    group: Option<CounterGroup>,
+    requested_events: Vec<String>,
+    cycles_slot: Option<usize>,
+    event_warnings: Vec<EventWarning>,
+    /// The latest core-clock reading, GHz (the sample clock's, best of a few runs).
+    clock_ghz: f64,
+    timing: Timing,
+    prefetchers: Option<String>,
+    loop_ns: f64,
+    /// How the core clock was estimated when the engine started.
+    clock_estimate: ClockEstimate,
+    /// The clock chain timed beside every sample.
+    sample_clock: SampleClock,
+}
+
+/// Settings of an [`Engine`]: which CPU, which events, which clock.
+#[derive(Debug, Clone, Default)]
+pub struct EngineBuilder {
+    cpu: Option<usize>,
+    events: Vec<EventSpec>,
+    ghz: Option<f64>,
+    clock: Option<ClockRequest>,
+}
+
+impl EngineBuilder {
+    /// Pins the measuring thread to `cpu` (default: the CPU it runs on).
+    pub fn cpu(mut self, cpu: usize) -> Self {
+        self.cpu = Some(cpu);
+        self
+    }
+
+    /// Counts these perf events in every sample.
+    pub fn events(mut self, events: &[EventSpec]) -> Self {
+        self.events = events.to_vec();
+        self
+    }
+
+    /// Converts ns to cycles with this core clock instead of counting or estimating.
+    pub fn ghz(mut self, ghz: f64) -> Self {
+        self.ghz = Some(ghz);
+        self
+    }
+
+    /// Chooses what times the loads (default [`ClockRequest::Auto`]).
+    pub fn clock(mut self, clock: ClockRequest) -> Self {
+        self.clock = Some(clock);
+        self
+    }
+
+    /// Pins, opens the counters, settles the clock and estimates the core
+    /// clock and the empty loop's cost.
+    pub fn build(self) -> Result<Engine, Error> {
+        let cpu = self.cpu.or_else(crate::platform::current_cpu).unwrap_or(0);
+        Engine::open(
+            cpu,
+            &self.events,
+            self.ghz,
+            self.clock.unwrap_or(ClockRequest::Auto),
+        )
+    }
+}
+
+impl Engine {
+    /// Settings for an engine.
+    pub fn builder() -> EngineBuilder {
+        EngineBuilder::default()
+    }
+
+    fn open(
+        cpu: usize,
+        events: &[EventSpec],
+        given_ghz: Option<f64>,
+        clock_request: ClockRequest,
+    ) -> Result<Engine, Error> {
+        if let Some(ghz) = given_ghz
+            && !(ghz.is_finite() && ghz > 0.0)
+        {
+            return Err(Error::Invalid(format!(
+                "a core clock of {ghz} GHz: give a positive number"
+            )));
+        }
+        crate::platform::pin_to_cpu(cpu).map_err(|source| Error::Pin { cpu, source })?;
+        let mut wanted = events.to_vec();
+        if !wanted
+            .iter()
+            .any(|e| e.name == "cycles" || e.name == "cpu-cycles")
+        {
+            wanted.insert(0, parse_event("cycles").expect("cycles is a known event"));
+        }
+        let (group, mut event_warnings) = CounterGroup::open(&wanted);
+        let requested_events: Vec<String> = events.iter().map(|e| e.name.clone()).collect();
+        // A cycles event the user did not ask for is internal: its failure is not a warning.
+        event_warnings.retain(|w| requested_events.contains(&w.event));
+        let cycles_slot = group
+            .as_ref()
+            .and_then(|g| g.position("cycles").or_else(|| g.position("cpu-cycles")));
+        let timing = Timing::choose(clock_request, cycles_slot.is_some(), given_ghz)?;
+        let clock_estimate = clock::estimate_core_clock(cpu);
+        let sample_clock = SampleClock::lasting(SAMPLE_CLOCK_TIME, &clock_estimate);
+        let clock_ghz = read_clock(&sample_clock);
+        let loop_ns = clock::empty_loop_ns_per_trip();
+        Ok(Engine {
+            cpu,
+            group,
+            requested_events,
+            cycles_slot,
+            event_warnings,
+            clock_ghz,
+            timing,
+            prefetchers: None,
+            loop_ns,
+            clock_estimate,
+            sample_clock,
+        })
+    }
+
+    /// The CPU the engine runs on.
+    pub fn cpu(&self) -> usize {
+        self.cpu
+    }
+
+    /// Events asked for that cannot be counted here, each with its reason.
+    pub fn event_warnings(&self) -> &[EventWarning] {
+        &self.event_warnings
+    }
+
+    /// Where cycle counts come from.
+    pub fn cycle_source(&self) -> CycleSource {
+        self.timing.cycle_source
+    }
+
+    /// Records the prefetchers' state (`--prefetchers`) in every measurement.
+    pub fn set_prefetchers(&mut self, status: &str) {
+        self.prefetchers = Some(status.to_string());
+    }
+
+    /// The clock settled on, and why not a better one.
+    pub fn timing(&self) -> &Timing {
+        &self.timing
+    }
+
+    /// The latest core-clock estimate, GHz.
+    pub fn clock_ghz(&self) -> f64 {
+        self.clock_ghz
+    }
+
+    /// The core clock now, GHz (the fastest of a few runs of the sample clock).
+    pub fn read_clock(&self) -> f64 {
+        read_clock(&self.sample_clock)
+    }
+
+    /// How the core clock was estimated (chains, agreement, ceiling).
+    pub fn clock_estimate(&self) -> &ClockEstimate {
+        &self.clock_estimate
+    }
+
+    /// Why estimated cycles should not be trusted, when they should not
+    /// (never for counted or given cycles).
+    pub fn clock_suspect(&self) -> Option<&str> {
+        match self.cycle_source() {
+            CycleSource::Estimated => self.clock_estimate.suspect.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// Measures one point: a workload, a fresh chain per random repeat,
+    /// warm-up, one sample per repeat, the clock before and after.
+    pub fn measure(&mut self, point: &Point) -> Result<Measurement, Error> {
+        point.validate()?;
+        let build = |seed| Chain::build(point.pattern, point.size, point.stride, point.line, seed);
+        let mut chain = build(point.seed)?;
+        let mut workload = Workload::prepare(point.size, point.pages, point.node)?;
+        let mut warnings = std::mem::take(&mut workload.notices);
+        let kernel = Kernel::Chase(point.kernel);
+        let clock_before = self.clock_ghz;
+        let mut trips = point
+            .accesses
+            .map(|a| a.div_ceil(kernel.loads_per_trip()).max(1));
+        let mut samples = Vec::new();
+        let mut last_offset = 0;
+        for repeat in 0..point.repeats {
+            let seed = point.seed.wrapping_add(u64::from(repeat));
+            if repeat > 0 && point.pattern != Pattern::Stride {
+                // The previous chain goes first: one chain's bookkeeping at a time.
+                drop(std::mem::replace(&mut chain, Chain::stride(8, 8)?));
+                chain = build(seed)?;
+            }
+            workload.link(&chain, kernel)?;
+            let mut walker = workload.walker(&chain, kernel);
+            // Warm-up: the first repeat walks one full cycle (rounded up to
+            // whole trips), which warms caches and TLB and proves the chain
+            // returns where it should. Later repeats of DRAM-sized chains walk
+            // WARM_UP_CAP nodes: far more than any cache holds.
+            let warm_up = if repeat == 0 {
+                chain.len()
+            } else {
+                chain.len().min(WARM_UP_CAP)
+            };
+            walker.walk(warm_up.div_ceil(kernel.loads_per_trip()))?;
+            let timed = self.time(
+                &mut walker,
+                &mut trips,
+                point.sample_time,
+                Strategy::Difference,
+            )?;
+            last_offset = walker.offset();
+            samples.push(self.sample(repeat, seed, timed));
+        }
+        // Re-read the clock: it is this point's "after" and the next one's "before".
+        self.clock_ghz = self.read_clock();
+        let clock_after = self.clock_ghz;
+        let drift = (clock_after - clock_before).abs() / clock_before;
+        if drift > CLOCK_DRIFT_WARN && self.timing.given_ghz.is_none() {
+            warnings.push(format!(
+                "the core clock estimate moved {:.1}% during the measurement ({clock_before:.3} -> {clock_after:.3} GHz): frequency scaling or another tenant; estimated cycles are less certain",
+                drift * 100.0
+            ));
+        }
+        let accesses = trips.unwrap_or(1) * kernel.loads_per_trip();
+        Ok(measurement::summarise(
+            self,
+            measurement::Context {
+                point,
+                chain: &chain,
+                accesses,
+                last_offset,
+                page_backing: workload.page_backing.clone(),
+                clock_before,
+                clock_after,
+            },
+            samples,
+            warnings,
+        ))
+    }
+
+    /// A repeat's raw figures, the requested events named.
+    fn sample(&self, repeat: u32, seed: u64, timed: Timed) -> Sample {
+        let events = self
+            .requested_events
+            .iter()
+            .map(|name| {
+                let slot = self.group.as_ref().and_then(|g| g.position(name));
+                (
+                    name.clone(),
+                    slot.and_then(|i| timed.counts.get(i).copied().flatten()),
+                )
+            })
+            .collect();
+        Sample {
+            repeat,
+            seed,
+            ns_a: timed.ns_a,
+            ns_2a: timed.ns_2a,
+            ticks_a: timed.ticks_a,
+            ticks_2a: timed.ticks_2a,
+            rounds: timed.rounds,
+            disturbed: timed.disturbed,
+            ns_per_load: timed.ns_per_load,
+            cycles_per_load: timed.cycles_per_load,
+            clock_ghz: timed.clock_ghz,
+            events,
+            counter_scale: timed.counter_scale,
+        }
+    }
+}
+
+/// The clock now: the fastest of a few runs of the sample clock (a
+/// disturbance only slows a run, so the fastest is the truest).
+fn read_clock(sample_clock: &SampleClock) -> f64 {
+    let ns = (0..CLOCK_READS)
+        .map(|_| sample_clock.time_ns())
+        .fold(f64::INFINITY, f64::min);
+    sample_clock.ghz(ns)
+}

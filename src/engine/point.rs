@@ -1,0 +1,165 @@
+//! What to measure at one point: a buffer size, a chain pattern and a kernel,
+//! with how often and how long. `Point::default()` is a sensible L1-sized
+//! random chain; the constructors set what usually differs.
+
+use std::time::Duration;
+
+use super::Error;
+use crate::chain::{Pattern, WORD};
+use crate::kernels::KernelKind;
+use crate::platform::PageRequest;
+
+/// What to measure at one point.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    /// Buffer size in bytes (a multiple of 8).
+    pub size: u64,
+    /// Stride in bytes for `Pattern::Stride` (a multiple of 8).
+    pub stride: u64,
+    /// Chain pattern.
+    pub pattern: Pattern,
+    /// Which loop follows the chain.
+    pub kernel: KernelKind,
+    /// Node spacing in bytes for the random patterns (a multiple of 8; the line size).
+    pub line: u64,
+    /// Page size to ask for.
+    pub pages: PageRequest,
+    /// NUMA node to bind the buffer to.
+    pub node: Option<usize>,
+    /// Repeats; each random repeat gets a fresh chain.
+    pub repeats: u32,
+    /// Seed of the first repeat's chain; repeat r uses seed + r.
+    pub seed: u64,
+    /// Loads per sample (rounded up to a multiple of the unroll); `None`: calibrate to `sample_time`.
+    pub accesses: Option<u64>,
+    /// How long one sample (A loads then 2A loads) should last when calibrating.
+    pub sample_time: Duration,
+}
+
+impl Default for Point {
+    /// 32 KiB, random chain of 64-byte nodes, pointer kernel, THP, 5 repeats of 50 ms samples.
+    fn default() -> Point {
+        Point {
+            size: 32 << 10,
+            stride: 64,
+            pattern: Pattern::Random,
+            kernel: KernelKind::Pointer,
+            line: 64,
+            pages: PageRequest::Thp,
+            node: None,
+            repeats: 5,
+            seed: 1,
+            accesses: None,
+            sample_time: Duration::from_millis(50),
+        }
+    }
+}
+
+impl Point {
+    /// A random chain of one node per line through `size` bytes: the latency
+    /// of whatever level holds `size` bytes, prefetchers defeated.
+    pub fn random(size: u64) -> Point {
+        Point {
+            size,
+            ..Point::default()
+        }
+    }
+
+    /// Seed 004's stride chain: `size` bytes, `stride` bytes apart.
+    pub fn stride(size: u64, stride: u64) -> Point {
+        Point {
+            size,
+            stride,
+            pattern: Pattern::Stride,
+            ..Point::default()
+        }
+    }
+
+    /// Random within each 4 KiB page, pages in random order.
+    pub fn page_random(size: u64) -> Point {
+        Point {
+            size,
+            pattern: Pattern::PageRandom,
+            ..Point::default()
+        }
+    }
+
+    /// The same point with `repeats` repeats.
+    pub fn with_repeats(self, repeats: u32) -> Point {
+        Point { repeats, ..self }
+    }
+
+    /// The same point with samples of about `sample_time`.
+    pub fn with_sample_time(self, sample_time: Duration) -> Point {
+        Point {
+            sample_time,
+            ..self
+        }
+    }
+
+    /// Checks what the engine cannot measure, before anything is allocated.
+    pub fn validate(&self) -> Result<(), Error> {
+        let invalid = |what: String| Err(Error::Invalid(what));
+        if self.size < WORD || !self.size.is_multiple_of(WORD) {
+            return invalid(format!(
+                "size {}: a buffer is a positive multiple of 8 bytes",
+                self.size
+            ));
+        }
+        if self.pattern == Pattern::Stride
+            && (self.stride == 0 || !self.stride.is_multiple_of(WORD))
+        {
+            return invalid(format!(
+                "stride {}: a stride is a positive multiple of 8 bytes",
+                self.stride
+            ));
+        }
+        if self.line < WORD || !self.line.is_multiple_of(WORD) {
+            return invalid(format!(
+                "line {}: node spacing is a positive multiple of 8 bytes",
+                self.line
+            ));
+        }
+        if self.repeats == 0 {
+            return invalid("repeats 0: at least one repeat is needed".into());
+        }
+        if self.accesses == Some(0) || self.sample_time.is_zero() {
+            return invalid("a sample needs at least one load and some time".into());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn constructors_set_what_differs_and_defaults_validate() {
+        assert!(Point::default().validate().is_ok());
+        let p = Point::random(8 << 20);
+        assert_eq!((p.size, p.pattern), (8 << 20, Pattern::Random));
+        let s = Point::stride(16 << 10, 4096).with_repeats(3);
+        assert_eq!((s.stride, s.pattern, s.repeats), (4096, Pattern::Stride, 3));
+        assert_eq!(Point::page_random(1 << 20).pattern, Pattern::PageRandom);
+    }
+
+    #[test]
+    fn what_cannot_be_measured_is_refused() {
+        for bad in [
+            Point::random(12),
+            Point::stride(4096, 0),
+            Point {
+                line: 12,
+                ..Point::default()
+            },
+            Point::default().with_repeats(0),
+            Point {
+                accesses: Some(0),
+                ..Point::default()
+            },
+        ] {
+            assert!(matches!(bad.validate(), Err(Error::Invalid(_))), "{bad:?}");
+        }
+    }
+}

@@ -1,0 +1,193 @@
+//! The memory a kernel walks: a buffer mapped with the page size asked for,
+//! bound to a NUMA node, filled (every page faulted in and private, never the
+//! shared zero page: seed 003) and its page backing read back; a chain linked
+//! into it in the kernel's encoding; and a [`Walker`] that follows it trip by
+//! trip, checking every run's end node against the chain.
+
+use super::Error;
+use crate::chain::Chain;
+use crate::kernels::Kernel;
+use crate::platform::{self, Buffer, PageBacking, PageRequest};
+use crate::units::HumanBytes;
+
+/// Bytes a buffer of `size` needs in memory: whole 2 MiB pages and the
+/// alignment slack (chains keep no per-node bookkeeping).
+pub fn memory_needed(size: u64) -> u64 {
+    size.div_ceil(2 << 20)
+        .saturating_mul(2 << 20)
+        .saturating_add(2 << 20)
+}
+
+/// Refuses, before anything is allocated, a buffer that needs more than `available`.
+pub fn ensure_memory(size: u64, available: Option<u64>) -> Result<(), Error> {
+    let needed = memory_needed(size);
+    match available {
+        Some(available) if needed > available => Err(Error::NotEnoughMemory {
+            size: HumanBytes(size),
+            needed: HumanBytes(needed),
+            available: HumanBytes(available),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// A filled buffer with what backs it.
+pub struct Workload {
+    buffer: Buffer,
+    /// The page backing obtained, read back from /proc/self/smaps.
+    pub page_backing: PageBacking,
+    /// What the reader should know (hugetlb fallback, too few huge pages).
+    pub notices: Vec<String>,
+}
+
+impl Workload {
+    /// Maps `size` bytes with `pages`, binds them to `node`, fills them and
+    /// reads back what backs them. Refuses a buffer larger than MemAvailable.
+    pub fn prepare(size: u64, pages: PageRequest, node: Option<usize>) -> Result<Workload, Error> {
+        ensure_memory(size, platform::mem_available_bytes())?;
+        let len = usize::try_from(size).map_err(|_| Error::NotEnoughMemory {
+            size: HumanBytes(size),
+            needed: HumanBytes(memory_needed(size)),
+            available: HumanBytes(platform::mem_available_bytes().unwrap_or(0)),
+        })?;
+        let mut buffer = Buffer::map(len, pages).map_err(|source| Error::Map {
+            size: HumanBytes(size),
+            source,
+        })?;
+        let mut notices = std::mem::take(&mut buffer.notices);
+        if let Some(node) = node {
+            platform::bind_to_node(&buffer, node).map_err(|source| Error::Bind { node, source })?;
+        }
+        buffer.fill();
+        let page_backing = buffer.backing();
+        if pages != PageRequest::Base && page_backing.huge_fraction < 0.5 {
+            notices.push(format!(
+                "asked for {} pages but only {:.0}% of the buffer is in huge pages; TLB misses will add to the latency (check /sys/kernel/mm/transparent_hugepage/enabled)",
+                pages.name(),
+                page_backing.huge_fraction * 100.0
+            ));
+        }
+        Ok(Workload {
+            buffer,
+            page_backing,
+            notices,
+        })
+    }
+
+    /// Bytes in the buffer.
+    pub fn size(&self) -> u64 {
+        self.buffer.len() as u64
+    }
+
+    /// Writes `chain` into the buffer in the encoding `kernel` follows.
+    pub fn link(&mut self, chain: &Chain, kernel: Kernel) -> Result<(), Error> {
+        if chain.size() > self.size() {
+            return Err(Error::Invalid(format!(
+                "a chain over {} does not fit a {} buffer",
+                HumanBytes(chain.size()),
+                HumanBytes(self.size())
+            )));
+        }
+        let encoding = kernel.encoding(self.buffer.as_ptr() as u64);
+        chain.link_into(self.buffer.words_mut(), encoding);
+        Ok(())
+    }
+
+    /// A walker from the chain's first node; the chain must be the one linked last.
+    pub fn walker<'a>(&'a self, chain: &'a Chain, kernel: Kernel) -> Walker<'a> {
+        Walker {
+            kernel,
+            base: self.buffer.as_ptr(),
+            chain,
+            position: 0,
+            offset: chain.node_offset(0),
+        }
+    }
+}
+
+/// Follows a linked chain trip by trip, checking every run's end node.
+pub struct Walker<'a> {
+    kernel: Kernel,
+    base: *const u64,
+    chain: &'a Chain,
+    /// Loads followed so far, modulo the chain's length.
+    position: u64,
+    offset: u64,
+}
+
+impl Walker<'_> {
+    /// The kernel it runs.
+    pub fn kernel(&self) -> Kernel {
+        self.kernel
+    }
+
+    /// Runs another kernel of the same encoding from where this one stands.
+    pub fn switch_kernel(&mut self, kernel: Kernel) {
+        assert_eq!(
+            kernel.encoding(self.base as u64),
+            self.kernel.encoding(self.base as u64),
+            "a walker switches only between kernels of one encoding"
+        );
+        self.kernel = kernel;
+    }
+
+    /// Nodes in the chain.
+    pub fn chain_len(&self) -> u64 {
+        self.chain.len()
+    }
+
+    /// Byte offset of the node it stands on.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// Runs `trips` loop trips and checks that the kernel ended on the node
+    /// the chain says; a mismatch is an error, never a number.
+    pub fn walk(&mut self, trips: u64) -> Result<(), Error> {
+        let loads = trips.saturating_mul(self.kernel.loads_per_trip());
+        // SAFETY: the chain was linked into this buffer in the kernel's
+        // encoding (Workload::link) and `offset` is always one of its nodes.
+        let end = unsafe { self.kernel.run(self.base, self.offset, trips) }
+            .ok_or(Error::NoKernel(self.kernel.name()))?;
+        self.position = ((self.position as u128 + loads as u128) % self.chain.len() as u128) as u64;
+        let expected = self.chain.node_offset(self.position);
+        if end != expected {
+            return Err(Error::ChainMismatch {
+                kernel: self.kernel.name(),
+                expected,
+                got: end,
+                loads,
+            });
+        }
+        self.offset = end;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::KernelKind;
+
+    #[test]
+    fn memory_needed_never_wraps_and_refuses_what_does_not_fit() {
+        assert_eq!(memory_needed(1), 4 << 20);
+        assert_eq!(memory_needed(u64::MAX - 7), u64::MAX);
+        assert!(ensure_memory(1 << 30, Some(512 << 20)).is_err());
+        assert!(ensure_memory(1 << 20, Some(512 << 20)).is_ok());
+        assert!(ensure_memory(1 << 20, None).is_ok());
+    }
+
+    #[test]
+    fn a_walker_checks_every_run_against_the_chain() {
+        let mut w = Workload::prepare(64 << 10, PageRequest::Base, None).unwrap();
+        let chain = Chain::random(64 << 10, 64, 3).unwrap();
+        let kernel = Kernel::Chase(KernelKind::Pointer);
+        w.link(&chain, kernel).unwrap();
+        let mut walker = w.walker(&chain, kernel);
+        walker.walk(3).unwrap();
+        assert_eq!(walker.offset(), chain.node_offset(300));
+        let too_big = Chain::random(128 << 10, 64, 3).unwrap();
+        assert!(w.link(&too_big, kernel).is_err());
+    }
+}
