@@ -27,16 +27,12 @@ pub mod analysis;
 mod arch;
 pub mod chain;
 pub mod cli;
-pub mod commands;
-pub mod doctor;
 pub mod engine;
 pub mod error;
+pub mod experiments;
 pub mod kernels;
-pub mod levels;
-pub mod loaduse;
 pub mod output;
 pub mod platform;
 
 pub use engine::{Engine, EngineBuilder, Error, Measurement, Point};
-pub mod sweep;
 pub mod units;

@@ -10,7 +10,7 @@ fn main() {
         args.insert(1, "ptr-chase".into());
     }
     let cli = memlat::cli::Cli::parse_from(args);
-    if let Err(error) = memlat::commands::dispatch(cli) {
+    if let Err(error) = memlat::cli::commands::dispatch(cli) {
         eprintln!("error: {}", memlat::error::describe(&error));
         std::process::exit(memlat::error::exit_code(&error));
     }

@@ -1,4 +1,4 @@
-//! `memlat sweep`: flags -> plan -> `sweep::run_sweep` -> summary and files.
+//! `memlat sweep`: flags -> plan -> `sweep::run` -> summary and files.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -7,17 +7,18 @@ use anyhow::Result;
 
 use super::{notice, prepare, warn};
 use crate::chain::Pattern;
+use crate::cli::files::{SweepFiles, SweepObserver};
 use crate::cli::{Format, SweepArgs};
 use crate::engine::Point;
 use crate::error::{UsageError, usage};
+use crate::experiments::sweep::{
+    self, DEFAULT_FROM, DEFAULT_RATIO, DEFAULT_REPEATS, DEFAULT_STRIDES, SeriesKey, SweepPlan,
+    SweepResult,
+};
 use crate::output::{self, Output, csv};
 use crate::platform;
 use crate::platform::caches;
 use crate::platform::counters::parse_event_list;
-use crate::sweep::{
-    self, DEFAULT_FROM, DEFAULT_RATIO, DEFAULT_REPEATS, DEFAULT_STRIDES, SeriesKey, SweepFiles,
-    SweepPlan, SweepResult,
-};
 use crate::units::{HumanBytes, round_up};
 
 /// Exit status after Ctrl-C (128 + SIGINT), as shells report it.
@@ -117,7 +118,12 @@ pub fn run(args: &SweepArgs) -> Result<()> {
         }
     );
     let mut engine = prepared.engine;
-    let result = sweep::run_sweep(&mut engine, &plan, &files, !args.no_progress)?;
+    files.create(&plan.start())?;
+    let result = {
+        let mut observer = SweepObserver::new(&files, !args.no_progress);
+        sweep::run(&mut engine, &plan, &mut observer)?
+    };
+    files.draw(&result)?;
     super::run::report_cycle_source(&engine);
     summarise_warnings(&result);
     let content = match args.measure.format {
@@ -126,7 +132,7 @@ pub fn run(args: &SweepArgs) -> Result<()> {
         Format::Csv => csv::samples(&result.points),
     };
     output.write(&content)?;
-    if sweep::interrupted() {
+    if crate::cli::interrupt::interrupted() {
         eprintln!(
             "memlat sweep: interrupted after {} of {} points; continue with --resume {}",
             result.points.len(),
@@ -281,7 +287,7 @@ fn files(args: &SweepArgs) -> Result<SweepFiles> {
             plots: vec![json.with_extension("svg"), json.with_extension("png")],
         });
     }
-    let dir = sweep::results_dir(Path::new("."))?;
+    let dir = crate::cli::files::results_dir(Path::new("."))?;
     Ok(SweepFiles::in_dir(&dir))
 }
 

@@ -1,8 +1,8 @@
 //! Tests of the result assembly on synthetic timed levels.
 
 use super::*;
+use crate::experiments::loaduse::driver::PassSample;
 use crate::kernels::load_use::Shape;
-use crate::loaduse::driver::PassSample;
 
 const GHZ: f64 = 1.0;
 

@@ -3,13 +3,13 @@
 //! bytes per load over cycles per load); counted events per load. Detected
 //! levels are drawn as bands.
 
+use super::{Band, Chart, Marker, SecondaryAxis, Series};
 use crate::analysis::detect::Detection;
 use crate::analysis::stats::Summary;
 use crate::engine::{CycleSource, Measurement};
-use crate::output::plot::{Band, Chart, Marker, SecondaryAxis, Series};
 use crate::units::HumanBytes;
 
-use super::result::SweepResult;
+use crate::experiments::sweep::SweepResult;
 
 /// What a chart shows on its y axis.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,14 +5,14 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 use anyhow::{Context, Result};
 
-use super::result::SweepResult;
-use super::views::{self, Metric};
 use crate::error::UsageError;
+use crate::experiments::sweep::{SweepResult, utc_timestamp};
 use crate::output;
+use crate::output::plot::sweep::{self as views, Metric};
 use crate::output::plot::{self, ImageFormat};
 
 /// Where the default results directories go, under the current directory.
@@ -115,6 +115,47 @@ fn parent_of(path: &Path) -> &Path {
     }
 }
 
+/// What a sweep run tells the command line: a progress bar, Ctrl-C, and
+/// the files rewritten after every point.
+pub struct SweepObserver<'a> {
+    progress: crate::cli::progress::Progress,
+    files: &'a SweepFiles,
+    _interrupt: crate::cli::interrupt::Guard,
+}
+
+impl<'a> SweepObserver<'a> {
+    /// Catches Ctrl-C while alive; draws a progress bar when `progress`.
+    pub fn new(files: &'a SweepFiles, progress: bool) -> SweepObserver<'a> {
+        SweepObserver {
+            progress: crate::cli::progress::Progress::new(progress),
+            files,
+            _interrupt: crate::cli::interrupt::Guard::install(),
+        }
+    }
+}
+
+impl crate::experiments::Observer<SweepResult> for SweepObserver<'_> {
+    fn planned(&mut self, steps: &[(String, u64)]) {
+        crate::experiments::Observer::<SweepResult>::planned(&mut self.progress, steps);
+    }
+
+    fn begin(&mut self, step: &crate::experiments::Step) {
+        crate::experiments::Observer::<SweepResult>::begin(&mut self.progress, step);
+    }
+
+    fn end(&mut self, step: &crate::experiments::Step) {
+        crate::experiments::Observer::<SweepResult>::end(&mut self.progress, step);
+    }
+
+    fn interrupted(&self) -> bool {
+        crate::cli::interrupt::interrupted()
+    }
+
+    fn checkpoint(&mut self, partial: &SweepResult) -> Result<()> {
+        self.files.write(partial)
+    }
+}
+
 /// Writes `content` to `path` so a reader never sees a half-written file:
 /// into a temporary file beside it, then renamed over it. Paths that are not
 /// regular files (a pipe, /dev/stdout) are written directly.
@@ -157,47 +198,10 @@ pub fn results_dir(base: &Path) -> Result<PathBuf> {
     unreachable!("some suffix is free")
 }
 
-/// `2024-03-01T12:34:56Z` for `time` (UTC, seconds).
-pub fn utc_timestamp(time: SystemTime) -> String {
-    let secs = time.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let (days, rest) = (secs / 86_400, secs % 86_400);
-    let (y, m, d) = civil_from_days(days as i64);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rest / 3600,
-        rest % 3600 / 60,
-        rest % 60
-    )
-}
-
-/// Year, month, day of the `days`th day after 1970-01-01 (proleptic Gregorian;
-/// Howard Hinnant's `civil_from_days` algorithm).
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::time::Duration;
-
-    #[test]
-    fn timestamps_are_utc_dates() {
-        assert_eq!(utc_timestamp(UNIX_EPOCH), "1970-01-01T00:00:00Z");
-        let t = UNIX_EPOCH + Duration::from_secs(951_782_400 + 3_661);
-        assert_eq!(utc_timestamp(t), "2000-02-29T01:01:01Z");
-        let t = UNIX_EPOCH + Duration::from_secs(1_735_689_599);
-        assert_eq!(utc_timestamp(t), "2024-12-31T23:59:59Z");
-    }
 
     #[test]
     fn replace_leaves_only_the_new_content() {

@@ -1,7 +1,7 @@
 //! Findings of made-up machines: a PMU-less KVM guest and a bare-metal server.
 
 use super::*;
-use crate::doctor::Report;
+use crate::experiments::doctor::Report;
 use crate::platform::caches::CacheInfo;
 use crate::platform::clock::{ClockEstimate, FrequencyClaim};
 use crate::platform::system::{CpuLoad, HugePool, Hypervisor, NumaNode};

@@ -290,12 +290,12 @@ pub struct LoaduseArgs {
     /// Data sources, comma-separated: l1, l2, l3 (3/4 of that cache, from
     /// sysfs), dram (8x the last-level cache) or a working-set size such as 48K
     /// [default: l1,l2,dram].
-    #[arg(long, value_name = "LEVEL", value_delimiter = ',', value_parser = crate::loaduse::levels::parse_level)]
-    pub level: Vec<crate::loaduse::levels::LevelChoice>,
+    #[arg(long, value_name = "LEVEL", value_delimiter = ',', value_parser = crate::experiments::loaduse::levels::parse_level)]
+    pub level: Vec<crate::experiments::loaduse::levels::LevelChoice>,
 
     /// NOPs between the load and the use: A..B, both included (at most 128).
-    #[arg(long, value_name = "A..B", default_value = "0..64", value_parser = crate::loaduse::levels::parse_nops)]
-    pub nops: crate::loaduse::levels::NopRange,
+    #[arg(long, value_name = "A..B", default_value = "0..64", value_parser = crate::experiments::loaduse::levels::parse_nops)]
+    pub nops: crate::experiments::loaduse::levels::NopRange,
 
     /// Draw cycles per iteration against N, one line per level, to FILE (.svg or .png).
     #[arg(long, value_name = "FILE")]

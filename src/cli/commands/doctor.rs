@@ -3,8 +3,8 @@
 use anyhow::Result;
 
 use crate::cli::{DoctorArgs, Format};
-use crate::doctor::{Facts, Report, findings};
 use crate::error::usage;
+use crate::experiments::doctor::{Facts, Report, findings};
 use crate::output::{self, Output};
 
 /// Runs `memlat doctor`.

@@ -4,9 +4,9 @@ use anyhow::Result;
 
 use crate::cli::{PlotArgs, YScale};
 use crate::error::{UsageError, usage};
+use crate::experiments::sweep::SweepResult;
+use crate::output::plot::sweep::{self as views, Metric};
 use crate::output::plot::{self, ImageFormat};
-use crate::sweep::SweepResult;
-use crate::sweep::views::{self, Metric};
 
 /// Runs `memlat plot`.
 pub fn run(args: &PlotArgs) -> Result<()> {

@@ -8,11 +8,11 @@ use serde::Serialize;
 
 use super::{notice, prepare, warn};
 use crate::chain::Pattern;
+use crate::cli::commands::run::report_cycle_source;
 use crate::cli::{Format, LevelsArgs};
-use crate::commands::run::report_cycle_source;
 use crate::engine::Point;
 use crate::error::usage;
-use crate::levels::{self, LevelSummary};
+use crate::experiments::fixed_levels::{self as levels, LevelSummary};
 use crate::output::{self, Output};
 use crate::platform;
 use crate::platform::caches::{Machine, Source};

@@ -7,13 +7,14 @@ use serde::Serialize;
 use super::{notice, prepare};
 use crate::analysis::detect::{self, DetectedLevel, Detection};
 use crate::chain::Pattern;
+use crate::cli::commands::run::report_cycle_source;
+use crate::cli::files::{SweepFiles, SweepObserver};
 use crate::cli::{DetectArgs, Format};
-use crate::commands::run::report_cycle_source;
 use crate::error::usage;
+use crate::experiments::sweep::{self, SeriesKey, SweepPlan, SweepResult};
 use crate::output::{self, Output};
 use crate::platform::caches::{self, CacheInfo};
 use crate::platform::cpuid;
-use crate::sweep::{self, SeriesKey, SweepFiles, SweepPlan, SweepResult};
 
 /// What `memlat detect --format json` prints.
 #[derive(Serialize)]
@@ -129,7 +130,12 @@ fn quick_sweep(args: &DetectArgs) -> Result<(SweepResult, String, String)> {
         args.from,
         to
     );
-    let result = sweep::run_sweep(&mut prepared.engine, &plan, &SweepFiles::default(), true)?;
+    let files = SweepFiles::default();
+    let result = sweep::run(
+        &mut prepared.engine,
+        &plan,
+        &mut SweepObserver::new(&files, true),
+    )?;
     report_cycle_source(&prepared.engine);
     Ok((
         result,

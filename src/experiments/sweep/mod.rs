@@ -3,36 +3,32 @@
 //! (seed 004 sections 2-4: the sweep, its plots and the bandwidth view).
 //!
 //! ```no_run
-//! # fn demo(mut engine: memlat::engine::Engine, template: memlat::engine::Point) -> anyhow::Result<()> {
-//! use memlat::sweep::{SeriesKey, SweepFiles, SweepPlan, run_sweep};
+//! # fn demo(mut engine: memlat::Engine, template: memlat::Point) -> anyhow::Result<()> {
+//! use memlat::experiments::{Quiet, sweep::{self, SeriesKey, SweepPlan}};
 //! let caches = memlat::platform::caches::data_caches(engine.cpu());
-//! let to = memlat::sweep::default_to(&caches);
-//! let plan = SweepPlan::new(template, engine.cpu(), 1024, to, 1.3, vec![SeriesKey::pattern(memlat::chain::Pattern::Random)], Vec::new(), caches);
-//! let result = run_sweep(&mut engine, &plan, &SweepFiles::default(), true)?;
+//! let to = sweep::default_to(&caches);
+//! let series = vec![SeriesKey::pattern(memlat::chain::Pattern::Random)];
+//! let plan = SweepPlan::new(template, engine.cpu(), 1024, to, 1.3, series, Vec::new(), caches);
+//! let result = sweep::run(&mut engine, &plan, &mut Quiet)?;
 //! println!("{}", memlat::analysis::detect::table(result.detection.as_ref().unwrap()));
 //! # Ok(()) }
 //! ```
 
-mod files;
-mod interrupt;
-mod progress;
 mod result;
 pub mod seq;
-pub mod views;
 
 use std::time::{Instant, SystemTime};
 
 use anyhow::{Context, Result};
 
-pub use files::{RESULTS_DIR, SweepFiles, replace, results_dir, utc_timestamp};
-pub use interrupt::interrupted;
-pub use result::{SeriesKey, SweepConfig, SweepResult};
+pub use result::{SeriesKey, SweepConfig, SweepResult, utc_timestamp};
 
 use crate::chain::Pattern;
 use crate::engine::{Engine, Point};
 use crate::platform::caches::CacheInfo;
 use crate::units::HumanBytes;
-use progress::Progress;
+
+use super::{Observer, Step};
 
 /// Smallest size by default (`--from`).
 pub const DEFAULT_FROM: u64 = 1 << 10;
@@ -145,7 +141,7 @@ impl SweepPlan {
     }
 
     /// A result holding only the resumed points (if any).
-    fn start(&self) -> SweepResult {
+    pub fn start(&self) -> SweepResult {
         let resumed = self.resumed.as_ref();
         let mut result = SweepResult {
             memlat_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -164,7 +160,7 @@ impl SweepPlan {
 }
 
 /// `stride 4096 at 1.5 MiB`.
-fn describe(spec: &Point) -> String {
+pub fn describe(spec: &Point) -> String {
     let key = match spec.pattern {
         Pattern::Stride => SeriesKey::stride(spec.stride),
         other => SeriesKey::pattern(other),
@@ -172,38 +168,63 @@ fn describe(spec: &Point) -> String {
     format!("{} at {}", key.label(), HumanBytes(spec.size))
 }
 
-/// Measures every pending point of `plan`, rewriting `files`' CSV and JSON
-/// after each one; then detects the levels and draws the plots. Stops early
-/// (with `complete: false`) after the point in progress when Ctrl-C is pressed.
-/// `progress` shows a bar on stderr when stderr is a terminal.
-pub fn run_sweep(
+/// Rough cost of measuring `spec`, in milliseconds: per repeat, calibration
+/// plus the timed rounds plus the clock timings, and a warm-up walk of the
+/// whole chain; filling the buffer once. Points differ a lot in cost, so
+/// progress counts these, not points.
+pub fn cost_ms(spec: &Point) -> u64 {
+    let sample = spec.sample_time.as_secs_f64() * 1e3;
+    let per_repeat = sample * (f64::from(crate::engine::ROUNDS) + 1.0) + 10.0;
+    let lines = (spec.size / 64) as f64;
+    // About 20 ns a line to walk once (a mix of cache hits and misses), and
+    // 0.25 ns a byte to fault in and fill.
+    let walk = lines * 20e-6;
+    let fill = spec.size as f64 * 0.25e-6;
+    (f64::from(spec.repeats) * (per_repeat + walk) + fill + 40.0).round() as u64
+}
+
+/// Measures every pending point of `plan`, handing the result to
+/// `observer.checkpoint` after each one (so files can be rewritten and
+/// nothing finished is lost); then detects the levels. Stops early (with
+/// `complete: false`) after the point in progress when the observer says it
+/// was interrupted.
+pub fn run(
     engine: &mut Engine,
     plan: &SweepPlan,
-    files: &SweepFiles,
-    progress: bool,
+    observer: &mut dyn Observer<SweepResult>,
 ) -> Result<SweepResult> {
     let mut result = plan.start();
-    files.create(&result)?;
+    observer.checkpoint(&result)?;
     let pending = plan.pending();
-    let _guard = interrupt::Guard::install();
-    let mut bar = Progress::new(&pending, progress);
+    let labels: Vec<String> = pending.iter().map(describe).collect();
+    let costs: Vec<(String, u64)> = pending
+        .iter()
+        .zip(&labels)
+        .map(|(p, l)| (l.clone(), cost_ms(p)))
+        .collect();
+    observer.planned(&costs);
     let started = Instant::now();
     let base_seconds = result.total_seconds;
-    for spec in &pending {
-        if interrupted() {
+    for (index, spec) in pending.iter().enumerate() {
+        if observer.interrupted() {
             break;
         }
-        bar.start(&describe(spec));
+        let step = Step {
+            index,
+            total: pending.len(),
+            label: &labels[index],
+            cost_ms: costs[index].1,
+        };
+        observer.begin(&step);
         let m = engine
             .measure(spec)
-            .with_context(|| format!("measuring {}", describe(spec)))?;
+            .with_context(|| format!("measuring {}", labels[index]))?;
         result.points.push(m);
         result.sort_points();
         result.total_seconds = base_seconds + started.elapsed().as_secs_f64();
-        files.write(&result)?;
-        bar.finish_point(spec);
+        observer.checkpoint(&result)?;
+        observer.end(&step);
     }
-    bar.clear();
     result.complete = plan.config.sizes.iter().all(|&size| {
         plan.config
             .series
@@ -212,8 +233,7 @@ pub fn run_sweep(
     });
     result.detection = result.detect();
     result.total_seconds = base_seconds + started.elapsed().as_secs_f64();
-    files.write(&result)?;
-    files.draw(&result)?;
+    observer.checkpoint(&result)?;
     Ok(result)
 }
 

@@ -5,8 +5,8 @@ use serde::Serialize;
 
 use super::{prepare, warn};
 use crate::chain::Pattern;
+use crate::cli::commands::run::report_cycle_source;
 use crate::cli::{Format, QuickArgs};
-use crate::commands::run::report_cycle_source;
 use crate::engine::{CycleSource, Measurement, Point};
 use crate::output::{self, Output, csv};
 use crate::platform;

@@ -1,0 +1,76 @@
+//! The progress bar on stderr (only when stderr is a terminal), and the
+//! observer that drives it for any experiment: progress counts estimated
+//! milliseconds, not steps, since steps differ a lot in cost (a 256 MiB
+//! buffer is filled and walked before it is timed), and the ETA follows.
+
+use std::io::IsTerminal;
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::experiments::{Observer, Step};
+
+/// Progress of an experiment; silent when hidden.
+pub struct Progress {
+    bar: Option<ProgressBar>,
+    show: bool,
+}
+
+impl Progress {
+    /// A bar, drawn when `show` and stderr is a terminal.
+    pub fn new(show: bool) -> Progress {
+        Progress {
+            bar: None,
+            show: show && std::io::stderr().is_terminal(),
+        }
+    }
+
+    /// Removes the bar.
+    pub fn clear(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+impl<R> Observer<R> for Progress {
+    fn planned(&mut self, steps: &[(String, u64)]) {
+        if !self.show {
+            return;
+        }
+        let total: u64 = steps.iter().map(|(_, cost)| cost).sum();
+        let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {wide_bar} {percent:>3}% ETA {eta:<4} {msg}",
+            )
+            .expect("the template is valid")
+            .progress_chars("=> "),
+        );
+        bar.enable_steady_tick(Duration::from_millis(200));
+        self.bar = Some(bar);
+    }
+
+    fn begin(&mut self, step: &Step) {
+        if let Some(bar) = &self.bar {
+            bar.set_message(format!(
+                "point {}/{}: {}",
+                step.index + 1,
+                step.total,
+                step.label
+            ));
+        }
+    }
+
+    fn end(&mut self, step: &Step) {
+        if let Some(bar) = &self.bar {
+            bar.inc(step.cost_ms);
+        }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        self.clear();
+    }
+}
