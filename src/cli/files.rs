@@ -201,7 +201,6 @@ pub fn results_dir(base: &Path) -> Result<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
 
     #[test]
     fn replace_leaves_only_the_new_content() {
