@@ -74,3 +74,28 @@ impl Drop for Progress {
         self.clear();
     }
 }
+
+/// Says on stderr which step starts ("measuring L2: 1..34 lines 64 KiB
+/// apart ..."): for experiments of a few long steps, where a bar says little.
+#[derive(Default)]
+pub struct Announce;
+
+impl<R> Observer<R> for Announce {
+    fn begin(&mut self, step: &Step) {
+        eprintln!("measuring {} ...", step.label);
+    }
+}
+
+/// [`Announce`], and every checkpoint handed to a function (e.g. one that
+/// rewrites a results file, so an interrupted run keeps what it measured).
+pub struct AnnounceAnd<F>(pub F);
+
+impl<R, F: FnMut(&R) -> anyhow::Result<()>> Observer<R> for AnnounceAnd<F> {
+    fn begin(&mut self, step: &Step) {
+        eprintln!("measuring {} ...", step.label);
+    }
+
+    fn checkpoint(&mut self, partial: &R) -> anyhow::Result<()> {
+        (self.0)(partial)
+    }
+}

@@ -6,9 +6,13 @@
 //! - [`loaduse`]: load-to-use latency with N NOPs (seed 003);
 //! - [`doctor`]: what the machine lets memlat measure.
 
+pub mod assoc;
 pub mod doctor;
 pub mod fixed_levels;
+pub mod linesize;
 pub mod loaduse;
+pub mod points;
+pub mod quick;
 pub mod sweep;
 
 /// One step of an experiment (usually a point), for progress reports.

@@ -1,55 +1,21 @@
 //! `memlat assoc`: the ways of each cache level from conflict misses (seed 004
 //! section 5); see [`crate::analysis::assoc`] for the method.
 
-use std::collections::BTreeMap;
-
 use anyhow::Result;
 use serde::Serialize;
 
 use super::{notice, prepare, warn};
-use crate::analysis::assoc::{self, AssocPoint, LevelPlan};
+use crate::analysis::assoc::{self, LevelPlan};
 use crate::chain::Pattern;
 use crate::cli::commands::run::report_cycle_source;
 use crate::cli::{AssocArgs, Format};
-use crate::engine::{Engine, Point};
 use crate::error::usage;
+use crate::experiments::assoc::{self as experiment, AssocLevel};
 use crate::experiments::fixed_levels as levels;
 use crate::output::{self, Output};
 use crate::platform;
 use crate::platform::caches::{Machine, Source};
-use crate::platform::cpuid;
 use crate::units::HumanBytes;
-
-/// One level's result in `memlat assoc --format json`.
-#[derive(Debug, Serialize)]
-struct AssocLevel {
-    /// `L1`, `L2`...
-    name: String,
-    /// Measured ways; null when the data show no step.
-    ways: Option<u64>,
-    /// Capacity claimed by sysfs or the profile (used to choose the stride), bytes.
-    size_bytes: u64,
-    /// Ways claimed by sysfs or the profile, if any.
-    claimed_ways: Option<u64>,
-    /// Distance between the lines of the set, bytes.
-    stride: u64,
-    /// This level's latency (random chain at `hit_size`), ns.
-    hit_ns: f64,
-    /// Random-chain size for `hit_ns`, bytes.
-    hit_size: u64,
-    /// The next level's latency (random chain at `miss_size`), ns.
-    miss_ns: f64,
-    /// Random-chain size for `miss_ns`, bytes.
-    miss_size: u64,
-    /// Latencies at or above this count as misses, ns.
-    threshold_ns: f64,
-    /// Latency for each number of lines in the set.
-    points: Vec<AssocPoint>,
-    /// Page backing of the largest set's buffer.
-    pages: String,
-    /// What to keep in mind.
-    notes: Vec<String>,
-}
 
 /// What `memlat assoc --format json` prints.
 #[derive(Serialize)]
@@ -110,15 +76,16 @@ pub fn run(args: &AssocArgs) -> Result<()> {
     .filter(|(_, c)| args.levels.is_empty() || args.levels.contains(&c.level))
     .map(|(p, _)| p)
     .collect();
-    let mut references = References::default();
-    let mut results = Vec::new();
-    for plan in &plans {
-        results.push(measure_level(
-            &mut prepared.engine,
-            &prepared.template,
-            plan,
-            &mut references,
-        )?);
+    let results = experiment::run(
+        &mut prepared.engine,
+        &prepared.template,
+        &plans,
+        &mut crate::cli::progress::Announce::default(),
+    )?;
+    for level in &results {
+        for note in level.notes.iter().filter(|n| n.contains("huge pages")) {
+            warn(&format!("{}: {note}", level.name));
+        }
     }
     report_cycle_source(&prepared.engine);
     let status = prepared.prefetch.status.clone();
@@ -136,97 +103,6 @@ pub fn run(args: &AssocArgs) -> Result<()> {
         }
     };
     output.write(&content)
-}
-
-/// Random-chain latencies by size, measured once each.
-#[derive(Default)]
-struct References(BTreeMap<u64, f64>);
-
-impl References {
-    fn get(&mut self, engine: &mut Engine, template: &Point, size: u64) -> Result<f64> {
-        if let Some(&ns) = self.0.get(&size) {
-            return Ok(ns);
-        }
-        eprintln!("reference: random chain at {} ...", HumanBytes(size));
-        let m = engine.measure(&Point {
-            size,
-            pattern: Pattern::Random,
-            ..template.clone()
-        })?;
-        self.0.insert(size, m.ns_per_load.median);
-        Ok(m.ns_per_load.median)
-    }
-}
-
-fn measure_level(
-    engine: &mut Engine,
-    template: &Point,
-    plan: &LevelPlan,
-    references: &mut References,
-) -> Result<AssocLevel> {
-    let hit_ns = references.get(engine, template, plan.hit_size)?;
-    let miss_ns = references.get(engine, template, plan.miss_size)?;
-    eprintln!(
-        "{}: 1..{} lines {} apart ...",
-        plan.name,
-        plan.lines.last().copied().unwrap_or(0),
-        HumanBytes(plan.stride)
-    );
-    let mut points = Vec::new();
-    let mut pages = String::new();
-    let mut warnings = Vec::new();
-    for &n in &plan.lines {
-        let m = engine.measure(&Point {
-            size: n * plan.stride,
-            stride: plan.stride,
-            pattern: Pattern::Stride,
-            ..template.clone()
-        })?;
-        pages = m.page_backing.obtained.clone();
-        if plan.stride > 4096 && m.page_backing.huge_fraction < 0.99 && n > 1 {
-            warnings.push(format!(
-                "at {n} lines only {:.0}% of the buffer is in huge pages: lines {} apart may not share a set physically",
-                m.page_backing.huge_fraction * 100.0,
-                HumanBytes(plan.stride)
-            ));
-        }
-        points.push(AssocPoint {
-            lines: n,
-            ns: m.ns_per_load.median,
-        });
-    }
-    warnings.dedup();
-    for w in warnings.iter().take(1) {
-        warn(&format!("{}: {w}", plan.name));
-    }
-    let estimate = assoc::estimate_ways(&points, hit_ns, miss_ns);
-    let mut notes = estimate.notes;
-    if estimate.ways.is_none() && plan.stride > 4096 && cpuid::under_hypervisor() {
-        notes.push(
-            "this is a virtual machine: the host may back its huge pages with small ones, so lines a way-size apart in guest memory need not share a physical set".into(),
-        );
-    }
-    notes.extend(warnings.into_iter().take(1));
-    if let (Some(w), Some(c)) = (estimate.ways, plan.claimed_ways)
-        && w != c
-    {
-        notes.push(format!("measured {w} ways; the claim is {c}"));
-    }
-    Ok(AssocLevel {
-        name: plan.name.clone(),
-        ways: estimate.ways,
-        size_bytes: plan.size_bytes,
-        claimed_ways: plan.claimed_ways,
-        stride: plan.stride,
-        hit_ns,
-        hit_size: plan.hit_size,
-        miss_ns,
-        miss_size: plan.miss_size,
-        threshold_ns: estimate.threshold_ns,
-        points,
-        pages,
-        notes,
-    })
 }
 
 fn table(levels: &[AssocLevel], prefetchers: &str) -> String {

@@ -9,10 +9,12 @@ use serde::Serialize;
 use super::{notice, prepare, warn};
 use crate::chain::Pattern;
 use crate::cli::commands::run::report_cycle_source;
+use crate::cli::progress::AnnounceAnd;
 use crate::cli::{Format, LevelsArgs};
 use crate::engine::Point;
 use crate::error::usage;
 use crate::experiments::fixed_levels::{self as levels, LevelSummary};
+use crate::experiments::points;
 use crate::output::{self, Output};
 use crate::platform;
 use crate::platform::caches::{Machine, Source};
@@ -70,27 +72,42 @@ pub fn run(args: &LevelsArgs) -> Result<()> {
     for note in prepared.notices.iter().chain(&notes) {
         notice(note);
     }
-    let mut rows = Vec::new();
-    let mut summaries = Vec::new();
-    for level in &sizes {
-        let spec = Point {
-            size: level.size,
-            ..prepared.template.clone()
+    let planned: Vec<(String, Point)> = sizes
+        .iter()
+        .map(|level| {
+            let label = format!(
+                "{} at {} ({} iterations)",
+                level.level,
+                HumanBytes(level.size),
+                args.iterations
+            );
+            let point = Point {
+                size: level.size,
+                ..prepared.template.clone()
+            };
+            (label, point)
+        })
+        .collect();
+    let name_of = |i: usize| sizes[i].level.clone();
+    let rows_of =
+        |done: &[crate::engine::Measurement]| -> Vec<(String, crate::engine::Measurement)> {
+            done.iter()
+                .enumerate()
+                .map(|(i, m)| (name_of(i), m.clone()))
+                .collect()
         };
-        eprintln!(
-            "measuring {} at {} ({} iterations) ...",
-            level.level,
-            HumanBytes(level.size),
-            args.iterations
-        );
-        let m = prepared.engine.measure(&spec)?;
+    // Rewritten after each level so an interrupted run keeps what it measured.
+    let mut observer = AnnounceAnd(|done: &Vec<crate::engine::Measurement>| {
+        csv_file.write(&levels::csv(&rows_of(done)))
+    });
+    let measured = points::run(&mut prepared.engine, &planned, &mut observer)?;
+    let rows = rows_of(&measured);
+    let mut summaries = Vec::new();
+    for (level, m) in &rows {
         for w in &m.warnings {
-            warn(&format!("{}: {w}", level.level));
+            warn(&format!("{level}: {w}"));
         }
-        summaries.push(levels::summarise(&level.level, &m));
-        rows.push((level.level.clone(), m));
-        // Rewritten after each level so an interrupted run keeps what it measured.
-        csv_file.write(&levels::csv(&rows))?;
+        summaries.push(levels::summarise(level, m));
     }
     report_cycle_source(&prepared.engine);
     eprintln!("wrote {}", csv_path.display());

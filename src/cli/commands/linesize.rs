@@ -10,14 +10,11 @@ use crate::analysis::linesize::{self, LineEstimate, StridePoint};
 use crate::chain::Pattern;
 use crate::cli::commands::run::report_cycle_source;
 use crate::cli::{Format, LinesizeArgs};
-use crate::engine::{Engine, Point};
 use crate::error::usage;
+use crate::experiments::linesize as experiment;
 use crate::output::{self, Output};
 use crate::platform::caches::Machine;
 use crate::units::HumanBytes;
-
-/// Default buffer when no cache sizes are known.
-const FALLBACK_SIZE: u64 = 8 << 20;
 
 /// What `memlat linesize --format json` prints.
 #[derive(Serialize)]
@@ -38,15 +35,6 @@ struct LinesizeOutput<'a> {
     stride_estimate: &'a LineEstimate,
     /// Prefetcher state during the run.
     prefetchers: &'a str,
-}
-
-/// Twice the L2 (beyond L1 and L2: the largest contrast with an L1 hit),
-/// else 8 MiB; a power of two, so page-random covers whole pages.
-fn default_size(machine: &Machine) -> u64 {
-    match machine.caches.get(1).or(machine.caches.first()) {
-        Some(c) => crate::analysis::assoc::pow2_floor(4 * c.size_bytes).max(64 << 10) / 2,
-        None => FALLBACK_SIZE,
-    }
 }
 
 /// Runs `memlat linesize`.
@@ -81,7 +69,7 @@ pub fn run(args: &LinesizeArgs) -> Result<()> {
             return usage(format!("-n/--size {s}: give at least 8K, beyond the L1"));
         }
         Some(s) => s / 4096 * 4096,
-        None => default_size(&machine),
+        None => experiment::default_size(&machine),
     };
     if let Some(l1) = machine.caches.first()
         && size <= l1.size_bytes
@@ -97,24 +85,15 @@ pub fn run(args: &LinesizeArgs) -> Result<()> {
         HumanBytes(size),
         args.strides
     );
-    let engine = &mut prepared.engine;
-    let template = &prepared.template;
-    let points = sweep(engine, &args.strides, |s| Point {
+    let curves = experiment::run(
+        &mut prepared.engine,
+        &prepared.template,
         size,
-        line: s,
-        pattern: Pattern::PageRandom,
-        ..template.clone()
-    })?;
-    // One block more than a power of two: every stride up to 256 bytes then
-    // visits every block (seed 004's 16 * 1024 + 64).
-    let stride_size = crate::analysis::assoc::pow2_floor(size) + 64;
-    let stride_points = sweep(engine, &args.strides, |s| Point {
-        size: stride_size,
-        stride: s,
-        pattern: Pattern::Stride,
-        ..template.clone()
-    })?;
-    report_cycle_source(engine);
+        &args.strides,
+        &mut crate::experiments::Quiet,
+    )?;
+    let (points, stride_points) = (curves.page_random, curves.stride);
+    report_cycle_source(&prepared.engine);
     let estimate = linesize::estimate(&points);
     let stride_estimate = linesize::estimate(&stride_points);
     let status = prepared.prefetch.status.clone();
@@ -140,22 +119,6 @@ pub fn run(args: &LinesizeArgs) -> Result<()> {
         ),
     };
     output.write(&content)
-}
-
-fn sweep(
-    engine: &mut Engine,
-    strides: &[u64],
-    spec: impl Fn(u64) -> Point,
-) -> Result<Vec<StridePoint>> {
-    let mut points = Vec::new();
-    for &s in strides {
-        let m = engine.measure(&spec(s))?;
-        points.push(StridePoint {
-            stride: s,
-            ns: m.ns_per_load.median,
-        });
-    }
-    Ok(points)
 }
 
 fn text(

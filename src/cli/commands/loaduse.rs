@@ -6,13 +6,12 @@ use anyhow::{Result, bail};
 use super::{notice, prepare, warn};
 use crate::chain::Pattern;
 use crate::cli::commands::run::report_cycle_source;
+use crate::cli::progress::Announce;
 use crate::cli::{Format, LoaduseArgs};
-use crate::engine::{CycleSource, Point};
 use crate::error::usage;
-use crate::experiments::loaduse::driver::{self, Settings};
 use crate::experiments::loaduse::levels;
 use crate::experiments::loaduse::render;
-use crate::experiments::loaduse::report::{self, Context, TimedLevel};
+use crate::experiments::loaduse::{self, driver::Settings};
 use crate::output::plot::ImageFormat;
 use crate::output::{self, Output};
 use crate::platform;
@@ -73,57 +72,13 @@ pub fn run(args: &LoaduseArgs) -> Result<()> {
         seed: template.seed,
         sample_time: template.sample_time,
     };
-    let mut timed = Vec::new();
-    let cycle_source = prepared.engine.cycle_source();
-    {
-        for (i, spec) in specs.iter().enumerate() {
-            let run = driver::level(&prepared.engine, spec.size, &settings, i == 0, |pass| {
-                eprintln!(
-                    "{} ({}): pass {}/{} over N = {} ...",
-                    spec.name,
-                    HumanBytes(spec.size),
-                    pass + 1,
-                    settings.passes,
-                    args.nops
-                );
-            })?;
-            timed.push(TimedLevel {
-                spec: spec.clone(),
-                run,
-                chase: None,
-            });
-        }
-    }
-    if !args.no_run {
-        for t in &mut timed {
-            eprintln!("{}: memlat run for comparison ...", t.spec.name);
-            let spec = Point {
-                size: t.spec.size,
-                stride: template.line,
-                ..template.clone()
-            };
-            let m = prepared.engine.measure(&spec)?;
-            // The median, as `memlat run` prints it (its min can read low: a
-            // difference of two disturbed timings).
-            t.chase = Some((m.cycles_per_load.median, m.kernel.name().to_string()));
-        }
-    }
+    let plan = loaduse::Plan {
+        levels: specs,
+        settings,
+        chase: (!args.no_run).then(|| template.clone()),
+    };
+    let result = loaduse::run(&mut prepared.engine, &plan, &mut Announce)?;
     report_cycle_source(&prepared.engine);
-    let result = report::assemble(
-        Context {
-            nops: (args.nops.from, args.nops.to),
-            passes: settings.passes,
-            pattern: settings.pattern.name().to_string(),
-            line: settings.line,
-            cpu: prepared.engine.cpu(),
-            cycle_source: cycle_source.name().to_string(),
-            clock_suspect: match cycle_source {
-                CycleSource::Estimated => prepared.engine.clock_estimate().suspect.clone(),
-                _ => None,
-            },
-        },
-        timed,
-    );
     for level in &result.levels {
         for w in &level.warnings {
             warn(&format!("{}: {w}", level.name));

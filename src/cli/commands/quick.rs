@@ -6,18 +6,14 @@ use serde::Serialize;
 use super::{prepare, warn};
 use crate::chain::Pattern;
 use crate::cli::commands::run::report_cycle_source;
+use crate::cli::progress::Announce;
 use crate::cli::{Format, QuickArgs};
 use crate::engine::{CycleSource, Measurement, Point};
+use crate::experiments::{points, quick};
 use crate::output::{self, Output, csv};
 use crate::platform;
 use crate::platform::caches::{self, CacheInfo};
 use crate::units::HumanBytes;
-
-/// Sizes when sysfs says nothing about the caches.
-const FALLBACK_SIZES: [u64; 4] = [16 << 10, 256 << 10, 8 << 20, 256 << 20];
-
-/// The smallest DRAM-sized buffer, however small the last-level cache.
-const MIN_DRAM_SIZE: u64 = 256 << 20;
 
 #[derive(Serialize)]
 struct QuickResult<'a> {
@@ -25,34 +21,6 @@ struct QuickResult<'a> {
     points: &'a [Measurement],
     /// The caches sysfs claims, for comparison (not measured).
     sysfs_caches: &'a [CacheInfo],
-}
-
-/// One size well inside each data cache and beyond the one before it: half
-/// of L1, then the geometric middle between the previous level's capacity and
-/// this one's (seed 002's CACHE_SIZE/2 lets other tenants' use of a shared
-/// level push it out); then 8x the last level (at least 256 MiB) for DRAM,
-/// capped at a quarter of available memory.
-fn default_sizes(caches: &[CacheInfo], mem_available: Option<u64>) -> Vec<u64> {
-    if caches.is_empty() {
-        return FALLBACK_SIZES.to_vec();
-    }
-    let mut sizes = Vec::new();
-    let mut previous = 0u64;
-    for cache in caches {
-        let size = if previous == 0 {
-            cache.size_bytes / 2
-        } else {
-            ((previous as f64 * cache.size_bytes as f64).sqrt() as u64).div_ceil(64) * 64
-        };
-        sizes.push(size);
-        previous = cache.size_bytes;
-    }
-    let mut dram = (8 * previous).max(MIN_DRAM_SIZE);
-    if let Some(available) = mem_available {
-        dram = dram.min(available / 4);
-    }
-    sizes.push(dram);
-    sizes
 }
 
 fn fits_in(size: u64, caches: &[CacheInfo]) -> String {
@@ -74,22 +42,25 @@ pub fn run(args: &QuickArgs) -> Result<()> {
     let mut engine = prepared.engine;
     let caches = caches::data_caches(engine.cpu());
     let sizes = if args.sizes.is_empty() {
-        default_sizes(&caches, platform::mem_available_bytes())
+        quick::default_sizes(&caches, platform::mem_available_bytes())
     } else {
         args.sizes.clone()
     };
-    let mut points = Vec::new();
-    for &size in &sizes {
-        let spec = Point {
-            size: size.div_ceil(8) * 8,
-            ..prepared.template.clone()
-        };
-        eprintln!("measuring {} ...", HumanBytes(spec.size));
-        let m = engine.measure(&spec)?;
+    let planned: Vec<(String, Point)> = sizes
+        .iter()
+        .map(|&size| {
+            let point = Point {
+                size: size.div_ceil(8) * 8,
+                ..prepared.template.clone()
+            };
+            (HumanBytes(point.size).to_string(), point)
+        })
+        .collect();
+    let points = points::run(&mut engine, &planned, &mut Announce)?;
+    for m in &points {
         for w in &m.warnings {
             warn(&format!("{}: {w}", HumanBytes(m.size)));
         }
-        points.push(m);
     }
     report_cycle_source(&engine);
     let content = match args.measure.format {
@@ -167,26 +138,4 @@ fn clock_suspect(points: &[Measurement], caches: &[CacheInfo]) -> Option<String>
         .iter()
         .find(|m| m.size <= l1_size)
         .and_then(|m| crate::platform::clock::l1_cycles_suspect(m.cycles_per_load.median))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn cache(level: u32, size: u64) -> CacheInfo {
-        CacheInfo::example(level, size)
-    }
-
-    #[test]
-    fn default_sizes_sit_inside_each_level_then_beyond_the_last() {
-        let caches = [cache(1, 32 << 10), cache(2, 1 << 20), cache(3, 32 << 20)];
-        let sizes = default_sizes(&caches, Some(16 << 30));
-        assert_eq!(&sizes[..3], &[16 << 10, 185_408, 5_931_648]);
-        assert_eq!(sizes[3], MIN_DRAM_SIZE);
-        // Never more than a quarter of what is available.
-        assert_eq!(default_sizes(&caches, Some(512 << 20))[3], 128 << 20);
-        assert_eq!(default_sizes(&[], None), FALLBACK_SIZES.to_vec());
-        assert_eq!(fits_in(16 << 10, &caches), "L1d 32 KiB");
-        assert_eq!(fits_in(1 << 30, &caches), "memory");
-    }
 }

@@ -1,0 +1,161 @@
+//! `memlat assoc` as an experiment (seed 004 section 5): for each level,
+//! random-chain references for its hit and miss latencies, then N lines one
+//! way-size apart for N = 1, 2, ...; the reading is [`crate::analysis::assoc`].
+
+use std::collections::BTreeMap;
+
+use anyhow::Result;
+use serde::Serialize;
+
+use super::{Observer, Step};
+use crate::analysis::assoc::{self, AssocPoint, LevelPlan};
+use crate::chain::Pattern;
+use crate::engine::{Engine, Point};
+use crate::platform::cpuid;
+use crate::units::HumanBytes;
+
+/// One level's result in `memlat assoc --format json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct AssocLevel {
+    /// `L1`, `L2`...
+    pub name: String,
+    /// Measured ways; null when the data show no step.
+    pub ways: Option<u64>,
+    /// Capacity claimed by sysfs or the profile (used to choose the stride), bytes.
+    pub size_bytes: u64,
+    /// Ways claimed by sysfs or the profile, if any.
+    pub claimed_ways: Option<u64>,
+    /// Distance between the lines of the set, bytes.
+    pub stride: u64,
+    /// This level's latency (random chain at `hit_size`), ns.
+    pub hit_ns: f64,
+    /// Random-chain size for `hit_ns`, bytes.
+    pub hit_size: u64,
+    /// The next level's latency (random chain at `miss_size`), ns.
+    pub miss_ns: f64,
+    /// Random-chain size for `miss_ns`, bytes.
+    pub miss_size: u64,
+    /// Latencies at or above this count as misses, ns.
+    pub threshold_ns: f64,
+    /// Latency for each number of lines in the set.
+    pub points: Vec<AssocPoint>,
+    /// Page backing of the largest set's buffer.
+    pub pages: String,
+    /// What to keep in mind.
+    pub notes: Vec<String>,
+}
+
+/// Measures every planned level; `template` carries the settings every point
+/// shares. Each level is one step; a level's warnings are in its notes.
+pub fn run(
+    engine: &mut Engine,
+    template: &Point,
+    plans: &[LevelPlan],
+    observer: &mut dyn Observer<Vec<AssocLevel>>,
+) -> Result<Vec<AssocLevel>> {
+    let mut references = References::default();
+    let mut results = Vec::new();
+    for (index, plan) in plans.iter().enumerate() {
+        if observer.interrupted() {
+            break;
+        }
+        let label = format!(
+            "{}: 1..{} lines {} apart",
+            plan.name,
+            plan.lines.last().copied().unwrap_or(0),
+            HumanBytes(plan.stride)
+        );
+        let step = Step {
+            index,
+            total: plans.len(),
+            label: &label,
+            cost_ms: plan.lines.len() as u64 * 100,
+        };
+        observer.begin(&step);
+        results.push(measure_level(engine, template, plan, &mut references)?);
+        observer.checkpoint(&results)?;
+        observer.end(&step);
+    }
+    Ok(results)
+}
+
+/// Random-chain latencies by size, measured once each.
+#[derive(Default)]
+struct References(BTreeMap<u64, f64>);
+
+impl References {
+    fn get(&mut self, engine: &mut Engine, template: &Point, size: u64) -> Result<f64> {
+        if let Some(&ns) = self.0.get(&size) {
+            return Ok(ns);
+        }
+        let m = engine.measure(&Point {
+            size,
+            pattern: Pattern::Random,
+            ..template.clone()
+        })?;
+        self.0.insert(size, m.ns_per_load.median);
+        Ok(m.ns_per_load.median)
+    }
+}
+
+fn measure_level(
+    engine: &mut Engine,
+    template: &Point,
+    plan: &LevelPlan,
+    references: &mut References,
+) -> Result<AssocLevel> {
+    let hit_ns = references.get(engine, template, plan.hit_size)?;
+    let miss_ns = references.get(engine, template, plan.miss_size)?;
+    let mut points = Vec::new();
+    let mut pages = String::new();
+    let mut warnings = Vec::new();
+    for &n in &plan.lines {
+        let m = engine.measure(&Point {
+            size: n * plan.stride,
+            stride: plan.stride,
+            pattern: Pattern::Stride,
+            ..template.clone()
+        })?;
+        pages = m.page_backing.obtained.clone();
+        if plan.stride > 4096 && m.page_backing.huge_fraction < 0.99 && n > 1 {
+            warnings.push(format!(
+                "at {n} lines only {:.0}% of the buffer is in huge pages: lines {} apart may not share a set physically",
+                m.page_backing.huge_fraction * 100.0,
+                HumanBytes(plan.stride)
+            ));
+        }
+        points.push(AssocPoint {
+            lines: n,
+            ns: m.ns_per_load.median,
+        });
+    }
+    warnings.dedup();
+    let estimate = assoc::estimate_ways(&points, hit_ns, miss_ns);
+    let mut notes = estimate.notes;
+    if estimate.ways.is_none() && plan.stride > 4096 && cpuid::under_hypervisor() {
+        notes.push(
+            "this is a virtual machine: the host may back its huge pages with small ones, so lines a way-size apart in guest memory need not share a physical set".into(),
+        );
+    }
+    notes.extend(warnings.into_iter().take(1));
+    if let (Some(w), Some(c)) = (estimate.ways, plan.claimed_ways)
+        && w != c
+    {
+        notes.push(format!("measured {w} ways; the claim is {c}"));
+    }
+    Ok(AssocLevel {
+        name: plan.name.clone(),
+        ways: estimate.ways,
+        size_bytes: plan.size_bytes,
+        claimed_ways: plan.claimed_ways,
+        stride: plan.stride,
+        hit_ns,
+        hit_size: plan.hit_size,
+        miss_ns,
+        miss_size: plan.miss_size,
+        threshold_ns: estimate.threshold_ns,
+        points,
+        pages,
+        notes,
+    })
+}

@@ -1,0 +1,59 @@
+//! The quick table (`memlat` with no command): a random chain at one size
+//! inside each data cache the system claims, past the level before it, and
+//! one beyond every cache for DRAM.
+
+use crate::platform::caches::CacheInfo;
+
+/// Sizes when sysfs says nothing about the caches.
+pub const FALLBACK_SIZES: [u64; 4] = [16 << 10, 256 << 10, 8 << 20, 256 << 20];
+
+/// The smallest DRAM-sized buffer, however small the last-level cache.
+pub const MIN_DRAM_SIZE: u64 = 256 << 20;
+
+/// One size well inside each data cache and beyond the one before it: half
+/// of L1, then the geometric middle between the previous level's capacity and
+/// this one's (seed 002's CACHE_SIZE/2 lets other tenants' use of a shared
+/// level push it out); then 8x the last level (at least 256 MiB) for DRAM,
+/// capped at a quarter of available memory.
+pub fn default_sizes(caches: &[CacheInfo], mem_available: Option<u64>) -> Vec<u64> {
+    if caches.is_empty() {
+        return FALLBACK_SIZES.to_vec();
+    }
+    let mut sizes = Vec::new();
+    let mut previous = 0u64;
+    for cache in caches {
+        let size = if previous == 0 {
+            cache.size_bytes / 2
+        } else {
+            ((previous as f64 * cache.size_bytes as f64).sqrt() as u64).div_ceil(64) * 64
+        };
+        sizes.push(size);
+        previous = cache.size_bytes;
+    }
+    let mut dram = (8 * previous).max(MIN_DRAM_SIZE);
+    if let Some(available) = mem_available {
+        dram = dram.min(available / 4);
+    }
+    sizes.push(dram);
+    sizes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cache(level: u32, size: u64) -> CacheInfo {
+        CacheInfo::example(level, size)
+    }
+
+    #[test]
+    fn default_sizes_sit_inside_each_level_then_beyond_the_last() {
+        let caches = [cache(1, 32 << 10), cache(2, 1 << 20), cache(3, 32 << 20)];
+        let sizes = default_sizes(&caches, Some(16 << 30));
+        assert_eq!(&sizes[..3], &[16 << 10, 185_408, 5_931_648]);
+        assert_eq!(sizes[3], MIN_DRAM_SIZE);
+        // Never more than a quarter of what is available.
+        assert_eq!(default_sizes(&caches, Some(512 << 20))[3], 128 << 20);
+        assert_eq!(default_sizes(&[], None), FALLBACK_SIZES.to_vec());
+    }
+}
