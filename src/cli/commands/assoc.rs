@@ -80,7 +80,7 @@ pub fn run(args: &AssocArgs) -> Result<()> {
         &mut prepared.engine,
         &prepared.template,
         &plans,
-        &mut crate::cli::progress::Announce::default(),
+        &mut crate::cli::progress::Announce,
     )?;
     for level in &results {
         for note in level.notes.iter().filter(|n| n.contains("huge pages")) {
