@@ -1,6 +1,5 @@
-//! Errors a user caused: each names the flag that fixes it and exits with code 2.
-//! The library's errors never mention flags; [`describe`] adds the flag that
-//! fixes an engine error when the CLI prints it.
+//! Errors a user caused: a setting that can be fixed (the CLI exits with
+//! code 2 and names the flag that fixes it).
 
 use crate::engine;
 
@@ -21,32 +20,4 @@ pub fn exit_code(error: &anyhow::Error) -> i32 {
             .downcast_ref::<engine::Error>()
             .is_some_and(|e| e.is_usage());
     if usage { 2 } else { 1 }
-}
-
-/// The flag that fixes an engine error, in words for the error line.
-pub fn flag_hint(error: &engine::Error) -> Option<String> {
-    use engine::Error as E;
-    Some(match error {
-        E::NotEnoughMemory { .. } => "choose a smaller -n/--size (or --to, --sizes)".into(),
-        E::Chain(_) => "use a larger -n/--size or a smaller --line".into(),
-        E::ClockUnavailable { request, .. } => format!(
-            "--clock {}: use --clock auto",
-            clap::ValueEnum::to_possible_value(request)
-                .map_or("?".into(), |v| v.get_name().to_string())
-        ),
-        E::Pin { .. } => "choose another --cpu".into(),
-        E::Map { .. } => "choose a smaller -n/--size or other --pages".into(),
-        E::Bind { .. } => "choose another --node".into(),
-        E::NoKernel(_) => "choose another --kernel".into(),
-        _ => return None,
-    })
-}
-
-/// The error as the CLI prints it: its chain of causes, then the flag that fixes it.
-pub fn describe(error: &anyhow::Error) -> String {
-    let hint = error.downcast_ref::<engine::Error>().and_then(flag_hint);
-    match hint {
-        Some(hint) => format!("{error:#}; {hint}"),
-        None => format!("{error:#}"),
-    }
 }

@@ -26,6 +26,7 @@
 pub mod analysis;
 mod arch;
 pub mod chain;
+#[cfg(feature = "cli")]
 pub mod cli;
 pub mod engine;
 pub mod error;

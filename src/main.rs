@@ -11,7 +11,7 @@ fn main() {
     }
     let cli = memlat::cli::Cli::parse_from(args);
     if let Err(error) = memlat::cli::commands::dispatch(cli) {
-        eprintln!("error: {}", memlat::error::describe(&error));
+        eprintln!("error: {}", memlat::cli::errors::describe(&error));
         std::process::exit(memlat::error::exit_code(&error));
     }
 }

@@ -24,7 +24,8 @@ use serde::{Deserialize, Serialize};
 pub const WORD: u64 = 8;
 
 /// How nodes are ordered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 #[serde(rename_all = "kebab-case")]
 pub enum Pattern {
     /// Fixed stride: `a[k] = (k + stride) mod n` (seed 004); prefetchers see it.

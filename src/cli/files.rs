@@ -115,6 +115,71 @@ fn parent_of(path: &Path) -> &Path {
     }
 }
 
+/// Where a command's output goes: standard output, or a file (`-o`) that is
+/// replaced only when the command succeeds, atomically.
+pub struct Output {
+    path: Option<PathBuf>,
+}
+
+impl Output {
+    /// Standard output, or `path`: checked now (so a bad path fails before
+    /// minutes of measuring) but not touched, so a failed or interrupted run
+    /// leaves an existing file as it was.
+    pub fn create(path: Option<&Path>) -> Result<Output> {
+        if let Some(path) = path {
+            writable(path).map_err(|e| {
+                UsageError(format!(
+                    "-o/--output {}: cannot write it: {e}",
+                    path.display()
+                ))
+            })?;
+        }
+        Ok(Output {
+            path: path.map(Path::to_path_buf),
+        })
+    }
+
+    /// Writes `content` whole: into a temporary file beside the target,
+    /// renamed over it when complete.
+    pub fn write(&self, content: &str) -> Result<()> {
+        match &self.path {
+            Some(path) => replace(path, content),
+            None => {
+                use std::io::Write;
+                let mut stdout = std::io::stdout().lock();
+                stdout.write_all(content.as_bytes())?;
+                stdout.flush()?;
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Whether `path` can be written, without changing it: an existing file is
+/// opened for appending (nothing appended), a new one's directory must let a
+/// file be created there (a probe file is created and removed).
+pub fn writable(path: &Path) -> std::io::Result<()> {
+    match fs::metadata(path) {
+        Ok(m) if m.is_dir() => Err(std::io::Error::other("it is a directory")),
+        Ok(_) => fs::OpenOptions::new().append(true).open(path).map(drop),
+        Err(_) => {
+            let probe = temporary_beside(path);
+            fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&probe)?;
+            fs::remove_file(&probe)
+        }
+    }
+}
+
+fn temporary_beside(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
+    parent_of(path).join(format!(".{name}.{}.tmp", std::process::id()))
+}
+
 /// What a sweep run tells the command line: a progress bar, Ctrl-C, and
 /// the files rewritten after every point.
 pub struct SweepObserver<'a> {
@@ -165,10 +230,7 @@ pub fn replace(path: &Path, content: &str) -> Result<()> {
     if !regular {
         return fs::write(path, content).with_context(context);
     }
-    let name = path
-        .file_name()
-        .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
-    let temporary = parent_of(path).join(format!(".{name}.{}.tmp", std::process::id()));
+    let temporary = temporary_beside(path);
     fs::write(&temporary, content).with_context(context)?;
     fs::rename(&temporary, path).with_context(context)
 }

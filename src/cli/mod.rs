@@ -6,6 +6,7 @@
 
 pub mod args;
 pub mod commands;
+pub mod errors;
 pub mod files;
 pub mod interrupt;
 pub mod progress;

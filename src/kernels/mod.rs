@@ -19,7 +19,8 @@ pub const UNROLL: u64 = 100;
 pub const HAS_ASM: bool = arch::HAS_ASM;
 
 /// Which loop follows the chain.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 #[serde(rename_all = "kebab-case")]
 pub enum KernelKind {
     /// Nodes hold addresses: `p = *p` (`mov rax,[rax]`, `ldr x0,[x0]`, `ld a0,0(a0)`).

@@ -5,22 +5,23 @@ use std::io;
 use serde::{Deserialize, Serialize};
 
 /// The page size a user asks for with `--pages`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum PageRequest {
     /// Base pages only (THP disabled for the buffer with MADV_NOHUGEPAGE).
-    #[value(name = "4k")]
+    #[cfg_attr(feature = "cli", value(name = "4k"))]
     #[serde(rename = "4k")]
     Base,
     /// Transparent huge pages (MADV_HUGEPAGE): works when THP is `always` or `madvise`.
-    #[value(name = "thp")]
+    #[cfg_attr(feature = "cli", value(name = "thp"))]
     #[serde(rename = "thp")]
     Thp,
     /// hugetlbfs 2 MiB pages from the reserved pool (`sysctl vm.nr_hugepages=N`).
-    #[value(name = "2m")]
+    #[cfg_attr(feature = "cli", value(name = "2m"))]
     #[serde(rename = "2m")]
     Huge2M,
     /// hugetlbfs 1 GiB pages from the reserved pool.
-    #[value(name = "1g")]
+    #[cfg_attr(feature = "cli", value(name = "1g"))]
     #[serde(rename = "1g")]
     Huge1G,
 }

@@ -8,11 +8,12 @@ use super::{notice, prepare};
 use crate::analysis::detect::{self, DetectedLevel, Detection};
 use crate::chain::Pattern;
 use crate::cli::commands::run::report_cycle_source;
+use crate::cli::files::Output;
 use crate::cli::files::{SweepFiles, SweepObserver};
 use crate::cli::{DetectArgs, Format};
 use crate::error::usage;
 use crate::experiments::sweep::{self, SeriesKey, SweepPlan, SweepResult};
-use crate::output::{self, Output};
+use crate::output;
 use crate::platform::caches::{self, CacheInfo};
 use crate::platform::cpuid;
 

@@ -2,10 +2,11 @@
 
 use anyhow::Result;
 
+use crate::cli::files::Output;
 use crate::cli::{DoctorArgs, Format};
 use crate::error::usage;
 use crate::experiments::doctor::{Facts, Report, findings};
-use crate::output::{self, Output};
+use crate::output;
 
 /// Runs `memlat doctor`.
 pub fn run(args: &DoctorArgs) -> Result<()> {

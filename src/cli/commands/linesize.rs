@@ -9,10 +9,11 @@ use super::{notice, prepare, warn};
 use crate::analysis::linesize::{self, LineEstimate, StridePoint};
 use crate::chain::Pattern;
 use crate::cli::commands::run::report_cycle_source;
+use crate::cli::files::Output;
 use crate::cli::{Format, LinesizeArgs};
 use crate::error::usage;
 use crate::experiments::linesize as experiment;
-use crate::output::{self, Output};
+use crate::output;
 use crate::platform::caches::Machine;
 use crate::units::HumanBytes;
 

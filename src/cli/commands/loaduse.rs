@@ -6,14 +6,15 @@ use anyhow::{Result, bail};
 use super::{notice, prepare, warn};
 use crate::chain::Pattern;
 use crate::cli::commands::run::report_cycle_source;
+use crate::cli::files::Output;
 use crate::cli::progress::Announce;
 use crate::cli::{Format, LoaduseArgs};
 use crate::error::usage;
 use crate::experiments::loaduse::levels;
 use crate::experiments::loaduse::render;
 use crate::experiments::loaduse::{self, driver::Settings};
+use crate::output;
 use crate::output::plot::ImageFormat;
-use crate::output::{self, Output};
 use crate::platform;
 use crate::platform::caches;
 use crate::units::HumanBytes;
@@ -88,7 +89,7 @@ pub fn run(args: &LoaduseArgs) -> Result<()> {
         warn(w);
     }
     if let Some(path) = &args.plot {
-        render::plot(&result, path)?;
+        crate::output::plot::loaduse::plot(&result, path)?;
         notice(&format!("plot written to {}", path.display()));
     }
     let content = match args.measure.format {

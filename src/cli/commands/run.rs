@@ -4,11 +4,12 @@ use anyhow::Result;
 
 use super::{notice, prepare_with_events, warn};
 use crate::chain::Pattern;
+use crate::cli::files::Output;
 use crate::cli::{Format, RunArgs};
 use crate::engine::{CycleSource, Engine, Measurement};
 use crate::error::usage;
 use crate::kernels::UNROLL;
-use crate::output::{self, Output, csv, text};
+use crate::output::{self, csv, text};
 use crate::units::round_up;
 
 /// Seed 004's default events: `memlat run` counts these when -e is not given,

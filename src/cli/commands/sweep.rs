@@ -7,6 +7,7 @@ use anyhow::Result;
 
 use super::{notice, prepare, warn};
 use crate::chain::Pattern;
+use crate::cli::files::Output;
 use crate::cli::files::{SweepFiles, SweepObserver};
 use crate::cli::{Format, SweepArgs};
 use crate::engine::Point;
@@ -15,7 +16,7 @@ use crate::experiments::sweep::{
     self, DEFAULT_FROM, DEFAULT_RATIO, DEFAULT_REPEATS, DEFAULT_STRIDES, SeriesKey, SweepPlan,
     SweepResult,
 };
-use crate::output::{self, Output, csv};
+use crate::output::{self, csv};
 use crate::platform;
 use crate::platform::caches;
 use crate::platform::counters::parse_event_list;

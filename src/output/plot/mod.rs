@@ -8,6 +8,7 @@
 
 mod axis;
 mod draw;
+pub mod loaduse;
 pub mod sweep;
 
 use std::path::Path;

@@ -22,7 +22,8 @@ use serde::{Deserialize, Serialize};
 use crate::kernels::{self, ClockChain, UNROLL};
 
 /// What `--clock` asks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum ClockRequest {
     /// The most accurate that works: perf cycles, else a user-readable core-cycle
     /// counter, else the monotonic clock with cycles estimated.

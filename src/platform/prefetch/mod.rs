@@ -29,7 +29,8 @@ use serde::Serialize;
 use crate::platform::cpuid::{self, Cpu};
 
 /// What `--prefetchers` asks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 #[serde(rename_all = "kebab-case")]
 pub enum PrefetchMode {
     /// Leave the hardware prefetchers as they are.
