@@ -160,12 +160,15 @@ pub enum Command {
 /// Output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
-    /// `key : value` lines a person (or seed 004's pandas reader) can read.
+    /// Tables and lines for a terminal (`memlat run`: `key : value` lines
+    /// that seed 004's pandas reader reads).
     Text,
     /// One JSON object with every sample.
     Json,
-    /// One row per repeat, with a header.
+    /// The data as rows under a header.
     Csv,
+    /// The text's tables as Markdown, for an issue or a wiki.
+    Markdown,
 }
 
 /// Flags shared by every command that measures.

@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use crate::analysis::stats::Summary;
 use crate::engine::Measurement;
+use crate::output::table::{Cell, Table};
 use crate::platform::caches::Machine;
 use crate::units::HumanBytes;
 
@@ -109,94 +110,86 @@ pub fn csv(rows: &[(String, Measurement)]) -> String {
         .collect();
     events.sort();
     events.dedup();
-    let mut header = vec![
-        "level",
-        "iteration",
-        "size",
-        "ns",
-        "cycles",
-        "cycle_source",
-        "clock_ghz",
-        "seed",
-        "pages",
-    ]
-    .into_iter()
-    .map(String::from)
-    .collect::<Vec<_>>();
-    header.extend(
-        events
-            .iter()
-            .map(|e| crate::output::csv::field(&format!("{e}_per_load"))),
-    );
-    let mut out = header.join(",") + "\n";
+    let mut columns = vec![
+        "<level".to_string(),
+        "iteration".into(),
+        "size".into(),
+        "ns".into(),
+        "cycles".into(),
+        "<cycle_source".into(),
+        "clock_ghz".into(),
+        "seed".into(),
+        "<pages".into(),
+    ];
+    columns.extend(events.iter().map(|e| format!("{e}_per_load")));
+    let names: Vec<&str> = columns.iter().map(String::as_str).collect();
+    let mut t = Table::new(&names);
     for (level, m) in rows {
         for s in &m.samples {
-            let mut row = vec![
-                level.clone(),
-                s.repeat.to_string(),
-                m.size.to_string(),
-                s.ns_per_load.to_string(),
-                s.cycles_per_load.to_string(),
-                m.cycle_source.to_string(),
-                s.clock_ghz.to_string(),
-                s.seed.to_string(),
-                m.page_backing.obtained.clone(),
+            let mut row: Vec<Cell> = vec![
+                level.clone().into(),
+                u64::from(s.repeat).into(),
+                m.size.into(),
+                Cell::float(s.ns_per_load, 6),
+                Cell::float(s.cycles_per_load, 6),
+                m.cycle_source.to_string().into(),
+                Cell::float(s.clock_ghz, 6),
+                s.seed.into(),
+                m.page_backing.obtained.clone().into(),
             ];
-            row.extend(events.iter().map(|e| {
-                s.events
-                    .get(e)
-                    .copied()
-                    .flatten()
-                    .map_or(String::new(), |v| v.to_string())
-            }));
-            out += &(row
-                .iter()
-                .map(|f| crate::output::csv::field(f))
-                .collect::<Vec<_>>()
-                .join(",")
-                + "\n");
+            row.extend(
+                events
+                    .iter()
+                    .map(|e| Cell::opt(s.events.get(e).copied().flatten(), 6)),
+            );
+            t.row(row);
         }
     }
-    out
+    t.csv()
 }
 
-/// The summary table: min / median / max per level.
-pub fn table(name: &str, summaries: &[LevelSummary]) -> String {
-    let mut out =
-        format!("memlat levels: {name} (seed 002: random walk, fresh each iteration)\n\n");
-    out += &format!(
-        "{:<8} {:>10} {:>5} {:>9} {:>9} {:>9} {:>12} {:>6} {:>6}\n",
-        "level", "size", "iter", "ns min", "ns median", "ns max", "cycles med", "cv", "pages"
-    );
+/// The summary table: min / median / max per level, with a note where two
+/// levels were not told apart.
+pub fn table(summaries: &[LevelSummary]) -> Table {
+    let mut t = Table::new(&[
+        "<level",
+        "size",
+        "iter",
+        "ns min",
+        "ns median",
+        "ns max",
+        "cycles med",
+        "cv",
+        "pages",
+    ]);
     for s in summaries {
-        out += &format!(
-            "{:<8} {:>10} {:>5} {:>9.2} {:>9.2} {:>9.2} {:>12.1} {:>6.3} {:>6}\n",
-            s.level,
-            HumanBytes(s.size).to_string(),
-            s.iterations,
-            s.ns.min,
-            s.ns.median,
-            s.ns.max,
-            s.cycles.median,
-            s.ns.cv,
-            s.pages
-        );
+        t.row(vec![
+            s.level.clone().into(),
+            HumanBytes(s.size).to_string().into(),
+            s.iterations.into(),
+            Cell::float(s.ns.min, 2),
+            Cell::float(s.ns.median, 2),
+            Cell::float(s.ns.max, 2),
+            Cell::float(s.cycles.median, 1),
+            Cell::float(s.ns.cv, 3),
+            s.pages.clone().into(),
+        ]);
     }
     for pair in summaries.windows(2) {
         let (a, b) = (&pair[0], &pair[1]);
         if b.ns.median < SAME_RATIO * a.ns.median {
-            out += &format!(
-                "\nnote: {} ({:.1} ns) and {} ({:.1} ns) are within {SAME_RATIO}x: at {} the walk did not get {}'s latency (a cache shared with other cores or tenants, or a size claim that does not hold here)",
+            t.note(format!(
+                "note: {} ({:.1} ns) and {} ({:.1} ns) are within {SAME_RATIO}x: at {} the walk did not get {}'s latency (a cache shared with other cores or tenants, or a size claim that does not hold here)",
                 a.level,
                 a.ns.median,
                 b.level,
                 b.ns.median,
                 HumanBytes(a.size),
                 a.level
-            );
+            ));
         }
     }
-    out
+    t
 }
 
 #[cfg(test)]
@@ -235,14 +228,12 @@ mod tests {
             cycle_source: "estimated".into(),
             pages: "thp".into(),
         };
-        let t = table(
-            "vm",
-            &[
-                summary("L2", 512 << 10, 4.9),
-                summary("L3", 16 << 20, 161.5),
-                summary("memory", 256 << 20, 188.2),
-            ],
-        );
+        let t = table(&[
+            summary("L2", 512 << 10, 4.9),
+            summary("L3", 16 << 20, 161.5),
+            summary("memory", 256 << 20, 188.2),
+        ])
+        .text();
         assert!(
             t.contains("L3 (161.5 ns) and memory (188.2 ns) are within 1.3x"),
             "{t}"

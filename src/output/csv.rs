@@ -1,5 +1,6 @@
 //! CSV: one row per repeat, the measurement's fields flattened beside the sample's.
 
+use super::table::{Cell, Table};
 use crate::engine::Measurement;
 
 const COLUMNS: &[&str] = &[
@@ -30,15 +31,6 @@ const COLUMNS: &[&str] = &[
     "counter_scale",
 ];
 
-/// Quotes a field if it needs it (RFC 4180).
-pub fn field(value: &str) -> String {
-    if value.contains([',', '"', '\n']) {
-        format!("\"{}\"", value.replace('"', "\"\""))
-    } else {
-        value.to_string()
-    }
-}
-
 /// Event columns present in any of the measurements, in name order.
 fn event_columns(measurements: &[Measurement]) -> Vec<String> {
     let mut names: Vec<String> = measurements
@@ -53,58 +45,47 @@ fn event_columns(measurements: &[Measurement]) -> Vec<String> {
 /// Header plus one row per sample of every measurement.
 pub fn samples(measurements: &[Measurement]) -> String {
     let events = event_columns(measurements);
-    let mut header: Vec<String> = COLUMNS.iter().map(|c| c.to_string()).collect();
-    header.extend(events.iter().map(|e| field(&format!("{e}_per_load"))));
-    let mut out = header.join(",") + "\n";
+    let mut columns: Vec<String> = COLUMNS.iter().map(|c| c.to_string()).collect();
+    columns.extend(events.iter().map(|e| format!("{e}_per_load")));
+    let names: Vec<&str> = columns.iter().map(String::as_str).collect();
+    let mut t = Table::new(&names);
+    let number = |v: f64| Cell::float(v, 6);
     for m in measurements {
         for s in &m.samples {
-            let opt = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
-            let mut row = vec![
-                m.size.to_string(),
-                m.stride.to_string(),
-                m.pattern.name().to_string(),
-                m.kernel.name().to_string(),
-                m.line.to_string(),
-                m.accesses.to_string(),
-                m.distinct_blocks.to_string(),
-                m.chain_nodes.to_string(),
-                s.repeat.to_string(),
-                s.seed.to_string(),
-                s.ns_per_load.to_string(),
-                s.cycles_per_load.to_string(),
-                m.cycle_source.to_string(),
-                m.clock.clone(),
-                m.clock_ghz.to_string(),
-                m.clock_ghz_before.to_string(),
-                m.clock_ghz_after.to_string(),
-                m.loop_overhead_cycles.to_string(),
-                m.page_backing.obtained.clone(),
-                m.page_backing.huge_fraction.to_string(),
-                m.cpu.to_string(),
-                m.node.map_or(String::new(), |n| n.to_string()),
-                s.ns_a.to_string(),
-                s.ns_2a.to_string(),
-                opt(s.counter_scale),
+            let mut row: Vec<Cell> = vec![
+                m.size.into(),
+                m.stride.into(),
+                m.pattern.name().into(),
+                m.kernel.name().into(),
+                m.line.into(),
+                m.accesses.into(),
+                m.distinct_blocks.into(),
+                m.chain_nodes.into(),
+                u64::from(s.repeat).into(),
+                s.seed.into(),
+                number(s.ns_per_load),
+                number(s.cycles_per_load),
+                m.cycle_source.to_string().into(),
+                m.clock.clone().into(),
+                number(m.clock_ghz),
+                number(m.clock_ghz_before),
+                number(m.clock_ghz_after),
+                number(m.loop_overhead_cycles),
+                m.page_backing.obtained.clone().into(),
+                number(m.page_backing.huge_fraction),
+                m.cpu.into(),
+                m.node.map_or(Cell::Missing, |n| n.into()),
+                number(s.ns_a),
+                number(s.ns_2a),
+                Cell::opt(s.counter_scale, 6),
             ];
             row.extend(
                 events
                     .iter()
-                    .map(|e| opt(s.events.get(e).copied().flatten())),
+                    .map(|e| Cell::opt(s.events.get(e).copied().flatten(), 6)),
             );
-            out += &(row.iter().map(|f| field(f)).collect::<Vec<_>>().join(",") + "\n");
+            t.row(row);
         }
     }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn fields_are_quoted_only_when_needed() {
-        assert_eq!(field("thp"), "thp");
-        assert_eq!(field("a,b"), "\"a,b\"");
-        assert_eq!(field("say \"hi\""), "\"say \"\"hi\"\"\"");
-    }
+    t.csv()
 }

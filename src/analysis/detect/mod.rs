@@ -25,7 +25,7 @@ mod table;
 mod tests;
 
 use notes::{compare_with_sysfs, describe_transitions, ratio, sysfs_level};
-pub use table::table;
+pub use table::{levels_table, table};
 
 use serde::{Deserialize, Serialize};
 

@@ -2,6 +2,7 @@
 //! with confidence, spread and sysfs's claim beside each level.
 
 use super::{DISAGREE_RATIO, DetectedLevel, Detection, ratio};
+use crate::output::table::{Cell, Table};
 use crate::units::HumanBytes;
 
 fn capacity_cell(level: &DetectedLevel) -> String {
@@ -30,44 +31,47 @@ fn cycles_cell(level: &DetectedLevel) -> String {
     }
 }
 
-/// Seed 004's table: each level, its capacity and latency, with sysfs beside.
-pub fn table(detection: &Detection) -> String {
-    let mut out =
-        String::from("levels found in the measured curve (sysfs shown beside, not used):\n\n");
-    out += &format!(
-        "{:<8} {:>11} {:>10} {:>8} {:>18} {:>10}  {}\n",
-        "level", "size", "ns", "cycles", "ns min..max", "confidence", "sysfs says"
-    );
+/// Seed 004's table: each level, its capacity and latency, with sysfs
+/// beside; the levels' and the curve's notes under it.
+pub fn levels_table(detection: &Detection) -> Table {
+    let mut t = Table::new(&[
+        "<level",
+        "size",
+        "ns",
+        "cycles",
+        "ns min..max",
+        "confidence",
+        "<sysfs says",
+    ]);
     for level in &detection.levels {
-        out += &format!(
-            "{:<8} {:>11} {:>10.2} {:>8} {:>18} {:>10.2}  {}\n",
-            level.name,
-            capacity_cell(level),
-            level.latency_ns,
-            cycles_cell(level),
-            format!("{:.2}..{:.2}", level.spread_ns.0, level.spread_ns.1),
-            level.confidence,
-            sysfs_cell(level),
-        );
+        t.row(vec![
+            level.name.clone().into(),
+            capacity_cell(level).into(),
+            Cell::float(level.latency_ns, 2),
+            cycles_cell(level).into(),
+            format!("{:.2}..{:.2}", level.spread_ns.0, level.spread_ns.1).into(),
+            Cell::float(level.confidence, 2),
+            sysfs_cell(level).into(),
+        ]);
     }
     if detection.levels.is_empty() {
-        out += "(no levels)\n";
+        t.note("(no levels)");
     }
-    let mut first = true;
     for level in &detection.levels {
         for note in &level.notes {
-            if first {
-                out.push('\n');
-                first = false;
-            }
-            out += &format!("{}: {note}\n", level.name);
+            t.note(format!("{}: {note}", level.name));
         }
     }
-    if !detection.notes.is_empty() {
-        out.push('\n');
-        for note in &detection.notes {
-            out += &format!("note: {note}\n");
-        }
+    for note in &detection.notes {
+        t.note(format!("note: {note}"));
     }
-    out
+    t
+}
+
+/// The levels table as text, under its heading.
+pub fn table(detection: &Detection) -> String {
+    format!(
+        "levels found in the measured curve (sysfs shown beside, not used):\n\n{}",
+        levels_table(detection).text()
+    )
 }

@@ -14,6 +14,8 @@ use crate::error::usage;
 use crate::experiments::assoc::{self as experiment, AssocLevel};
 use crate::experiments::fixed_levels as levels;
 use crate::output;
+use crate::output::document::Document;
+use crate::output::table::{Cell, Table};
 use crate::platform;
 use crate::platform::caches::{Machine, Source};
 use crate::units::HumanBytes;
@@ -96,40 +98,60 @@ pub fn run(args: &AssocArgs) -> Result<()> {
             source: machine.source,
             prefetchers: &status,
         })?,
-        Format::Text | Format::Csv => {
-            if args.measure.format == Format::Csv {
-                notice("--format csv: assoc prints a table; use --format json for machines");
-            }
-            table(&results, &status)
-        }
+        Format::Csv => points_table(&results).csv(),
+        Format::Text => document(&results, &status).text(),
+        Format::Markdown => document(&results, &status).markdown(),
     };
     output.write(&content)
 }
 
-fn table(levels: &[AssocLevel], prefetchers: &str) -> String {
-    let mut out = String::from(
-        "memlat assoc: N lines one stride apart share a set; the largest N that still hits is the ways\n\n",
-    );
-    out += &format!(
-        "{:<6} {:>10} {:>10} {:>8} {:>8} {:>16}\n",
-        "level", "size", "stride", "claimed", "ways", "hit / miss ns"
-    );
+/// One row per level: its claimed size and ways, the stride, the ways measured.
+fn levels_table(levels: &[AssocLevel]) -> Table {
+    let mut t = Table::new(&[
+        "<level", "size", "stride", "claimed", "ways", "hit ns", "miss ns",
+    ]);
     for l in levels {
-        out += &format!(
-            "{:<6} {:>10} {:>10} {:>8} {:>8} {:>16}\n",
-            l.name,
-            HumanBytes(l.size_bytes).to_string(),
-            HumanBytes(l.stride).to_string(),
-            l.claimed_ways.map_or("?".into(), |w| w.to_string()),
-            l.ways.map_or("unknown".into(), |w| w.to_string()),
-            format!("{:.2} / {:.2}", l.hit_ns, l.miss_ns)
-        );
+        t.row(vec![
+            l.name.clone().into(),
+            HumanBytes(l.size_bytes).to_string().into(),
+            HumanBytes(l.stride).to_string().into(),
+            l.claimed_ways.map_or(Cell::Missing, |w| w.into()),
+            l.ways.map_or("unknown".into(), |w| w.to_string().into()),
+            Cell::float(l.hit_ns, 2),
+            Cell::float(l.miss_ns, 2),
+        ]);
     }
+    t
+}
+
+/// One row per level and line count: the data behind the ways (`*` marks a miss).
+fn points_table(levels: &[AssocLevel]) -> Table {
+    let mut t = Table::new(&["<level", "lines", "ns", "threshold_ns", "<miss"]);
     for l in levels {
-        out += &format!(
-            "\n{} (threshold {:.2} ns), ns by lines in the set:\n",
+        for p in &l.points {
+            let miss = if p.ns >= l.threshold_ns { "*" } else { "" };
+            t.row(vec![
+                l.name.clone().into(),
+                p.lines.into(),
+                Cell::float(p.ns, 2),
+                Cell::float(l.threshold_ns, 2),
+                miss.into(),
+            ]);
+        }
+    }
+    t
+}
+
+fn document(levels: &[AssocLevel], prefetchers: &str) -> Document {
+    let mut d = Document::new(
+        "memlat assoc: N lines one stride apart share a set; the largest N that still hits is the ways",
+    );
+    d.table(levels_table(levels));
+    for l in levels {
+        d.heading(format!(
+            "{} (threshold {:.2} ns), ns by lines in the set (* = miss: at or above the threshold):",
             l.name, l.threshold_ns
-        );
+        ));
         let cells: Vec<String> = l
             .points
             .iter()
@@ -138,13 +160,10 @@ fn table(levels: &[AssocLevel], prefetchers: &str) -> String {
                 format!("{}:{:.2}{mark}", p.lines, p.ns)
             })
             .collect();
-        for chunk in cells.chunks(8) {
-            out += &format!("  {}\n", chunk.join("  "));
-        }
-        for note in &l.notes {
-            out += &format!("  note: {note}\n");
-        }
+        let mut lines: Vec<String> = cells.chunks(8).map(|c| c.join("  ")).collect();
+        lines.extend(l.notes.iter().map(|n| format!("note: {n}")));
+        d.lines(lines);
     }
-    out += &format!("\n(* = miss: at or above the threshold)\nprefetchers: {prefetchers}\n");
-    out
+    d.line(format!("prefetchers: {prefetchers}"));
+    d
 }

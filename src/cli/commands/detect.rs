@@ -14,6 +14,7 @@ use crate::cli::{DetectArgs, Format};
 use crate::error::usage;
 use crate::experiments::sweep::{self, SeriesKey, SweepPlan, SweepResult};
 use crate::output;
+use crate::output::document::Document;
 use crate::platform::caches::{self, CacheInfo};
 use crate::platform::cpuid;
 
@@ -71,16 +72,20 @@ pub fn run(args: &DetectArgs) -> Result<()> {
             cpuid_caches: &cpuid_caches,
             prefetchers,
         })?,
-        Format::Text | Format::Csv => {
-            if args.measure.format == Format::Csv {
-                notice("--format csv: detect prints a table; use --format json for machines");
+        Format::Csv => detect::levels_table(&detection).csv(),
+        Format::Text | Format::Markdown => {
+            let mut d =
+                Document::new("levels found in the measured curve (sysfs shown beside, not used)");
+            d.line(format!(
+                "curve: {source} ({} points); prefetchers: {prefetchers}",
+                curve.len()
+            ));
+            d.table(detect::levels_table(&detection));
+            if args.measure.format == Format::Text {
+                d.text()
+            } else {
+                d.markdown()
             }
-            format!(
-                "curve: {} ({} points)\nprefetchers: {prefetchers}\n\n{}",
-                source,
-                curve.len(),
-                detect::table(&detection)
-            )
         }
     };
     output.write(&content)

@@ -26,18 +26,8 @@ pub fn run(args: &DoctorArgs) -> Result<()> {
     let content = match args.format {
         Format::Json => output::json(&report)?,
         Format::Text => findings::text(&report),
-        Format::Csv => {
-            let mut out = String::from("what,value,meaning\n");
-            for f in &report.findings {
-                out += &format!(
-                    "{},{},{}\n",
-                    output::csv::field(&f.what),
-                    output::csv::field(&f.value),
-                    output::csv::field(&f.meaning)
-                );
-            }
-            out
-        }
+        Format::Csv => findings::table(&report).csv(),
+        Format::Markdown => findings::document(&report).markdown(),
     };
     output.write(&content)
 }

@@ -4,6 +4,7 @@ use anyhow::Result;
 use serde::Serialize;
 
 use crate::cli::{EventsArgs, Format};
+use crate::output::table::Table;
 use crate::output::{self, text::KeyValues};
 use crate::platform::counters::{LISTED, Unavailable, parse_event, probe};
 
@@ -31,20 +32,19 @@ pub fn run(args: &EventsArgs) -> Result<()> {
             }
         })
         .collect();
+    let mut table = Table::new(&["<name", "<available", "<reason"]);
+    for s in &statuses {
+        table.row(vec![
+            s.name.into(),
+            if s.available { "yes" } else { "no" }.into(),
+            s.reason.clone().unwrap_or_default().into(),
+        ]);
+    }
+    table.note("raw events: rXXXX (hex config for this CPU's PMU, as perf's rNNN)");
     let out = match args.format {
         Format::Json => output::json(&statuses)?,
-        Format::Csv => {
-            let mut out = String::from("name,available,reason\n");
-            for s in &statuses {
-                out += &format!(
-                    "{},{},{}\n",
-                    s.name,
-                    s.available,
-                    output::csv::field(s.reason.as_deref().unwrap_or(""))
-                );
-            }
-            out
-        }
+        Format::Csv => table.csv(),
+        Format::Markdown => table.markdown(),
         Format::Text => {
             let mut kv = KeyValues::default();
             for s in &statuses {

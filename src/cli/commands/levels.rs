@@ -17,6 +17,7 @@ use crate::error::usage;
 use crate::experiments::fixed_levels::{self as levels, LevelSummary};
 use crate::experiments::points;
 use crate::output;
+use crate::output::document::Document;
 use crate::platform;
 use crate::platform::caches::{Machine, Source};
 use crate::units::HumanBytes;
@@ -122,17 +123,26 @@ pub fn run(args: &LevelsArgs) -> Result<()> {
             levels: &summaries,
         })?,
         Format::Csv => levels::csv(&rows),
-        Format::Text => {
-            levels::table(&machine.name, &summaries)
-                + &format!(
-                    "\ncache sizes from {}; per-iteration rows in {}; prefetchers {}\n",
-                    match machine.source {
-                        Source::Sysfs => "sysfs",
-                        Source::Profile => "--machine",
-                    },
-                    csv_path.display(),
-                    status
-                )
+        Format::Text | Format::Markdown => {
+            let mut d = Document::new(format!(
+                "memlat levels: {} (seed 002: random walk, fresh each iteration)",
+                machine.name
+            ));
+            d.table(levels::table(&summaries));
+            d.line(format!(
+                "cache sizes from {}; per-iteration rows in {}; prefetchers {}",
+                match machine.source {
+                    Source::Sysfs => "sysfs",
+                    Source::Profile => "--machine",
+                },
+                csv_path.display(),
+                status
+            ));
+            if args.measure.format == Format::Text {
+                d.text()
+            } else {
+                d.markdown()
+            }
         }
     };
     output.write(&content)

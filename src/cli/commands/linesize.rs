@@ -14,6 +14,8 @@ use crate::cli::{Format, LinesizeArgs};
 use crate::error::usage;
 use crate::experiments::linesize as experiment;
 use crate::output;
+use crate::output::document::Document;
+use crate::output::table::{Cell, Table};
 use crate::platform::caches::Machine;
 use crate::units::HumanBytes;
 
@@ -109,20 +111,41 @@ pub fn run(args: &LinesizeArgs) -> Result<()> {
             stride_estimate: &stride_estimate,
             prefetchers: &status,
         })?,
-        Format::Text | Format::Csv => text(
-            size,
-            &points,
-            &stride_points,
-            &estimate,
-            &stride_estimate,
-            machine.line_bytes,
-            &status,
-        ),
+        Format::Csv => table(&points, &stride_points).csv(),
+        Format::Text | Format::Markdown => {
+            let d = document(
+                size,
+                &points,
+                &stride_points,
+                &estimate,
+                &stride_estimate,
+                machine.line_bytes,
+                &status,
+            );
+            if args.measure.format == Format::Text {
+                d.text()
+            } else {
+                d.markdown()
+            }
+        }
     };
     output.write(&content)
 }
 
-fn text(
+/// Latency per spacing, in both orders.
+fn table(points: &[StridePoint], stride_points: &[StridePoint]) -> Table {
+    let mut t = Table::new(&["s", "page-random ns", "stride ns"]);
+    for (p, q) in points.iter().zip(stride_points) {
+        t.row(vec![
+            p.stride.into(),
+            Cell::float(p.ns, 3),
+            Cell::float(q.ns, 3),
+        ]);
+    }
+    t
+}
+
+fn document(
     size: u64,
     points: &[StridePoint],
     stride_points: &[StridePoint],
@@ -130,32 +153,26 @@ fn text(
     stride_estimate: &LineEstimate,
     claimed: u64,
     prefetchers: &str,
-) -> String {
-    let mut out = format!(
-        "memlat linesize: loads s bytes apart over {} (the latency grows with s up to the line size)\n\n{:>8} {:>14} {:>14}\n",
-        HumanBytes(size),
-        "s",
-        "page-random ns",
-        "stride ns"
-    );
-    for (p, q) in points.iter().zip(stride_points) {
-        out += &format!("{:>8} {:>14.3} {:>14.3}\n", p.stride, p.ns, q.ns);
-    }
+) -> Document {
+    let mut d = Document::new(format!(
+        "memlat linesize: loads s bytes apart over {} (the latency grows with s up to the line size)",
+        HumanBytes(size)
+    ));
+    d.table(table(points, stride_points));
     let show = |e: &LineEstimate| {
         e.line_bytes
             .map_or("not shown by the data".into(), |l| format!("{l} bytes"))
     };
-    out += &format!(
-        "\nline size: {} (page-random order; claimed: {claimed} bytes)\n",
+    let mut lines = vec![format!(
+        "line size: {} (page-random order; claimed: {claimed} bytes)",
         show(estimate)
-    );
-    for note in &estimate.notes {
-        out += &format!("note: {note}\n");
-    }
-    out += &format!(
-        "stride chain: latency stops growing at {} (prefetchers follow this order: their reach, not necessarily the line)\n",
+    )];
+    lines.extend(estimate.notes.iter().map(|n| format!("note: {n}")));
+    lines.push(format!(
+        "stride chain: latency stops growing at {} (prefetchers follow this order: their reach, not necessarily the line)",
         show(stride_estimate)
-    );
-    out += &format!("prefetchers: {prefetchers}\n");
-    out
+    ));
+    lines.push(format!("prefetchers: {prefetchers}"));
+    d.lines(lines);
+    d
 }

@@ -94,6 +94,7 @@ pub fn run(args: &LoaduseArgs) -> Result<()> {
     }
     let content = match args.measure.format {
         Format::Text => render::text(&result),
+        Format::Markdown => render::document(&result).markdown(),
         Format::Json => output::json(&result)?,
         Format::Csv => render::csv(&result),
     };

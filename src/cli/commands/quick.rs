@@ -11,6 +11,8 @@ use crate::cli::progress::Announce;
 use crate::cli::{Format, QuickArgs};
 use crate::engine::{CycleSource, Measurement, Point};
 use crate::experiments::{points, quick};
+use crate::output::document::Document;
+use crate::output::table::{Cell, Table};
 use crate::output::{self, csv};
 use crate::platform;
 use crate::platform::caches::{self, CacheInfo};
@@ -70,43 +72,49 @@ pub fn run(args: &QuickArgs) -> Result<()> {
             sysfs_caches: &caches,
         })?,
         Format::Csv => csv::samples(&points),
-        Format::Text => table(&points, &caches),
+        Format::Text => document(&points, &caches).text(),
+        Format::Markdown => document(&points, &caches).markdown(),
     };
     output.write(&content)
 }
 
-fn table(points: &[Measurement], caches: &[CacheInfo]) -> String {
-    let mut out = String::new();
-    if let Some(first) = points.first() {
-        out += &format!(
-            "memlat: load latency by pointer chasing ({} chain, {}-byte nodes, {} kernel, CPU {})\n\n",
+fn document(points: &[Measurement], caches: &[CacheInfo]) -> Document {
+    let title = match points.first() {
+        Some(first) => format!(
+            "memlat: load latency by pointer chasing ({} chain, {}-byte nodes, {} kernel, CPU {})",
             first.pattern.name(),
             first.line,
             first.kernel.name(),
             first.cpu
-        );
-    }
-    out += &format!(
-        "{:<10} {:<18} {:>9} {:>12} {:>21} {:>7}\n",
-        "size", "sysfs: fits in", "ns/load", "cycles/load", "ns min..max", "pages"
-    );
+        ),
+        None => "memlat: load latency by pointer chasing".into(),
+    };
+    let mut t = Table::new(&[
+        "<size",
+        "<sysfs: fits in",
+        "ns/load",
+        "cycles/load",
+        "ns min..max",
+        "pages",
+    ]);
     for m in points {
-        out += &format!(
-            "{:<10} {:<18} {:>9.2} {:>12.2} {:>21} {:>7}\n",
-            HumanBytes(m.size).to_string(),
-            fits_in(m.size, caches),
-            m.ns_per_load.median,
-            m.cycles_per_load.median,
-            format!("{:.2}..{:.2}", m.ns_per_load.min, m.ns_per_load.max),
-            m.page_backing.obtained,
-        );
+        t.row(vec![
+            HumanBytes(m.size).to_string().into(),
+            fits_in(m.size, caches).into(),
+            Cell::float(m.ns_per_load.median, 2),
+            Cell::float(m.cycles_per_load.median, 2),
+            format!("{:.2}..{:.2}", m.ns_per_load.min, m.ns_per_load.max).into(),
+            m.page_backing.obtained.clone().into(),
+        ]);
     }
     if let Some(why) = clock_suspect(points, caches) {
-        out += &format!("\nclock suspect: {why}; the cycles column is not to be read\n");
+        t.note(format!(
+            "clock suspect: {why}; the cycles column is not to be read"
+        ));
     }
     if let Some(m) = points.last() {
-        out += &format!(
-            "\ncycles: {} ({:.3} GHz); median of {} repeats, each a fresh random chain\n",
+        t.note(format!(
+            "cycles: {} ({:.3} GHz); median of {} repeats, each a fresh random chain",
             match m.cycle_source {
                 CycleSource::Perf => "counted by perf's cycles event",
                 CycleSource::CycleCounter => "counted by the core's cycle counter",
@@ -116,9 +124,11 @@ fn table(points: &[Measurement], caches: &[CacheInfo]) -> String {
             },
             m.clock_ghz,
             m.repeats
-        );
+        ));
     }
-    out
+    let mut d = Document::new(title);
+    d.table(t);
+    d
 }
 
 /// Why estimated cycles are not to be read: the chains' verdict, or an
@@ -139,4 +149,19 @@ fn clock_suspect(points: &[Measurement], caches: &[CacheInfo]) -> Option<String>
         .iter()
         .find(|m| m.size <= l1_size)
         .and_then(|m| crate::platform::clock::l1_cycles_suspect(m.cycles_per_load.median))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_say_which_claimed_level_they_fit_in() {
+        let caches = [
+            CacheInfo::example(1, 32 << 10),
+            CacheInfo::example(2, 1 << 20),
+        ];
+        assert_eq!(fits_in(16 << 10, &caches), "L1d 32 KiB");
+        assert_eq!(fits_in(1 << 30, &caches), "memory");
+    }
 }

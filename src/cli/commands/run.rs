@@ -104,7 +104,7 @@ fn measure_and_print(args: &RunArgs, view: View) -> Result<()> {
 fn render(m: &Measurement, format: Format, view: View) -> Result<String> {
     Ok(match format {
         Format::Text if view == View::Seed => text::seed_view(m),
-        Format::Text => text::measurement(m),
+        Format::Text | Format::Markdown => text::measurement(m),
         Format::Json => output::json(m)?,
         Format::Csv => csv::samples(std::slice::from_ref(m)),
     })

@@ -16,6 +16,8 @@ use crate::experiments::sweep::{
     self, DEFAULT_FROM, DEFAULT_RATIO, DEFAULT_REPEATS, DEFAULT_STRIDES, SeriesKey, SweepPlan,
     SweepResult,
 };
+use crate::output::document::Document;
+use crate::output::table::{Cell, Table};
 use crate::output::{self, csv};
 use crate::platform;
 use crate::platform::caches;
@@ -128,7 +130,8 @@ pub fn run(args: &SweepArgs) -> Result<()> {
     super::run::report_cycle_source(&engine);
     summarise_warnings(&result);
     let content = match args.measure.format {
-        Format::Text => summary(&result, &files),
+        Format::Text => summary(&result, &files).text(),
+        Format::Markdown => summary(&result, &files).markdown(),
         Format::Json => output::json(&result)?,
         Format::Csv => csv::samples(&result.points),
     };
@@ -319,10 +322,10 @@ fn summarise_warnings(result: &SweepResult) {
 }
 
 /// The text summary: ns per load by size and series, then the detected levels.
-fn summary(result: &SweepResult, files: &SweepFiles) -> String {
+fn summary(result: &SweepResult, files: &SweepFiles) -> Document {
     let series = result.series();
-    let mut out = format!(
-        "memlat sweep: {} of {} points in {:.1} s ({} kernel, pages {}, CPU {}){}\n\n",
+    let mut d = Document::new(format!(
+        "memlat sweep: {} of {} points in {:.1} s ({} kernel, pages {}, CPU {}){}",
         result.points.len(),
         result.config.point_count(),
         result.total_seconds,
@@ -330,44 +333,49 @@ fn summary(result: &SweepResult, files: &SweepFiles) -> String {
         result.config.pages.name(),
         result.config.cpu,
         if result.complete { "" } else { ", INCOMPLETE" }
-    );
-    out += &format!("{:<10}", "size");
-    for key in &series {
-        out += &format!(" {:>12}", key.label());
-    }
-    out += "   (ns per load, median)\n";
+    ));
+    let labels: Vec<String> = series.iter().map(SeriesKey::label).collect();
+    let mut columns = vec!["<size".to_string()];
+    columns.extend(labels);
+    let names: Vec<&str> = columns.iter().map(String::as_str).collect();
+    let mut t = Table::new(&names);
     for &size in &result.config.sizes {
-        let row: Vec<String> = series
+        let row: Vec<Cell> = series
             .iter()
             .map(|&key| {
-                result
+                let m = result
                     .points
                     .iter()
-                    .find(|m| m.size == size && SeriesKey::of(m) == key)
-                    .map_or("-".into(), |m| format!("{:.2}", m.ns_per_load.median))
+                    .find(|m| m.size == size && SeriesKey::of(m) == key);
+                Cell::opt(m.map(|m| m.ns_per_load.median), 2)
             })
             .collect();
-        if row.iter().all(|c| c == "-") {
+        if row.iter().all(|c| *c == Cell::Missing) {
             continue;
         }
-        out += &format!("{:<10}", HumanBytes(size).to_string());
-        for cell in row {
-            out += &format!(" {cell:>12}");
-        }
-        out += "\n";
+        let mut cells = vec![HumanBytes(size).to_string().into()];
+        cells.extend(row);
+        t.row(cells);
     }
+    t.note("ns per load, median of the repeats");
+    d.table(t);
     if let (Some(detection), Some(key)) = (&result.detection, result.detection_series()) {
-        out += &format!("\nlevels detected from the {} curve:\n", key.label());
-        out += &crate::analysis::detect::table(detection);
+        d.heading(format!(
+            "levels detected from the {} curve (sysfs shown beside, not used):",
+            key.label()
+        ));
+        d.table(crate::analysis::detect::levels_table(detection));
     }
-    let paths = files.paths();
+    let paths: Vec<String> = files
+        .paths()
+        .iter()
+        .map(|p| format!("  {}", p.display()))
+        .collect();
     if !paths.is_empty() {
-        out += "\nfiles:\n";
-        for path in paths {
-            out += &format!("  {}\n", path.display());
-        }
+        d.heading("files:");
+        d.lines(paths);
     }
-    out
+    d
 }
 
 #[cfg(test)]

@@ -3,8 +3,8 @@
 
 use super::report::{LevelResult, LoaduseResult};
 use crate::analysis::knee::Issue;
-use crate::output::csv::field;
-use crate::output::text::wrap;
+use crate::output::document::Document;
+use crate::output::table::{Cell, Table};
 use crate::units::HumanBytes;
 
 fn label(level: &LevelResult) -> String {
@@ -16,134 +16,160 @@ fn label(level: &LevelResult) -> String {
     }
 }
 
-fn opt(value: Option<f64>, decimals: usize) -> String {
-    value.map_or("-".into(), |v| format!("{v:.decimals$}"))
-}
-
-/// The text report.
-pub fn text(r: &LoaduseResult) -> String {
-    let mut out = format!(
-        "memlat loaduse (seed 003): {}\n{} chain, {}-byte nodes, {} iterations a loop trip, fastest of {} passes, CPU {}, cycles: {}\n\n",
-        r.experiment, r.pattern, r.line, r.unroll, r.passes, r.cpu, r.cycle_source
+/// The report as a document: the curve, the knees, the reading and seed 003's table.
+pub fn document(r: &LoaduseResult) -> Document {
+    let mut d = Document::new(format!("memlat loaduse (seed 003): {}", r.experiment));
+    d.line(format!(
+        "{} chain, {}-byte nodes, {} iterations a loop trip, fastest of {} passes, CPU {}, cycles: {}",
+        r.pattern, r.line, r.unroll, r.passes, r.cpu, r.cycle_source
+    ));
+    d.heading("cycles per iteration");
+    d.table(curve_table(r));
+    d.heading("knees (where the time starts to grow)");
+    d.lines(
+        r.levels
+            .iter()
+            .map(|l| format!("{}: {}", label(l), knee_line(l, r.nops_to)))
+            .collect(),
     );
-    // The curve: one column per level.
-    out += "cycles per iteration\n";
-    out += &format!("{:>4}", "N");
-    for level in &r.levels {
-        out += &format!(" {:>16}", label(level));
-    }
-    out += "\n";
-    let rows = r.levels.iter().map(|l| l.points.len()).max().unwrap_or(0);
-    for i in 0..rows {
-        let nops = r.levels[0].points.get(i).map_or(0, |p| p.nops);
-        out += &format!("{nops:>4}");
-        for level in &r.levels {
-            out += &format!(
-                " {:>16}",
-                opt(level.points.get(i).map(|p| p.cycles_per_iteration), 2)
-            );
-        }
-        out += "\n";
-    }
-    out += "\nknees (where the time starts to grow)\n";
-    for level in &r.levels {
-        let line = match (level.knee_nops, level.knee_crossing_nops) {
-            (Some(k), crossing) => {
-                let mut s = format!("flat at {:.2} cycles, ", level.plateau_cycles);
-                s += &match crossing {
-                    Some(c) => format!(
-                        "knee at N = {c:.1} (where the line past it meets the plateau; first point clearly above: N = {k})"
-                    ),
-                    None => format!("grows from N = {k}"),
-                };
-                if let Some(slope) = level.slope_cycles_per_nop {
-                    s += &format!(", then {slope:.3} cycles per NOP");
-                }
-                if level.knees.len() > 1 {
-                    let rest: Vec<String> = level.knees[1..].iter().map(u32::to_string).collect();
-                    s += &format!("; steps again at N = {}", rest.join(", "));
-                }
-                s
-            }
-            (None, _) => format!(
-                "flat at {:.2} cycles: no knee up to N = {}",
-                level.plateau_cycles, r.nops_to
-            ),
-        };
-        out += &format!("  {:<16} {line}\n", label(level));
-    }
     let verdict = match r.reading.issue {
         Issue::SingleIssue => "single-issue, in order",
         Issue::MultiIssue => "multi-issue (out of order, or superscalar)",
         Issue::Undetermined => "undetermined",
     };
-    out += &format!("\nreading: {verdict} (from {})\n", r.reading.from_level);
-    out += &wrap(&r.reading.explanation, 88, "  ");
-    out += &format!(
-        "\n{:<22} {:>23} {:>14} {:>12} {:>12}\n{:<22} {:>7} {:>7} {:>7} {:>14} {:>12} {:>12}\n",
-        "Data source",
-        "load-to-use, cycles",
-        "loop overhead",
-        "throughput",
-        "memlat run",
-        "",
+    d.heading(format!(
+        "reading: {verdict} (from {})",
+        r.reading.from_level
+    ));
+    d.line(r.reading.explanation.clone());
+    d.heading("seed 003's table (load-to-use, cycles: min, avg, max)");
+    d.table(seed_table(r));
+    d
+}
+
+/// The text report.
+pub fn text(r: &LoaduseResult) -> String {
+    document(r).text()
+}
+
+/// Cycles per iteration: one row per N, one column per level.
+fn curve_table(r: &LoaduseResult) -> Table {
+    let labels: Vec<String> = r.levels.iter().map(label).collect();
+    let mut columns = vec!["N".to_string()];
+    columns.extend(labels);
+    let names: Vec<&str> = columns.iter().map(String::as_str).collect();
+    let mut t = Table::new(&names);
+    let rows = r.levels.iter().map(|l| l.points.len()).max().unwrap_or(0);
+    for i in 0..rows {
+        let nops = r.levels[0].points.get(i).map_or(0, |p| p.nops);
+        let mut row = vec![u64::from(nops).into()];
+        row.extend(
+            r.levels
+                .iter()
+                .map(|l| Cell::opt(l.points.get(i).map(|p| p.cycles_per_iteration), 2)),
+        );
+        t.row(row);
+    }
+    t
+}
+
+fn knee_line(level: &LevelResult, last: u32) -> String {
+    match (level.knee_nops, level.knee_crossing_nops) {
+        (Some(k), crossing) => {
+            let mut s = format!("flat at {:.2} cycles, ", level.plateau_cycles);
+            s += &match crossing {
+                Some(c) => format!(
+                    "knee at N = {c:.1} (where the line past it meets the plateau; first point clearly above: N = {k})"
+                ),
+                None => format!("grows from N = {k}"),
+            };
+            if let Some(slope) = level.slope_cycles_per_nop {
+                s += &format!(", then {slope:.3} cycles per NOP");
+            }
+            if level.knees.len() > 1 {
+                let rest: Vec<String> = level.knees[1..].iter().map(u32::to_string).collect();
+                s += &format!("; steps again at N = {}", rest.join(", "));
+            }
+            s
+        }
+        (None, _) => format!(
+            "flat at {:.2} cycles: no knee up to N = {last}",
+            level.plateau_cycles
+        ),
+    }
+}
+
+/// Seed 003's processed table: load-to-use min / avg / max, loop overhead,
+/// throughput, and `memlat run`'s chase beside.
+fn seed_table(r: &LoaduseResult) -> Table {
+    let mut t = Table::new(&[
+        "<data source",
         "min",
         "avg",
         "max",
-        "cycles",
-        "MiB/s",
-        "cycles/load"
-    );
+        "loop overhead cycles",
+        "throughput MiB/s",
+        "memlat run cycles/load",
+    ]);
     for level in &r.levels {
-        out += &format!(
-            "{:<22} {:>7} {:>7.2} {:>7} {:>14.2} {:>12.0} {:>12}\n",
-            label(level),
-            opt(level.latency_min_cycles, 0),
-            level.latency_cycles,
-            opt(level.latency_max_cycles, 0),
-            level.loop_overhead_cycles,
-            level.throughput_mib_s,
-            opt(level.run_cycles_per_load, 2),
-        );
+        t.row(vec![
+            label(level).into(),
+            Cell::opt(level.latency_min_cycles, 0),
+            Cell::float(level.latency_cycles, 2),
+            Cell::opt(level.latency_max_cycles, 0),
+            Cell::float(level.loop_overhead_cycles, 2),
+            Cell::float(level.throughput_mib_s, 0),
+            Cell::opt(level.run_cycles_per_load, 2),
+        ]);
     }
-    out += &wrap(
-        &format!(
-            "avg: plateau - 1 cycle for the add - loop overhead per iteration; min: first N where the time grows; max: N + 1 where the curve meets N + 2 cycles (min and max only on single-issue cores; '-' when not readable). Loop overhead: what one trip of a loop that is not unrolled (seed 003's) costs beyond its iteration, measured at the first level; memlat's kernels unroll {} iterations a trip and pay 1/{} of it. Throughput: one 8-byte load per avg latency at the core clock, seed 003's column. memlat run: the pointer chase at the same working set (median of its repeats).",
-            r.unroll, r.unroll
-        ),
-        88,
-        "",
-    );
-    out
+    t.note(format!(
+        "avg: plateau - 1 cycle for the add - loop overhead per iteration; min: first N where the time grows; max: N + 1 where the curve meets N + 2 cycles (min and max only on single-issue cores; '-' when not readable). Loop overhead: what one trip of a loop that is not unrolled (seed 003's) costs beyond its iteration, measured at the first level; memlat's kernels unroll {} iterations a trip and pay 1/{} of it. Throughput: one 8-byte load per avg latency at the core clock, seed 003's column. memlat run: the pointer chase at the same working set (median of its repeats).",
+        r.unroll, r.unroll
+    ));
+    t
 }
 
 /// One row per level and N, with a header.
 pub fn csv(r: &LoaduseResult) -> String {
-    let mut out = String::from(
-        "level,size_bytes,nops,cycles_per_iteration,cycles_max,ns_per_iteration,passes,plateau_cycles,knee_nops,latency_cycles,loop_overhead_cycles,issue,cycle_source\n",
-    );
+    let mut t = Table::new(&[
+        "<level",
+        "size_bytes",
+        "nops",
+        "cycles_per_iteration",
+        "cycles_max",
+        "ns_per_iteration",
+        "passes",
+        "plateau_cycles",
+        "knee_nops",
+        "latency_cycles",
+        "loop_overhead_cycles",
+        "<issue",
+        "<cycle_source",
+    ]);
+    let issue = serde_json::to_value(r.reading.issue)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default();
     for level in &r.levels {
         for p in &level.points {
-            let row = [
-                level.name.clone(),
-                level.size_bytes.to_string(),
-                p.nops.to_string(),
-                p.cycles_per_iteration.to_string(),
-                p.cycles_max.to_string(),
-                p.ns_per_iteration.to_string(),
-                p.passes.len().to_string(),
-                level.plateau_cycles.to_string(),
-                level.knee_nops.map_or(String::new(), |k| k.to_string()),
-                level.latency_cycles.to_string(),
-                level.loop_overhead_cycles.to_string(),
-                serde_json::to_value(r.reading.issue)
-                    .ok()
-                    .and_then(|v| v.as_str().map(String::from))
-                    .unwrap_or_default(),
-                r.cycle_source.clone(),
-            ];
-            out += &(row.iter().map(|f| field(f)).collect::<Vec<_>>().join(",") + "\n");
+            t.row(vec![
+                level.name.clone().into(),
+                level.size_bytes.into(),
+                u64::from(p.nops).into(),
+                Cell::float(p.cycles_per_iteration, 6),
+                Cell::float(p.cycles_max, 6),
+                Cell::float(p.ns_per_iteration, 6),
+                p.passes.len().into(),
+                Cell::float(level.plateau_cycles, 6),
+                level
+                    .knee_nops
+                    .map_or(Cell::Missing, |k| u64::from(k).into()),
+                Cell::float(level.latency_cycles, 6),
+                Cell::float(level.loop_overhead_cycles, 6),
+                issue.clone().into(),
+                r.cycle_source.clone().into(),
+            ]);
         }
     }
-    out
+    t.csv()
 }
