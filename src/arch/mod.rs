@@ -4,6 +4,8 @@
 //! the volatile-read kernels every ISA can run, and `other.rs` stands in for
 //! the asm on ISAs memlat has none for.
 
+pub(crate) mod kernels;
+
 #[cfg(target_arch = "x86_64")]
 #[path = "x86_64/mod.rs"]
 mod isa;

@@ -1,108 +1,12 @@
-//! riscv64 kernels: `ld a, 0(a)` chains in `asm!` (seed 000's `curr = *curr`).
+//! riscv64 kernels: `ld a, 0(a)` chains (seed 000's `curr = *curr`); `mul`
+//! (the M extension of riscv64gc) for the clock. RISC-V has no scaled-index
+//! load, so an index step is shift, add, load.
 
-use std::arch::asm;
-
-pub(crate) unsafe fn chase_pointer(start: *const u64, trips: u64) -> *const u64 {
-    let mut p = start;
-    // SAFETY: the caller guarantees every node holds the address of the next one;
-    // the asm reads only those nodes and touches no other memory or the stack.
-    unsafe {
-        asm!(
-            "2:",
-            ".rept 100",
-            "ld {p}, 0({p})",
-            ".endr",
-            "addi {n}, {n}, -1",
-            "bnez {n}, 2b",
-            p = inout(reg) p,
-            n = inout(reg) trips => _,
-            options(nostack, readonly),
-        );
-    }
-    p
-}
-
-pub(crate) unsafe fn chase_index(base: *const u64, start: u64, trips: u64) -> u64 {
-    let mut k = start;
-    // SAFETY: the caller guarantees every node holds the word index of the next one.
-    // RISC-V has no scaled-index load, so each step is shift, add, load.
-    unsafe {
-        asm!(
-            "2:",
-            ".rept 100",
-            "slli {t}, {k}, 3",
-            "add {t}, {t}, {base}",
-            "ld {k}, 0({t})",
-            ".endr",
-            "addi {n}, {n}, -1",
-            "bnez {n}, 2b",
-            k = inout(reg) k,
-            t = out(reg) _,
-            base = in(reg) base,
-            n = inout(reg) trips => _,
-            options(nostack, readonly),
-        );
-    }
-    k
-}
-
-pub(crate) fn empty_loop(trips: u64) {
-    // SAFETY: only a register counter and a branch; no memory is touched.
-    unsafe {
-        asm!(
-            "2:",
-            "addi {n}, {n}, -1",
-            "bnez {n}, 2b",
-            n = inout(reg) trips => _,
-            options(nostack, nomem),
-        );
-    }
-}
-
-// The clock chains: each instruction depends on the one before through `x`,
-// and `k` is loaded from memory so no renamer can know it.
-
-pub(crate) fn add_chain(trips: u64, k: &u64) -> u64 {
-    let mut x = 0u64;
-    // SAFETY: one 8-byte read of `k`, then register arithmetic only.
-    unsafe {
-        asm!(
-            "ld {k}, 0({kp})",
-            "2:",
-            ".rept 100",
-            "add {x}, {x}, {k}",
-            ".endr",
-            "addi {n}, {n}, -1",
-            "bnez {n}, 2b",
-            x = inout(reg) x,
-            k = out(reg) _,
-            kp = in(reg) k,
-            n = inout(reg) trips => _,
-            options(nostack, readonly),
-        );
-    }
-    x
-}
-
-pub(crate) fn mul_chain(trips: u64, k: &u64) -> u64 {
-    let mut x = 1u64;
-    // SAFETY: one 8-byte read of `k`, then register arithmetic only (the M
-    // extension is part of riscv64gc).
-    unsafe {
-        asm!(
-            "ld {k}, 0({kp})",
-            "2:",
-            ".rept 100",
-            "mul {x}, {x}, {k}",
-            ".endr",
-            "addi {n}, {n}, -1",
-            "bnez {n}, 2b",
-            x = inout(reg) x,
-            k = out(reg) _,
-            kp = in(reg) k,
-            n = inout(reg) trips => _,
-            options(nostack, readonly),
-        );
-    }
-    x
+crate::arch::kernels::define_kernels! {
+    close: ["addi {n}, {n}, -1", "bnez {n}, 2b"],
+    pointer: "ld {p}, 0({p})",
+    index: ["slli {t}, {k}, 3", "add {t}, {t}, {base}", "ld {k}, 0({t})"] with [t = out(reg) _],
+    operand: "ld {k}, 0({kp})",
+    add: "add {x}, {x}, {k}",
+    mul: "mul {x}, {x}, {k}",
 }

@@ -152,17 +152,7 @@ pub fn resolve(
         );
         fallback = FALLBACK_CACHES
             .iter()
-            .map(|&(level, size_bytes)| CacheInfo {
-                level,
-                kind: if level == 1 {
-                    crate::platform::caches::CacheKind::Data
-                } else {
-                    crate::platform::caches::CacheKind::Unified
-                },
-                size_bytes,
-                line_bytes: Some(64),
-                ways: None,
-            })
+            .map(|&(level, size_bytes)| CacheInfo::holding_data(level, size_bytes, Some(64), None))
             .collect();
         &fallback[..]
     } else {

@@ -7,7 +7,8 @@ use crate::output::document::Document;
 use crate::output::table::{Cell, Table};
 use crate::units::HumanBytes;
 
-fn label(level: &LevelResult) -> String {
+/// `L2 1.5 MiB`, or just the size when the level is named by it.
+pub fn label(level: &LevelResult) -> String {
     let size = HumanBytes(level.size_bytes).to_string();
     if level.name == size {
         size

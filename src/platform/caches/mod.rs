@@ -59,9 +59,14 @@ impl CacheInfo {
         }
     }
 
-    /// A test cache: L1 is `Data`, deeper levels `Unified`, 64-byte lines.
-    #[cfg(test)]
-    pub(crate) fn example(level: u32, size_bytes: u64) -> CacheInfo {
+    /// A cache that holds data at `level`: a data cache for L1, unified
+    /// deeper, as a profile or a fallback describes one.
+    pub fn holding_data(
+        level: u32,
+        size_bytes: u64,
+        line_bytes: Option<u64>,
+        ways: Option<u64>,
+    ) -> CacheInfo {
         CacheInfo {
             level,
             kind: if level == 1 {
@@ -70,9 +75,15 @@ impl CacheInfo {
                 CacheKind::Unified
             },
             size_bytes,
-            line_bytes: Some(64),
-            ways: None,
+            line_bytes,
+            ways,
         }
+    }
+
+    /// A test cache: L1 is `Data`, deeper levels `Unified`, 64-byte lines.
+    #[cfg(test)]
+    pub(crate) fn example(level: u32, size_bytes: u64) -> CacheInfo {
+        CacheInfo::holding_data(level, size_bytes, Some(64), None)
     }
 
     /// Whether loads go through it (data or unified).

@@ -181,16 +181,9 @@ pub fn parse(text: &str) -> Result<Machine, String> {
     let line = line_bytes.unwrap_or(64);
     let caches = sizes
         .iter()
-        .map(|&(level, size_bytes)| CacheInfo {
-            level,
-            kind: if level == 1 {
-                crate::platform::caches::CacheKind::Data
-            } else {
-                crate::platform::caches::CacheKind::Unified
-            },
-            size_bytes,
-            line_bytes: Some(line),
-            ways: ways.iter().find(|(l, _)| *l == level).map(|&(_, w)| w),
+        .map(|&(level, size_bytes)| {
+            let ways = ways.iter().find(|(l, _)| *l == level).map(|&(_, w)| w);
+            CacheInfo::holding_data(level, size_bytes, Some(line), ways)
         })
         .collect();
     Ok(Machine {
