@@ -4,6 +4,7 @@ use std::path::Path;
 use std::sync::Once;
 
 use anyhow::{Result, anyhow};
+use plotters::chart::DualCoordChartContext;
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
 use plotters::prelude::*;
@@ -123,34 +124,29 @@ fn mapped(points: &[(f64, f64)], x: &Axis, y: &Axis) -> Vec<(f64, f64)> {
     out
 }
 
+/// The chart's context: the primary axes and the secondary (right) ones.
+type Ctx<'a, DB> = DualCoordChartContext<'a, DB, Cartesian2d<Axis, Axis>, Cartesian2d<Axis, Axis>>;
+
+/// A band as drawn: its left and right x in axis coordinates, and its label.
+type BandEdge<'c> = (f64, f64, &'c str);
+
+/// A drawn series: its label and points in axis coordinates (for the legend).
+type Drawn<'c> = (&'c str, Vec<(f64, f64)>);
+
+/// Draws one chart: its axes, bands, sysfs markers, lines, band labels,
+/// legend and footnote, in that order (later ones on top).
 fn draw_chart<DB: DrawingBackend>(
     panel: &DrawingArea<DB, Shift>,
     chart: &Chart,
     right_axis: bool,
 ) -> Result<()> {
-    let x = axis::x_axis(
-        chart
-            .series
-            .iter()
-            .flat_map(|s| s.points.iter().map(|p| p.0)),
-        chart.x_log,
-        chart.x_bytes,
-    );
     let label_lines = chart
         .bands
         .iter()
         .map(|b| b.label.lines().count())
         .max()
         .unwrap_or(0);
-    let headroom = 0.06 + 0.045 * label_lines as f64;
-    let y = axis::y_axis(
-        chart
-            .series
-            .iter()
-            .flat_map(|s| s.points.iter().map(|p| p.1)),
-        chart.y_log,
-        headroom,
-    );
+    let (x, y) = axes(chart, label_lines);
     let foot_lines = chart.footnote.as_deref().map_or_else(Vec::new, wrap);
     let (main, foot) = match foot_lines.len() {
         0 => (panel.clone(), None),
@@ -160,7 +156,55 @@ fn draw_chart<DB: DrawingBackend>(
             (main, Some(foot))
         }
     };
-    let mut builder = ChartBuilder::on(&main);
+    let mut ctx = frame(&main, chart, &x, &y, right_axis)?;
+    let band_edges = draw_bands(&mut ctx, chart, &x, &y)?;
+    draw_markers(&mut ctx, chart, &x, &y)?;
+    let legend = draw_lines(&mut ctx, chart, &x, &y)?;
+    draw_band_labels(&mut ctx, &band_edges, &y)?;
+    if !legend.is_empty() {
+        let (w, h) = ctx.plotting_area().dim_in_pixel();
+        let place = legend_place(&legend, &x, &y, (w as i32, h as i32), label_lines);
+        ctx.configure_series_labels()
+            .position(SeriesLabelPosition::Coordinate(place.0, place.1))
+            .background_style(WHITE.mix(0.9))
+            .border_style(RGBColor(170, 170, 170))
+            .label_font((FAMILY, 14))
+            .draw()
+            .map_err(drawing)?;
+    }
+    if let Some(foot) = foot {
+        for (i, line) in foot_lines.iter().enumerate() {
+            foot.draw(&Text::new(
+                line.as_str(),
+                (14, 2 + FOOT_LINE * i as i32),
+                (FAMILY, 13).into_font().color(&RGBColor(90, 90, 90)),
+            ))
+            .map_err(drawing)?;
+        }
+    }
+    Ok(())
+}
+
+/// The x and y axes the chart's points need, with headroom on top for
+/// `label_lines` lines of band labels.
+fn axes(chart: &Chart, label_lines: usize) -> (Axis, Axis) {
+    let points = || chart.series.iter().flat_map(|s| s.points.iter());
+    let x = axis::x_axis(points().map(|p| p.0), chart.x_log, chart.x_bytes);
+    let headroom = 0.06 + 0.045 * label_lines as f64;
+    let y = axis::y_axis(points().map(|p| p.1), chart.y_log, headroom);
+    (x, y)
+}
+
+/// The caption, the mesh and the axes' descriptions, the right axis when
+/// the chart has one (room for it kept when `right_axis`).
+fn frame<'a, DB: DrawingBackend>(
+    main: &'a DrawingArea<DB, Shift>,
+    chart: &Chart,
+    x: &Axis,
+    y: &Axis,
+    right_axis: bool,
+) -> Result<Ctx<'a, DB>> {
+    let mut builder = ChartBuilder::on(main);
     builder
         .caption(&chart.title, (FAMILY, 22))
         .margin(12)
@@ -173,7 +217,7 @@ fn draw_chart<DB: DrawingBackend>(
         .y2
         .as_ref()
         .filter(|s| s.factor.is_finite() && s.factor > 0.0)
-        .map(|s| axis::secondary(&y, s.factor));
+        .map(|s| axis::secondary(y, s.factor));
     let y2_plan = y2.clone().unwrap_or_else(|| y.clone());
     let mut ctx = builder
         .build_cartesian_2d(x.clone(), y.clone())
@@ -199,7 +243,16 @@ fn draw_chart<DB: DrawingBackend>(
             .draw()
             .map_err(drawing)?;
     }
-    // Bands under the lines, their labels over them.
+    Ok(ctx)
+}
+
+/// The level bands, under the lines, with a grey rule at each inner edge.
+fn draw_bands<'c, DB: DrawingBackend>(
+    ctx: &mut Ctx<'_, DB>,
+    chart: &'c Chart,
+    x: &Axis,
+    y: &Axis,
+) -> Result<Vec<BandEdge<'c>>> {
     let mut band_edges = Vec::new();
     for (i, band) in chart.bands.iter().enumerate() {
         let from = x.map(band.from).map_or(x.lo, |t| x.clamp(t));
@@ -224,6 +277,16 @@ fn draw_chart<DB: DrawingBackend>(
             .map_err(drawing)?;
         }
     }
+    Ok(band_edges)
+}
+
+/// The claimed cache sizes as dashed verticals with rotated labels.
+fn draw_markers<DB: DrawingBackend>(
+    ctx: &mut Ctx<'_, DB>,
+    chart: &Chart,
+    x: &Axis,
+    y: &Axis,
+) -> Result<()> {
     let marker_style =
         TextStyle::from((FAMILY, 12).into_font().transform(FontTransform::Rotate270))
             .color(&RGBColor(110, 110, 110));
@@ -245,10 +308,21 @@ fn draw_chart<DB: DrawingBackend>(
             )
             .map_err(drawing)?;
     }
+    Ok(())
+}
+
+/// The series as lines with dots; returns each drawn series' label and
+/// points, for placing the legend where it covers the fewest.
+fn draw_lines<'c, DB: DrawingBackend>(
+    ctx: &mut Ctx<'_, DB>,
+    chart: &'c Chart,
+    x: &Axis,
+    y: &Axis,
+) -> Result<Vec<Drawn<'c>>> {
     let mut legend = Vec::new();
     for (i, series) in chart.series.iter().enumerate() {
         let colour = COLOURS[i % COLOURS.len()];
-        let points = mapped(&series.points, &x, &y);
+        let points = mapped(&series.points, x, y);
         if points.is_empty() {
             continue;
         }
@@ -262,10 +336,19 @@ fn draw_chart<DB: DrawingBackend>(
             .map_err(drawing)?;
         legend.push((series.label.as_str(), points));
     }
+    Ok(legend)
+}
+
+/// Each band's label, centred at its top, over the lines.
+fn draw_band_labels<DB: DrawingBackend>(
+    ctx: &mut Ctx<'_, DB>,
+    band_edges: &[BandEdge],
+    y: &Axis,
+) -> Result<()> {
     let label_style = TextStyle::from((FAMILY, 14).into_font())
         .color(&RGBColor(60, 60, 60))
         .pos(Pos::new(HPos::Center, VPos::Top));
-    for &(from, to, label) in &band_edges {
+    for &(from, to, label) in band_edges {
         let centre = (from + to) / 2.0;
         for (line_no, line) in label.lines().enumerate() {
             ctx.plotting_area()
@@ -278,27 +361,6 @@ fn draw_chart<DB: DrawingBackend>(
                         )),
                 )
                 .map_err(drawing)?;
-        }
-    }
-    if !legend.is_empty() {
-        let (w, h) = ctx.plotting_area().dim_in_pixel();
-        let place = legend_place(&legend, &x, &y, (w as i32, h as i32), label_lines);
-        ctx.configure_series_labels()
-            .position(SeriesLabelPosition::Coordinate(place.0, place.1))
-            .background_style(WHITE.mix(0.9))
-            .border_style(RGBColor(170, 170, 170))
-            .label_font((FAMILY, 14))
-            .draw()
-            .map_err(drawing)?;
-    }
-    if let Some(foot) = foot {
-        for (i, line) in foot_lines.iter().enumerate() {
-            foot.draw(&Text::new(
-                line.as_str(),
-                (14, 2 + FOOT_LINE * i as i32),
-                (FAMILY, 13).into_font().color(&RGBColor(90, 90, 90)),
-            ))
-            .map_err(drawing)?;
         }
     }
     Ok(())
@@ -328,7 +390,7 @@ fn wrap(text: &str) -> Vec<String> {
 /// places (below the band labels at the top, the middle, the bottom; left or
 /// right), the one that covers the fewest points of the lines.
 fn legend_place(
-    legend: &[(&str, Vec<(f64, f64)>)],
+    legend: &[Drawn],
     x: &Axis,
     y: &Axis,
     (w, h): (i32, i32),

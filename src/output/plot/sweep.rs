@@ -77,10 +77,17 @@ pub fn counted_events(result: &SweepResult) -> Vec<String> {
 /// Whether every point's cycles can be trusted: counted, given with --ghz, or
 /// estimated from chains that agreed under the ceiling.
 pub fn cycles_trusted(result: &SweepResult) -> bool {
-    result.points.iter().all(|m| {
+    let chains_agree = result.points.iter().all(|m| {
         m.cycle_source != CycleSource::Estimated
             || m.clock_method.as_ref().is_none_or(|c| c.suspect.is_none())
-    })
+    });
+    // Files without a clock method (memlat 0.1.0) are checked by their L1:
+    // an L1 hit outside 2..8 cycles means the clock was wrong.
+    let l1_size = result.sysfs_caches.first().map_or(16 << 10, |c| c.size_bytes);
+    let l1_plausible = result.curve().first().is_none_or(|p| {
+        p.size_bytes > l1_size || crate::platform::clock::l1_cycles_suspect(p.cycles).is_none()
+    });
+    chains_agree && l1_plausible
 }
 
 /// Median core clock over the points, GHz.
