@@ -32,6 +32,7 @@ pub mod engine;
 pub mod error;
 pub mod experiments;
 pub mod kernels;
+pub mod limits;
 pub mod output;
 pub mod platform;
 

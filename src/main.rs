@@ -12,6 +12,6 @@ fn main() {
     let cli = memlat::cli::Cli::parse_from(args);
     if let Err(error) = memlat::cli::commands::dispatch(cli) {
         eprintln!("error: {}", memlat::cli::errors::describe(&error));
-        std::process::exit(memlat::error::exit_code(&error));
+        std::process::exit(memlat::cli::errors::exit_code(&error));
     }
 }

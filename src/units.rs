@@ -37,9 +37,10 @@ pub fn parse_size(input: &str) -> Result<u64, SizeParseError> {
     value.checked_mul(1u64 << shift).ok_or_else(error)
 }
 
-/// Rounds `value` up to a multiple of `multiple` (which must be non-zero).
-pub fn round_up(value: u64, multiple: u64) -> u64 {
-    value.div_ceil(multiple) * multiple
+/// Rounds `value` up to a multiple of `multiple` (which must be non-zero);
+/// `None` when that multiple does not fit in 64 bits.
+pub fn round_up(value: u64, multiple: u64) -> Option<u64> {
+    value.div_ceil(multiple).checked_mul(multiple)
 }
 
 /// A byte count printed the way people say it: `16 KiB`, `1.5 MiB`, `100 B`.
@@ -91,10 +92,11 @@ mod tests {
 
     #[test]
     fn rounds_up_to_a_multiple() {
-        assert_eq!(round_up(12345, 8), 12352);
-        assert_eq!(round_up(123, 8), 128);
-        assert_eq!(round_up(64, 8), 64);
-        assert_eq!(round_up(0, 8), 0);
+        assert_eq!(round_up(12345, 8), Some(12352));
+        assert_eq!(round_up(123, 8), Some(128));
+        assert_eq!(round_up(64, 8), Some(64));
+        assert_eq!(round_up(0, 8), Some(0));
+        assert_eq!(round_up(u64::MAX, 8), None);
     }
 
     #[test]

@@ -81,7 +81,7 @@ pub enum Command {
     /// ./memlat-results/sweep-<timestamp>/, named in the output.
     ///
     /// Examples:
-    ///   memlat sweep                                   # 1 KiB .. 4x LLC, stride 64 and random
+    ///   memlat sweep                                   # 1 KiB to flat DRAM, stride 64 and random
     ///   memlat sweep --strides 64,4096 --pages 4k      # seed 004's prefetching experiment
     ///   memlat sweep --pattern random --strides 64 --plot lat.png
     ///   memlat sweep --to 64M -e L1-dcache-load-misses,cache-misses --json s.json
@@ -346,11 +346,12 @@ pub struct SweepArgs {
     #[arg(long, value_name = "BYTES", value_parser = parse_size, default_value = "1K")]
     pub from: u64,
 
-    /// Largest size [default: 4x the last-level cache sysfs lists, at least 256M].
+    /// Largest size [default: keep going until the latency has been flat at
+    /// DRAM for 4 sizes, at most a quarter of available memory and 4G].
     #[arg(long, value_name = "BYTES", value_parser = parse_size)]
     pub to: Option<u64>,
 
-    /// Ratio between successive sizes (above 1).
+    /// Ratio between successive sizes (1.01 to 100).
     #[arg(long, value_name = "R", default_value_t = 1.3)]
     pub ratio: f64,
 
@@ -379,6 +380,11 @@ pub struct SweepArgs {
     /// Hide the progress bar (it is only drawn when stderr is a terminal).
     #[arg(long)]
     pub no_progress: bool,
+
+    /// Replace existing --csv, --json or --plot files (without it, a sweep
+    /// refuses to overwrite an earlier result; continue one with --resume).
+    #[arg(long)]
+    pub force: bool,
 
     /// Flags shared with the other measuring commands (--format and -o: the
     /// final summary on stdout).

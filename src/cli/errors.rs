@@ -30,3 +30,20 @@ pub fn describe(error: &anyhow::Error) -> String {
         None => format!("{error:#}"),
     }
 }
+
+/// The exit code for an error: 130 after Ctrl-C (as shells report it), 2
+/// for a setting the user can fix (as clap uses), 1 otherwise.
+pub fn exit_code(error: &anyhow::Error) -> i32 {
+    if error
+        .downcast_ref::<crate::cli::interrupt::Interrupted>()
+        .is_some()
+    {
+        return 130;
+    }
+    let usage = error.downcast_ref::<crate::error::UsageError>().is_some()
+        || error.downcast_ref::<crate::limits::LimitError>().is_some()
+        || error
+            .downcast_ref::<crate::engine::Error>()
+            .is_some_and(|e| e.is_usage());
+    if usage { 2 } else { 1 }
+}

@@ -97,6 +97,15 @@ impl SweepFiles {
         Ok(())
     }
 
+    /// Every file with the flag that named it.
+    pub fn flagged(&self) -> Vec<(&'static str, &Path)> {
+        let mut out: Vec<(&'static str, &Path)> = Vec::new();
+        out.extend(self.csv.as_deref().map(|p| ("--csv", p)));
+        out.extend(self.json.as_deref().map(|p| ("--json", p)));
+        out.extend(self.plots.iter().map(|p| ("--plot", p.as_path())));
+        out
+    }
+
     /// Every file, for telling the user where they are.
     pub fn paths(&self) -> Vec<&Path> {
         self.csv

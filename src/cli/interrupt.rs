@@ -63,3 +63,9 @@ impl Drop for Guard {
         }
     }
 }
+
+/// A run cut short by Ctrl-C, after it kept what it measured: the process
+/// exits with 130 (128 + SIGINT) once everything has been put back.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Interrupted(pub String);

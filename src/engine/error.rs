@@ -104,3 +104,9 @@ pub(crate) fn system(context: impl Into<String>) -> impl FnOnce(std::io::Error) 
     let context = context.into();
     move |source| Error::System { context, source }
 }
+
+impl From<crate::limits::LimitError> for Error {
+    fn from(e: crate::limits::LimitError) -> Error {
+        Error::Invalid(e.to_string())
+    }
+}

@@ -136,12 +136,8 @@ impl Engine {
         given_ghz: Option<f64>,
         clock_request: ClockRequest,
     ) -> Result<Engine, Error> {
-        if let Some(ghz) = given_ghz
-            && !(ghz.is_finite() && ghz > 0.0)
-        {
-            return Err(Error::Invalid(format!(
-                "a core clock of {ghz} GHz: give a positive number"
-            )));
+        if let Some(ghz) = given_ghz {
+            crate::limits::ghz(ghz, crate::limits::Origin::Setting("ghz"))?;
         }
         crate::platform::pin_to_cpu(cpu).map_err(|source| Error::Pin { cpu, source })?;
         let mut wanted = events.to_vec();

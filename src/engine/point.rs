@@ -5,8 +5,9 @@
 use std::time::Duration;
 
 use super::Error;
-use crate::chain::{Pattern, WORD};
+use crate::chain::Pattern;
 use crate::kernels::KernelKind;
+use crate::limits::{self, Origin};
 use crate::platform::PageRequest;
 
 /// What to measure at one point.
@@ -97,35 +98,37 @@ impl Point {
         }
     }
 
-    /// Checks what the engine cannot measure, before anything is allocated.
+    /// Checks what the engine cannot measure, before anything is allocated
+    /// (the same bounds as the command line's, see [`crate::limits`]).
     pub fn validate(&self) -> Result<(), Error> {
-        let invalid = |what: String| Err(Error::Invalid(what));
-        if self.size < WORD || !self.size.is_multiple_of(WORD) {
-            return invalid(format!(
-                "size {}: a buffer is a positive multiple of 8 bytes",
-                self.size
-            ));
+        let exact = |checked: u64, given: u64, name: &str| {
+            if checked == given {
+                Ok(())
+            } else {
+                Err(Error::Invalid(format!(
+                    "{name} {given}: give a multiple of 8 bytes"
+                )))
+            }
+        };
+        exact(
+            limits::size(self.size, Origin::Setting("size"))?,
+            self.size,
+            "size",
+        )?;
+        if self.pattern == Pattern::Stride {
+            exact(
+                limits::stride(self.stride, Origin::Setting("stride"))?,
+                self.stride,
+                "stride",
+            )?;
         }
-        if self.pattern == Pattern::Stride
-            && (self.stride == 0 || !self.stride.is_multiple_of(WORD))
-        {
-            return invalid(format!(
-                "stride {}: a stride is a positive multiple of 8 bytes",
-                self.stride
-            ));
+        limits::line(self.line, Origin::Setting("line"))?;
+        limits::repeats(self.repeats, Origin::Setting("repeats"))?;
+        if let Some(a) = self.accesses {
+            limits::accesses(a, Origin::Setting("accesses"))?;
         }
-        if self.line < WORD || !self.line.is_multiple_of(WORD) {
-            return invalid(format!(
-                "line {}: node spacing is a positive multiple of 8 bytes",
-                self.line
-            ));
-        }
-        if self.repeats == 0 {
-            return invalid("repeats 0: at least one repeat is needed".into());
-        }
-        if self.accesses == Some(0) || self.sample_time.is_zero() {
-            return invalid("a sample needs at least one load and some time".into());
-        }
+        let ms = self.sample_time.as_millis().min(u128::from(u64::MAX)) as u64;
+        limits::sample_ms(ms, Origin::Setting("sample_time (ms)"))?;
         Ok(())
     }
 }

@@ -11,10 +11,13 @@ use crate::cli::commands::run::report_cycle_source;
 use crate::cli::files::Output;
 use crate::cli::files::{SweepFiles, SweepObserver};
 use crate::cli::{DetectArgs, Format};
+use crate::error::UsageError;
 use crate::error::usage;
 use crate::experiments::sweep::{self, SeriesKey, SweepPlan, SweepResult};
+use crate::limits::{self, Origin};
 use crate::output;
 use crate::output::document::Document;
+use crate::platform;
 use crate::platform::caches::{self, CacheInfo};
 use crate::platform::cpuid;
 
@@ -93,38 +96,47 @@ pub fn run(args: &DetectArgs) -> Result<()> {
 
 /// Measures a random-chain sweep with few repeats.
 fn quick_sweep(args: &DetectArgs) -> Result<(SweepResult, String, String)> {
-    if !(args.ratio.is_finite() && args.ratio > 1.0) {
-        return usage(format!(
-            "--ratio {}: successive sizes must grow, e.g. --ratio 1.5",
-            args.ratio
-        ));
-    }
+    let ratio = limits::ratio(args.ratio, Origin::Flag("--ratio")).map_err(UsageError::from)?;
     if args.from < 64 {
         return usage(format!("--from {}: start at 64 bytes or more", args.from));
     }
-    let mut prepared = prepare(&args.measure, Pattern::Random, 3)?;
-    for note in &prepared.notices {
-        notice(note);
-    }
-    let caches = caches::data_caches(prepared.engine.cpu());
-    let to = args.to.unwrap_or_else(|| sweep::default_to(&caches));
+    let (to, end) = match args.to {
+        Some(to) => (
+            limits::size(to, Origin::Flag("--to")).map_err(UsageError::from)?,
+            sweep::RangeEnd::To,
+        ),
+        None => (
+            sweep::default_cap(platform::mem_available_bytes()),
+            sweep::RangeEnd::FlatDram,
+        ),
+    };
     if to <= args.from {
         return usage(format!(
             "--to {to}: the largest size must be above --from {}",
             args.from
         ));
     }
+    limits::sweep_steps(args.from, to, ratio, Origin::Flag("--ratio")).map_err(UsageError::from)?;
+    let mut prepared = prepare(&args.measure, Pattern::Random, 3)?;
+    for note in &prepared.notices {
+        notice(note);
+    }
+    let caches = caches::data_caches(prepared.engine.cpu());
     let key = match prepared.template.pattern {
         Pattern::Stride => SeriesKey::stride(4096),
         other => SeriesKey::pattern(other),
     };
     let cpu = prepared.engine.cpu();
+    let range = sweep::Range {
+        from: args.from,
+        to,
+        ratio,
+        end,
+    };
     let plan = SweepPlan::new(
         prepared.template.clone(),
         cpu,
-        args.from,
-        to,
-        args.ratio,
+        range,
         vec![key],
         Vec::new(),
         caches,

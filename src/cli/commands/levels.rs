@@ -39,9 +39,7 @@ struct LevelsOutput<'a> {
 
 /// Runs `memlat levels`.
 pub fn run(args: &LevelsArgs) -> Result<()> {
-    if args.iterations == 0 {
-        return usage("--iterations 0: at least one iteration per level is needed");
-    }
+    crate::limits::repeats(args.iterations, crate::limits::Origin::Flag("--iterations"))?;
     if args.measure.repeats.is_some() {
         return usage(
             "--repeats: memlat levels repeats each level --iterations times (default 10); use --iterations",

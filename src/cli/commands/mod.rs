@@ -20,6 +20,7 @@ use crate::chain::Pattern;
 use crate::cli::{Cli, Command, MeasureArgs};
 use crate::engine::{Engine, Point};
 use crate::error::{UsageError, usage};
+use crate::limits::{self, Origin};
 use crate::platform;
 use crate::platform::caches;
 use crate::platform::counters::{EventSpec, parse_event_list};
@@ -68,17 +69,7 @@ pub(crate) fn prepare_with_events(
     default_repeats: u32,
     default_events: Option<&str>,
 ) -> Result<Prepared> {
-    let allowed = platform::allowed_cpus();
-    let cpu = match args.cpu {
-        Some(cpu) if !allowed.contains(&cpu) => {
-            return usage(format!(
-                "--cpu {cpu}: no such CPU available to memlat (allowed: {})",
-                cpu_list(&allowed)
-            ));
-        }
-        Some(cpu) => cpu,
-        None => platform::current_cpu().unwrap_or_else(|| allowed.first().copied().unwrap_or(0)),
-    };
+    let cpu = choose_cpu(args.cpu)?;
     if let Some(node) = args.node
         && !platform::node_exists(node)
     {
@@ -91,77 +82,89 @@ pub(crate) fn prepare_with_events(
         Some(list) => parse_event_list(list).map_err(|e| UsageError(e.to_string()))?,
         None => Vec::new(),
     };
-    if let Some(ghz) = args.ghz
-        && !(ghz.is_finite() && ghz > 0.0)
-    {
-        return usage(format!(
-            "--ghz {ghz}: give the core clock as a positive number of GHz, e.g. --ghz 2.5"
-        ));
-    }
-    let repeats = args.repeats.unwrap_or(default_repeats);
-    if repeats == 0 {
-        return usage("--repeats 0: at least one repeat is needed");
-    }
-    if args.sample_ms == 0 {
-        return usage("--sample-ms 0: a sample must last at least 1 ms");
-    }
-    let mut notices = Vec::new();
-    let line = match args.line {
-        Some(line) if line < 8 || !line.is_multiple_of(8) => {
-            return usage(format!(
-                "--line {line}: node spacing must be a non-zero multiple of 8 bytes"
-            ));
-        }
-        Some(line) => line,
-        None => caches::l1_line_bytes(cpu),
-    };
-    let prefetch = crate::platform::prefetch::PrefetchGuard::apply(args.prefetchers);
-    if args.prefetchers != crate::platform::prefetch::PrefetchMode::AsIs {
-        notices.push(format!("prefetchers: {}", prefetch.status));
-    }
-    let mut builder = Engine::builder().cpu(cpu).events(&events).clock(args.clock);
-    if let Some(ghz) = args.ghz {
-        builder = builder.ghz(ghz);
-    }
-    let mut engine = builder.build()?;
-    engine.set_prefetchers(&prefetch.status);
-    match engine.event_warnings().first() {
-        Some(first) if defaulted => notices.push(format!(
-            "seed 004's default events {} print nan here ({}{}); choose events with -e (`memlat events` lists what this machine counts)",
-            engine
-                .event_warnings()
-                .iter()
-                .map(|w| w.event.as_str())
-                .collect::<Vec<_>>()
-                .join(", "),
-            first.reason,
-            if engine.event_warnings().iter().any(|w| w.event == "cycles") {
-                "; cycles are estimated from the core clock instead"
-            } else {
-                ""
-            }
-        )),
-        _ => notices.extend(engine.event_warnings().iter().map(|w| w.to_string())),
-    }
     let template = Point {
         size: 0,
         stride: 64,
         pattern: args.pattern.unwrap_or(default_pattern),
         kernel: args.kernel,
-        line,
+        line: match args.line {
+            Some(line) => limits::line(line, Origin::Flag("--line"))?,
+            None => caches::l1_line_bytes(cpu),
+        },
         pages: args.pages,
         node: args.node,
-        repeats,
+        repeats: limits::repeats(
+            args.repeats.unwrap_or(default_repeats),
+            Origin::Flag("--repeats"),
+        )?,
         seed: args.seed,
         accesses: None,
-        sample_time: Duration::from_millis(args.sample_ms),
+        sample_time: Duration::from_millis(limits::sample_ms(
+            args.sample_ms,
+            Origin::Flag("--sample-ms"),
+        )?),
     };
+    let ghz = args
+        .ghz
+        .map(|g| limits::ghz(g, Origin::Flag("--ghz")))
+        .transpose()?;
+    let mut notices = Vec::new();
+    let prefetch = crate::platform::prefetch::PrefetchGuard::apply(args.prefetchers);
+    if args.prefetchers != crate::platform::prefetch::PrefetchMode::AsIs {
+        notices.push(format!("prefetchers: {}", prefetch.status));
+    }
+    let mut builder = Engine::builder().cpu(cpu).events(&events).clock(args.clock);
+    if let Some(ghz) = ghz {
+        builder = builder.ghz(ghz);
+    }
+    let mut engine = builder.build()?;
+    engine.set_prefetchers(&prefetch.status);
+    notices.extend(event_notices(&engine, defaulted));
     Ok(Prepared {
         engine,
         template,
         notices,
         prefetch,
     })
+}
+
+/// `--cpu`, checked against the CPUs this process may run on; by default
+/// the CPU it runs on now.
+fn choose_cpu(asked: Option<usize>) -> Result<usize> {
+    let allowed = platform::allowed_cpus();
+    match asked {
+        Some(cpu) if !allowed.contains(&cpu) => usage(format!(
+            "--cpu {cpu}: no such CPU available to memlat (allowed: {})",
+            cpu_list(&allowed)
+        )),
+        Some(cpu) => Ok(cpu),
+        None => {
+            Ok(platform::current_cpu().unwrap_or_else(|| allowed.first().copied().unwrap_or(0)))
+        }
+    }
+}
+
+/// A warning per event that cannot be counted; for events the user did not
+/// ask for (`defaulted`, seed 004's defaults), one note for them all.
+fn event_notices(engine: &Engine, defaulted: bool) -> Vec<String> {
+    let warnings = engine.event_warnings();
+    match warnings.first() {
+        Some(first) if defaulted => vec![format!(
+            "seed 004's default events {} print nan here ({}{}); choose events with -e (`memlat events` lists what this machine counts)",
+            warnings
+                .iter()
+                .map(|w| w.event.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            first.reason,
+            if warnings.iter().any(|w| w.event == "cycles") {
+                "; cycles are estimated from the core clock instead"
+            } else {
+                ""
+            }
+        )],
+        _ => warnings.iter().map(|w| w.to_string()).collect(),
+    }
 }
 
 fn cpu_list(cpus: &[usize]) -> String {

@@ -7,10 +7,11 @@ use crate::chain::Pattern;
 use crate::cli::files::Output;
 use crate::cli::{Format, RunArgs};
 use crate::engine::{CycleSource, Engine, Measurement};
+use crate::error::UsageError;
 use crate::error::usage;
 use crate::kernels::UNROLL;
+use crate::limits::{self, Origin};
 use crate::output::{self, csv, text};
-use crate::units::round_up;
 
 /// Seed 004's default events: `memlat run` counts these when -e is not given,
 /// so the seed's notebook finds every column it plots (`nan` where this
@@ -45,41 +46,46 @@ enum View {
 }
 
 fn measure_and_print(args: &RunArgs, view: View) -> Result<()> {
-    if args.size == 0 {
-        return usage("-n/--size 0: the buffer needs at least one 8-byte node, e.g. -n 16K");
-    }
-    if args.stride == 0 {
-        return usage(
-            "-s/--stride 0: the chain would never move; give a stride in bytes, e.g. -s 64",
-        );
-    }
-    if args.accesses == Some(0) {
-        return usage(
-            "-a/--accesses 0: at least one load is needed, e.g. -a 1000000 (or leave -a out to calibrate)",
-        );
-    }
+    let size = limits::size(args.size, Origin::Flag("-n/--size")).map_err(UsageError::from)?;
+    let stride =
+        limits::stride(args.stride, Origin::Flag("-s/--stride")).map_err(UsageError::from)?;
+    let accesses = args
+        .accesses
+        .map(|a| limits::accesses(a, Origin::Flag("-a/--accesses")))
+        .transpose()
+        .map_err(UsageError::from)?;
     let output = Output::create(args.measure.output.as_deref())?;
     let mut notes = Vec::new();
-    let size = round_up(args.size, 8);
     if size != args.size {
         notes.push(format!(
             "-n/--size {} rounded up to {size} (a multiple of 8)",
             args.size
         ));
     }
-    let stride = round_up(args.stride, 8);
     if stride != args.stride {
         notes.push(format!(
             "-s/--stride {} rounded up to {stride} (a multiple of 8)",
             args.stride
         ));
     }
-    if let Some(a) = args.accesses
+    if let Some(a) = accesses
         && !a.is_multiple_of(UNROLL)
     {
         notes.push(format!(
             "-a/--accesses {a} rounded up to {} (a multiple of the {UNROLL}-load unrolled loop)",
-            round_up(a, UNROLL)
+            a.div_ceil(UNROLL) * UNROLL
+        ));
+    }
+    if args.measure.pattern.is_none_or(|p| p == Pattern::Stride) && stride >= size {
+        let chain = crate::chain::Chain::stride(size, stride)?;
+        if chain.len() == 1 {
+            return usage(format!(
+                "-s/--stride {stride} is a multiple of -n/--size {size}: every load would reread one node; give a stride below the size, e.g. -s 64"
+            ));
+        }
+        notes.push(format!(
+            "-s/--stride {stride} is not below -n/--size {size}: the chain wraps (a[k] = (k + s) mod n) and visits {} nodes",
+            chain.len()
         ));
     }
     let mut prepared = prepare_with_events(&args.measure, Pattern::Stride, 5, Some(SEED_EVENTS))?;
@@ -90,7 +96,7 @@ fn measure_and_print(args: &RunArgs, view: View) -> Result<()> {
     let spec = crate::engine::Point {
         size,
         stride,
-        accesses: args.accesses,
+        accesses,
         ..prepared.template
     };
     let measurement = prepared.engine.measure(&spec)?;

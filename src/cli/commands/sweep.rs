@@ -1,7 +1,6 @@
 //! `memlat sweep`: flags -> plan -> `sweep::run` -> summary and files.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use anyhow::Result;
 
@@ -9,38 +8,80 @@ use super::{notice, prepare, warn};
 use crate::chain::Pattern;
 use crate::cli::files::Output;
 use crate::cli::files::{SweepFiles, SweepObserver};
+use crate::cli::interrupt::Interrupted;
 use crate::cli::{Format, SweepArgs};
-use crate::engine::Point;
 use crate::error::{UsageError, usage};
 use crate::experiments::sweep::{
     self, DEFAULT_FROM, DEFAULT_RATIO, DEFAULT_REPEATS, DEFAULT_STRIDES, SeriesKey, SweepPlan,
     SweepResult,
 };
+use crate::limits::{self, Origin};
 use crate::output::document::Document;
 use crate::output::table::{Cell, Table};
 use crate::output::{self, csv};
 use crate::platform;
 use crate::platform::caches;
 use crate::platform::counters::parse_event_list;
-use crate::units::{HumanBytes, round_up};
-
-/// Exit status after Ctrl-C (128 + SIGINT), as shells report it.
-const EXIT_INTERRUPTED: i32 = 130;
+use crate::units::HumanBytes;
 
 /// Runs `memlat sweep`.
 pub fn run(args: &SweepArgs) -> Result<()> {
     let output = Output::create(args.measure.output.as_deref())?;
-    let resumed = match &args.resume {
-        Some(path) => Some(load_resume(path, args)?),
-        None => None,
-    };
-    let series = match &resumed {
-        Some(r) => r.config.series.clone(),
-        None => series(args)?,
-    };
-    let mut notes = Vec::new();
+    let resumed = args
+        .resume
+        .as_deref()
+        .map(|path| load_resume(path, args))
+        .transpose()?;
     let mut prepared = prepare(&args.measure, Pattern::Stride, DEFAULT_REPEATS)?;
-    notes.append(&mut prepared.notices);
+    let mut notes = std::mem::take(&mut prepared.notices);
+    let plan = match resumed {
+        Some(r) => SweepPlan::resume(prepared.template.clone(), r),
+        None => new_plan(args, &prepared, &mut notes)?,
+    };
+    check_memory(&plan)?;
+    let files = files(args)?;
+    for note in &notes {
+        notice(note);
+    }
+    announce(&plan, &files, prepared.engine.cpu());
+    files.create(&plan.start())?;
+    let result = {
+        let mut observer = SweepObserver::new(&files, !args.no_progress);
+        sweep::run(&mut prepared.engine, &plan, &mut observer)?
+    };
+    files.draw(&result)?;
+    super::run::report_cycle_source(&prepared.engine);
+    summarise_warnings(&result);
+    let content = match args.measure.format {
+        Format::Text => summary(&result, &files).text(),
+        Format::Markdown => summary(&result, &files).markdown(),
+        Format::Json => output::json(&result)?,
+        Format::Csv => csv::samples(&result.points),
+    };
+    output.write(&content)?;
+    if crate::cli::interrupt::interrupted() {
+        // Returned, not exited: the prefetcher guard and the files close first.
+        return Err(Interrupted(format!(
+            "memlat sweep: interrupted after {} of {} points; continue with --resume {}",
+            result.points.len(),
+            result.config.point_count(),
+            files
+                .json
+                .as_ref()
+                .map_or("FILE.json".into(), |p| p.display().to_string())
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+/// A new sweep's plan from the flags.
+fn new_plan(
+    args: &SweepArgs,
+    prepared: &super::Prepared,
+    notes: &mut Vec<String>,
+) -> Result<SweepPlan> {
+    let series = series(args)?;
     let cpu = prepared.engine.cpu();
     let caches = caches::data_caches(cpu);
     let events = match &args.measure.events {
@@ -51,39 +92,15 @@ pub fn run(args: &SweepArgs) -> Result<()> {
             .collect(),
         None => Vec::new(),
     };
-    let mut plan = match resumed {
-        Some(r) => {
-            let mut template = prepared.template.clone();
-            adopt(&mut template, &r);
-            let mut plan = SweepPlan::new(
-                template,
-                cpu,
-                r.config.from,
-                r.config.to,
-                r.config.ratio,
-                series,
-                events,
-                caches,
-            );
-            plan.config.sizes = r.config.sizes.clone();
-            plan.config.unit = r.config.unit;
-            plan.resumed = Some(r);
-            plan
-        }
-        None => {
-            let (from, to, ratio) = range(args, &caches, &mut notes)?;
-            SweepPlan::new(
-                prepared.template.clone(),
-                cpu,
-                from,
-                to,
-                ratio,
-                series,
-                events,
-                caches,
-            )
-        }
-    };
+    let range = range(args, notes)?;
+    let mut plan = SweepPlan::new(
+        prepared.template.clone(),
+        cpu,
+        range,
+        series,
+        events,
+        caches,
+    );
     plan.config.events.sort();
     if plan.config.sizes.is_empty() {
         return usage(format!(
@@ -91,17 +108,23 @@ pub fn run(args: &SweepArgs) -> Result<()> {
             plan.config.from, plan.config.to, plan.config.unit
         ));
     }
-    check_memory(&plan)?;
-    let files = files(args)?;
-    for note in &notes {
-        notice(note);
-    }
+    Ok(plan)
+}
+
+/// The line saying what is about to be measured and where the files go.
+fn announce(plan: &SweepPlan, files: &SweepFiles, cpu: usize) {
     let pending = plan.pending();
+    let last = *plan.config.sizes.last().expect("sizes are not empty");
     eprintln!(
-        "memlat sweep: {} sizes from {} to {} x {} = {} points{}, {} repeats of {} ms samples, CPU {cpu}{}",
+        "memlat sweep: {} sizes from {} to {}{} x {} = {} points{}, {} repeats of {} ms samples, CPU {cpu}{}",
         plan.config.sizes.len(),
         HumanBytes(plan.config.sizes[0]),
-        HumanBytes(*plan.config.sizes.last().expect("sizes are not empty")),
+        HumanBytes(last),
+        if plan.config.adaptive() {
+            " (or fewer: it stops where the latency is flat at DRAM)"
+        } else {
+            ""
+        },
         plan.config
             .series
             .iter()
@@ -115,50 +138,21 @@ pub fn run(args: &SweepArgs) -> Result<()> {
         },
         plan.template.repeats,
         plan.template.sample_time.as_millis(),
-        match files_dir(&files) {
+        match files_dir(files) {
             Some(dir) => format!("; results in {}", dir.display()),
             None => String::new(),
         }
     );
-    let mut engine = prepared.engine;
-    files.create(&plan.start())?;
-    let result = {
-        let mut observer = SweepObserver::new(&files, !args.no_progress);
-        sweep::run(&mut engine, &plan, &mut observer)?
-    };
-    files.draw(&result)?;
-    super::run::report_cycle_source(&engine);
-    summarise_warnings(&result);
-    let content = match args.measure.format {
-        Format::Text => summary(&result, &files).text(),
-        Format::Markdown => summary(&result, &files).markdown(),
-        Format::Json => output::json(&result)?,
-        Format::Csv => csv::samples(&result.points),
-    };
-    output.write(&content)?;
-    if crate::cli::interrupt::interrupted() {
-        eprintln!(
-            "memlat sweep: interrupted after {} of {} points; continue with --resume {}",
-            result.points.len(),
-            result.config.point_count(),
-            files
-                .json
-                .as_ref()
-                .map_or("FILE.json".into(), |p| p.display().to_string())
-        );
-        std::process::exit(EXIT_INTERRUPTED);
-    }
-    Ok(())
 }
 
 /// The lines to measure: --strides, and --pattern random/page-random.
 fn series(args: &SweepArgs) -> Result<Vec<SeriesKey>> {
-    if let Some(&zero) = args.strides.iter().find(|&&s| s == 0) {
-        return usage(format!(
-            "--strides {zero}: a stride of 0 never moves; give bytes, e.g. --strides 64,4096"
-        ));
-    }
-    let mut strides: Vec<u64> = args.strides.iter().map(|&s| round_up(s, 8)).collect();
+    let mut strides = args
+        .strides
+        .iter()
+        .map(|&s| limits::stride(s, Origin::Flag("--strides")))
+        .collect::<Result<Vec<u64>, _>>()
+        .map_err(UsageError::from)?;
     let mut pattern = args.measure.pattern;
     // With no series named: stride 64 (what prefetchers make of a stream) and a
     // random chain (the latency, which detection reads). Stride 4096 is not a
@@ -183,35 +177,24 @@ fn series(args: &SweepArgs) -> Result<Vec<SeriesKey>> {
     Ok(keys)
 }
 
-/// --from, --to (defaults from sysfs, capped by available memory) and --ratio.
-fn range(
-    args: &SweepArgs,
-    caches: &[caches::CacheInfo],
-    notes: &mut Vec<String>,
-) -> Result<(u64, u64, f64)> {
-    let ratio = args.ratio;
-    if !(ratio.is_finite() && ratio > 1.0) {
-        return usage(format!(
-            "--ratio {ratio}: sizes grow by this factor; give a number above 1, e.g. --ratio 1.3"
-        ));
-    }
-    let from = args.from;
-    if from == 0 {
-        return usage("--from 0: give the smallest size in bytes, e.g. --from 1K");
-    }
-    let to = match args.to {
-        Some(to) => to,
+/// --from, --to (without it: until flat at DRAM, capped) and --ratio, checked
+/// before any size is computed.
+fn range(args: &SweepArgs, notes: &mut Vec<String>) -> Result<sweep::Range> {
+    let ratio = limits::ratio(args.ratio, Origin::Flag("--ratio")).map_err(UsageError::from)?;
+    let from = limits::size(args.from, Origin::Flag("--from")).map_err(UsageError::from)?;
+    let (to, end) = match args.to {
+        Some(to) => (
+            limits::size(to, Origin::Flag("--to")).map_err(UsageError::from)?,
+            sweep::RangeEnd::To,
+        ),
         None => {
-            let mut to = sweep::default_to(caches);
-            let quarter = platform::mem_available_bytes().map_or(u64::MAX, |a| a / 4);
-            if to > quarter {
-                to = quarter;
-                notes.push(format!(
-                    "--to defaults to {} (a quarter of available memory) rather than 4x the last-level cache",
-                    HumanBytes(to)
-                ));
-            }
-            to
+            let cap = sweep::default_cap(platform::mem_available_bytes());
+            notes.push(format!(
+                "without --to the sweep goes on until the latency has been flat at DRAM for {} sizes, at most to {}",
+                sweep::FLAT_POINTS,
+                HumanBytes(cap)
+            ));
+            (cap, sweep::RangeEnd::FlatDram)
         }
     };
     if to < from {
@@ -219,7 +202,13 @@ fn range(
             "--to {to} is below --from {from}: the sweep goes from --from up to --to"
         ));
     }
-    Ok((from, to, ratio))
+    limits::sweep_steps(from, to, ratio, Origin::Flag("--ratio")).map_err(UsageError::from)?;
+    Ok(sweep::Range {
+        from,
+        to,
+        ratio,
+        end,
+    })
 }
 
 /// Refuses a sweep whose largest point would not fit in memory, naming --to.
@@ -242,7 +231,8 @@ fn check_memory(plan: &SweepPlan) -> Result<()> {
     Ok(())
 }
 
-/// Reads --resume's file and refuses shape flags it would contradict.
+/// Reads --resume's file, checks it as flags are checked, and refuses flags
+/// it would contradict or silently ignore.
 fn load_resume(path: &Path, args: &SweepArgs) -> Result<SweepResult> {
     let given = [
         ("--to", args.to.is_some()),
@@ -250,49 +240,77 @@ fn load_resume(path: &Path, args: &SweepArgs) -> Result<SweepResult> {
         ("--pattern", args.measure.pattern.is_some()),
         ("--from", args.from != DEFAULT_FROM),
         ("--ratio", args.ratio != DEFAULT_RATIO),
+        ("--repeats", args.measure.repeats.is_some()),
+        (
+            "--sample-ms",
+            args.measure.sample_ms != sweep::DEFAULT_SAMPLE_MS,
+        ),
+        ("--line", args.measure.line.is_some()),
+        ("--seed", args.measure.seed != 1),
     ];
     if let Some((flag, _)) = given.iter().find(|(_, g)| *g) {
         return usage(format!(
-            "{flag} with --resume: a resumed sweep keeps the sizes and series recorded in {}; leave {flag} out (or start a new sweep)",
+            "{flag} with --resume: a resumed sweep keeps the settings recorded in {}; leave {flag} out (or start a new sweep)",
             path.display()
         ));
     }
-    SweepResult::load(path)
-        .map_err(|e| UsageError(format!("--resume {}: {e:#}", path.display())).into())
-}
-
-/// Measures the rest of a resumed sweep as its first points were measured.
-fn adopt(template: &mut Point, resumed: &SweepResult) {
-    let c = &resumed.config;
-    template.repeats = c.repeats;
-    template.sample_time = Duration::from_millis(c.sample_ms);
-    template.kernel = c.kernel;
-    template.pages = c.pages;
-    template.line = c.line;
-    template.seed = c.seed;
-    template.node = c.node;
+    let result = SweepResult::load(path)
+        .map_err(|e| UsageError(format!("--resume {}: {e:#}", path.display())))?;
+    result.config.validate(path).map_err(UsageError::from)?;
+    if let Some(list) = &args.measure.events {
+        let mut asked: Vec<String> = parse_event_list(list)
+            .map_err(|e| UsageError(e.to_string()))?
+            .into_iter()
+            .map(|e| e.name)
+            .collect();
+        asked.sort();
+        if asked != result.config.events {
+            return usage(format!(
+                "-e/--events with --resume: {} recorded events [{}]; give the same -e or none",
+                path.display(),
+                result.config.events.join(",")
+            ));
+        }
+    }
+    Ok(result)
 }
 
 /// The files: those named; else --resume's file and its siblings; else a new
-/// results directory.
+/// results directory. A new sweep refuses to overwrite an earlier result
+/// unless --force.
 fn files(args: &SweepArgs) -> Result<SweepFiles> {
     let named = SweepFiles {
         csv: args.csv.clone(),
         json: args.json.clone(),
         plots: args.plot.iter().cloned().collect(),
     };
-    if !named.is_empty() {
-        return Ok(named);
-    }
     if let Some(json) = &args.resume {
+        if !named.is_empty() {
+            return usage(
+                "--csv, --json or --plot with --resume: a resumed sweep writes to the --resume file and its siblings",
+            );
+        }
         return Ok(SweepFiles {
             csv: Some(json.with_extension("csv")),
             json: Some(json.clone()),
             plots: vec![json.with_extension("svg"), json.with_extension("png")],
         });
     }
-    let dir = crate::cli::files::results_dir(Path::new("."))?;
-    Ok(SweepFiles::in_dir(&dir))
+    if named.is_empty() {
+        let dir = crate::cli::files::results_dir(Path::new("."))?;
+        return Ok(SweepFiles::in_dir(&dir));
+    }
+    if !args.force {
+        for (flag, path) in named.flagged() {
+            if std::fs::metadata(path).is_ok_and(|m| m.len() > 0) {
+                return usage(format!(
+                    "{flag} {}: the file holds an earlier result; continue it with --resume, or replace it with --force",
+                    path.display()
+                ));
+            }
+        }
+    }
+    Ok(named)
 }
 
 /// The directory the files share, when they all share one.

@@ -6,9 +6,9 @@
 //! # fn demo(mut engine: memlat::Engine, template: memlat::Point) -> anyhow::Result<()> {
 //! use memlat::experiments::{Quiet, sweep::{self, SeriesKey, SweepPlan}};
 //! let caches = memlat::platform::caches::data_caches(engine.cpu());
-//! let to = sweep::default_to(&caches);
+//! let range = sweep::Range { from: 1024, to: 1 << 30, ratio: 1.3, end: sweep::RangeEnd::FlatDram };
 //! let series = vec![SeriesKey::pattern(memlat::chain::Pattern::Random)];
-//! let plan = SweepPlan::new(template, engine.cpu(), 1024, to, 1.3, series, Vec::new(), caches);
+//! let plan = SweepPlan::new(template, engine.cpu(), range, series, Vec::new(), caches);
 //! let result = sweep::run(&mut engine, &plan, &mut Quiet)?;
 //! println!("{}", memlat::analysis::detect::table(result.detection.as_ref().unwrap()));
 //! # Ok(()) }
@@ -42,13 +42,57 @@ pub const DEFAULT_REPEATS: u32 = 3;
 /// Milliseconds per sample by default (`--sample-ms`): short, so the default
 /// sweep of about 100 points takes well under a minute.
 pub const DEFAULT_SAMPLE_MS: u64 = 10;
-/// The largest size is at least this, so the last points are in DRAM.
-pub const MIN_TO: u64 = 256 << 20;
+/// Without `--to`, a sweep stops this far at the most: a quarter of the
+/// memory available, and no more than 4 GiB.
+pub const CAP: u64 = 4 << 30;
 
-/// The default largest size: 4x the last-level cache sysfs lists, at least 256 MiB.
-pub fn default_to(caches: &[CacheInfo]) -> u64 {
-    let last = caches.iter().map(|c| c.size_bytes).max().unwrap_or(0);
-    last.saturating_mul(4).max(MIN_TO)
+/// The latency counts as DRAM's only from here: every cache level memlat
+/// has met is faster (L3s are 10-45 ns), every DRAM slower (80+ ns).
+pub const DRAM_FLOOR_NS: f64 = 60.0;
+
+/// Points of the curve that must be flat at DRAM to end a sweep.
+pub const FLAT_POINTS: usize = 4;
+
+/// How flat: the largest of those points' latencies over the smallest.
+pub const FLAT_BAND: f64 = 1.08;
+
+/// Where a sweep's sizes end.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RangeEnd {
+    /// At `to`, as asked.
+    To,
+    /// Where the latency has been flat at DRAM for [`FLAT_POINTS`] sizes, or at `to` (the cap).
+    FlatDram,
+}
+
+/// The sizes of a sweep: seed 004's `seq(from, to, ratio, line, prime)`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Range {
+    /// Smallest size.
+    pub from: u64,
+    /// Largest size (the cap, for [`RangeEnd::FlatDram`]).
+    pub to: u64,
+    /// Ratio between successive sizes.
+    pub ratio: f64,
+    /// Whether the sweep may end before `to`.
+    pub end: RangeEnd,
+}
+
+/// The cap of a sweep without `--to`: [`CAP`], or a quarter of `available`.
+pub fn default_cap(available: Option<u64>) -> u64 {
+    available.map_or(CAP, |a| (a / 4).min(CAP))
+}
+
+/// Whether the last [`FLAT_POINTS`] latencies (ns, by size) are flat at DRAM:
+/// within [`FLAT_BAND`] of each other and above [`DRAM_FLOOR_NS`].
+pub fn flat_at_dram(latencies: &[f64]) -> bool {
+    let Some(last) = latencies.len().checked_sub(FLAT_POINTS) else {
+        return false;
+    };
+    let tail = &latencies[last..];
+    let lo = tail.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = tail.iter().copied().fold(0.0, f64::max);
+    lo >= DRAM_FLOOR_NS && hi <= lo * FLAT_BAND
 }
 
 /// What to measure: a configuration, the point template, and points already
@@ -67,13 +111,10 @@ pub struct SweepPlan {
 
 impl SweepPlan {
     /// Sizes `seq(from, to, ratio, line, prime)` (seed 004) for each series.
-    #[allow(clippy::too_many_arguments)]
     pub fn new(
         template: Point,
         cpu: usize,
-        from: u64,
-        to: u64,
-        ratio: f64,
+        range: Range,
         series: Vec<SeriesKey>,
         events: Vec<String>,
         sysfs_caches: Vec<CacheInfo>,
@@ -83,12 +124,17 @@ impl SweepPlan {
             .and_then(|c| c.line_bytes)
             .filter(|l| l.is_power_of_two() && *l >= 8)
             .unwrap_or(64);
-        let sizes = seq::seq(from, to, ratio, unit, true);
+        let sizes = seq::seq(range.from, range.to, range.ratio, unit, true);
         SweepPlan {
             config: SweepConfig {
-                from,
-                to,
-                ratio,
+                from: range.from,
+                to: range.to,
+                range_end_reason: match range.end {
+                    RangeEnd::To => "to",
+                    RangeEnd::FlatDram => "cap",
+                }
+                .into(),
+                ratio: range.ratio,
                 unit,
                 sizes,
                 series,
@@ -105,6 +151,28 @@ impl SweepPlan {
             template,
             sysfs_caches,
             resumed: None,
+        }
+    }
+
+    /// Continues `resumed` as it was measured: its configuration, sizes and
+    /// series, its points kept; `template` supplies only what a sweep does not record.
+    pub fn resume(template: Point, resumed: SweepResult) -> SweepPlan {
+        let c = &resumed.config;
+        let template = Point {
+            repeats: c.repeats,
+            sample_time: std::time::Duration::from_millis(c.sample_ms),
+            kernel: c.kernel,
+            pages: c.pages,
+            line: c.line,
+            seed: c.seed,
+            node: c.node,
+            ..template
+        };
+        SweepPlan {
+            config: resumed.config.clone(),
+            template,
+            sysfs_caches: resumed.sysfs_caches.clone(),
+            resumed: Some(resumed),
         }
     }
 
@@ -222,11 +290,20 @@ pub fn run(
         result.points.push(m);
         result.sort_points();
         result.total_seconds = base_seconds + started.elapsed().as_secs_f64();
+        if result.config.adaptive() && size_done(&result, spec.size) && reached_dram(&result) {
+            // Flat at DRAM: the sizes end here, at the last one measured.
+            result.config.sizes.retain(|&s| s <= spec.size);
+            result.config.range_end_reason = "flat-dram".into();
+            observer.checkpoint(&result)?;
+            observer.end(&step);
+            break;
+        }
         observer.checkpoint(&result)?;
         observer.end(&step);
     }
-    result.complete = plan.config.sizes.iter().all(|&size| {
-        plan.config
+    result.complete = result.config.sizes.iter().all(|&size| {
+        result
+            .config
             .series
             .iter()
             .all(|&k| result.has_point(size, k))
@@ -237,27 +314,34 @@ pub fn run(
     Ok(result)
 }
 
+/// Whether every series has its point at `size`.
+fn size_done(result: &SweepResult, size: u64) -> bool {
+    result
+        .config
+        .series
+        .iter()
+        .all(|&k| result.has_point(size, k))
+}
+
+/// Whether the detection series' curve ends flat at DRAM.
+fn reached_dram(result: &SweepResult) -> bool {
+    let ns: Vec<f64> = result.curve().iter().map(|p| p.ns).collect();
+    flat_at_dram(&ns)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn cache(level: u32, size: u64) -> CacheInfo {
-        CacheInfo {
-            level,
-            kind: crate::platform::caches::CacheKind::Unified,
-            size_bytes: size,
-            line_bytes: Some(64),
-            ways: None,
-        }
-    }
-
     #[test]
-    fn default_to_is_four_llcs_but_at_least_256_mib() {
-        assert_eq!(default_to(&[]), 256 << 20);
-        assert_eq!(
-            default_to(&[cache(1, 32 << 10), cache(3, 32 << 20)]),
-            256 << 20
-        );
-        assert_eq!(default_to(&[cache(3, 256 << 20)]), 1 << 30);
+    fn a_curve_ends_when_flat_at_dram_not_at_a_flat_cache() {
+        assert!(flat_at_dram(&[40.0, 155.0, 160.0, 158.0, 163.0]));
+        // A flat L3 plateau is not memory.
+        assert!(!flat_at_dram(&[4.0, 36.0, 37.0, 36.5, 37.5]));
+        // Still rising.
+        assert!(!flat_at_dram(&[90.0, 120.0, 140.0, 160.0]));
+        assert!(!flat_at_dram(&[160.0, 161.0]));
+        assert_eq!(default_cap(Some(8 << 30)), 2 << 30);
+        assert_eq!(default_cap(None), CAP);
     }
 }

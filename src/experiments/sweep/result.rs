@@ -64,8 +64,13 @@ impl SeriesKey {
 pub struct SweepConfig {
     /// Smallest size asked for (`--from`), bytes.
     pub from: u64,
-    /// Largest size asked for (`--to`), bytes.
+    /// Largest size: `--to`, or the cap of a sweep that ends where memory does.
     pub to: u64,
+    /// Why the sizes end where they do: `to` (asked for with `--to`),
+    /// `flat-dram` (the latency was flat at DRAM for a few sizes) or `cap`
+    /// (the largest size memlat plans without `--to`).
+    #[serde(default = "range_end_to")]
+    pub range_end_reason: String,
     /// Ratio of the geometric sequence (`--ratio`).
     pub ratio: f64,
     /// Every size is a prime multiple of this many bytes (the line size).
@@ -94,7 +99,49 @@ pub struct SweepConfig {
     pub events: Vec<String>,
 }
 
+fn range_end_to() -> String {
+    "to".into()
+}
+
 impl SweepConfig {
+    /// Whether the sweep ends where the latency is flat at DRAM (no `--to`).
+    pub fn adaptive(&self) -> bool {
+        self.range_end_reason != "to"
+    }
+
+    /// Checks a configuration read from `file` (`--resume`) as flags are
+    /// checked, so a hand-edited file cannot make a point memlat cannot measure.
+    pub fn validate(&self, file: &Path) -> Result<(), crate::limits::LimitError> {
+        use crate::limits::{self, Origin};
+        let field = |name: &str| Origin::Field {
+            file: file.to_path_buf(),
+            field: format!("config.{name}"),
+        };
+        limits::repeats(self.repeats, field("repeats"))?;
+        limits::sample_ms(self.sample_ms, field("sample_ms"))?;
+        limits::line(self.line, field("line"))?;
+        limits::line(self.unit, field("unit"))?;
+        limits::ratio(self.ratio, field("ratio"))?;
+        if self.sizes.len() > limits::MAX_SWEEP_SIZES {
+            limits::sweep_steps(self.from, self.to, self.ratio, field("sizes"))?;
+        }
+        for &size in &self.sizes {
+            if limits::size(size, field("sizes"))? != size {
+                return Err(limits::LimitError {
+                    origin: field("sizes"),
+                    value: size.to_string(),
+                    why: "sizes are multiples of 8 bytes".into(),
+                });
+            }
+        }
+        for key in &self.series {
+            if key.pattern == Pattern::Stride {
+                limits::stride(key.stride, field("series.stride"))?;
+            }
+        }
+        Ok(())
+    }
+
     /// Number of points: sizes x series.
     pub fn point_count(&self) -> usize {
         self.sizes.len() * self.series.len()

@@ -83,7 +83,10 @@ pub fn cycles_trusted(result: &SweepResult) -> bool {
     });
     // Files without a clock method (memlat 0.1.0) are checked by their L1:
     // an L1 hit outside 2..8 cycles means the clock was wrong.
-    let l1_size = result.sysfs_caches.first().map_or(16 << 10, |c| c.size_bytes);
+    let l1_size = result
+        .sysfs_caches
+        .first()
+        .map_or(16 << 10, |c| c.size_bytes);
     let l1_plausible = result.curve().first().is_none_or(|p| {
         p.size_bytes > l1_size || crate::platform::clock::l1_cycles_suspect(p.cycles).is_none()
     });
