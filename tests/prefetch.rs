@@ -145,3 +145,123 @@ fn ctrl_c_restores_and_exits_130() {
     assert_eq!(status.code(), Some(130));
     assert_eq!(values(&root), before);
 }
+
+/// A long sweep with `--prefetchers off` against the fake registers, its
+/// state file in `dir`; returns the child once it has started measuring, or
+/// `None` when this processor has no documented register (nothing to test).
+fn long_sweep(dir: &Path, root: &Path) -> Option<std::process::Child> {
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("memlat"))
+        .current_dir(dir)
+        .env("MEMLAT_MSR_ROOT", root)
+        .env("MEMLAT_STATE_DIR", dir)
+        .args(["sweep", "--from", "1K", "--to", "16M", "--ratio", "1.01"])
+        .args(["--repeats", "3", "--sample-ms", "5", "--no-progress"])
+        .args(["--json", "s.json", "--prefetchers", "off"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    loop {
+        let mut line = String::new();
+        if stderr.read_line(&mut line).unwrap() == 0 {
+            let status = child.wait().unwrap();
+            panic!("memlat ended ({status}) before measuring: {seen}");
+        }
+        seen += &line;
+        if line.starts_with("memlat sweep:") {
+            break;
+        }
+    }
+    if !seen.contains("prefetchers: off") {
+        let _ = child.kill();
+        let _ = child.wait();
+        assert!(seen.contains("no documented prefetcher MSR"), "{seen}");
+        return None;
+    }
+    // Keep draining stderr so the child never blocks on a full pipe.
+    std::thread::spawn(move || {
+        let mut rest = String::new();
+        while stderr.read_line(&mut rest).unwrap_or(0) > 0 {}
+    });
+    Some(child)
+}
+
+#[test]
+fn every_catchable_signal_puts_the_registers_back() {
+    use std::os::unix::process::ExitStatusExt;
+    let signals = [
+        libc::SIGINT,
+        libc::SIGTERM,
+        libc::SIGHUP,
+        libc::SIGQUIT,
+        libc::SIGUSR1,
+        libc::SIGUSR2,
+        libc::SIGALRM,
+        libc::SIGPIPE,
+        libc::SIGSEGV,
+        libc::SIGBUS,
+    ];
+    for signal in signals {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("cpu");
+        fake_root(&root);
+        let before = values(&root);
+        let Some(mut child) = long_sweep(dir.path(), &root) else {
+            return;
+        };
+        assert_ne!(
+            values(&root),
+            before,
+            "signal {signal}: nothing was written"
+        );
+        assert!(dir.path().join("prefetchers.state").exists());
+        // SAFETY: kill only sends a signal to the child we started.
+        unsafe { libc::kill(child.id() as i32, signal) };
+        let status = child.wait().unwrap();
+        assert_eq!(
+            values(&root),
+            before,
+            "signal {signal} left the registers changed"
+        );
+        assert!(
+            !dir.path().join("prefetchers.state").exists(),
+            "signal {signal}: the state file outlived a successful restore"
+        );
+        match signal {
+            libc::SIGSEGV | libc::SIGBUS => assert_eq!(status.signal(), Some(signal)),
+            _ => assert_eq!(status.code(), Some(128 + signal), "signal {signal}"),
+        }
+    }
+}
+
+#[test]
+fn after_kill_9_prefetchers_restore_puts_them_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("cpu");
+    fake_root(&root);
+    let before = values(&root);
+    let Some(mut child) = long_sweep(dir.path(), &root) else {
+        return;
+    };
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_ne!(
+        values(&root),
+        before,
+        "SIGKILL cannot be caught: the registers stay changed"
+    );
+    let out = Command::new(assert_cmd::cargo::cargo_bin("memlat"))
+        .env("MEMLAT_STATE_DIR", dir.path())
+        .args(["prefetchers", "--restore"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(values(&root), before);
+    assert!(!dir.path().join("prefetchers.state").exists());
+}

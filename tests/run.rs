@@ -303,3 +303,53 @@ fn quick_table_runs_with_given_sizes() {
         .success()
         .stdout(predicate::str::contains("16 KiB").and(predicate::str::contains("256 KiB")));
 }
+
+#[test]
+fn a_failed_or_interrupted_run_leaves_an_existing_output_file_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("existing.txt");
+    std::fs::write(&path, "an earlier result\n").unwrap();
+    let o = path.to_str().unwrap();
+    memlat_run(&["-n", "16K", "-e", "no-such", "-o", o])
+        .assert()
+        .code(2);
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        "an earlier result\n"
+    );
+    // A run cut short by SIGTERM: the file is replaced only on success.
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("memlat"))
+        .args([
+            "run",
+            "-n",
+            "16K",
+            "--repeats",
+            "100000",
+            "--sample-ms",
+            "5",
+            "-o",
+            o,
+        ])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    // SAFETY: kill only sends SIGTERM to the child we started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    child.wait().unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        "an earlier result\n"
+    );
+    // And a successful run replaces it whole.
+    memlat_run(&["-n", "16K", "--format", "json", "-o", o])
+        .assert()
+        .success();
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(v["size"], 16384);
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "no temporary file left"
+    );
+}

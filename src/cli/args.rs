@@ -57,6 +57,20 @@ pub enum Command {
     PtrChase(RunArgs),
     /// List the perf events memlat knows and whether this machine can count each.
     Events(EventsArgs),
+    /// The hardware prefetchers: whether `--prefetchers off` can work here, and
+    /// whether an earlier run left registers to restore.
+    ///
+    /// `--prefetchers off` writes the registers' original values to a state
+    /// file before it changes any, and puts them back on every exit it can
+    /// catch (normal end, error, panic, Ctrl-C and other signals). After one it
+    /// cannot (kill -9, a power cut) the state file remains:
+    /// `memlat prefetchers --restore` (as root) writes the values back.
+    ///
+    /// Examples:
+    ///   memlat prefetchers
+    ///   sudo memlat prefetchers --restore
+    #[command(verbatim_doc_comment)]
+    Prefetchers(PrefetchersArgs),
     /// What this machine lets memlat measure, and how well: PMU, perf_event_paranoid,
     /// user cycle counters, hypervisor, CPU model, the core clock from each chain,
     /// THP and hugetlb, frequency scaling, SMT siblings and load, MSR access, NUMA,
@@ -321,6 +335,14 @@ pub struct EventsArgs {
     /// Output format (text or json).
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
+}
+
+/// `memlat prefetchers`.
+#[derive(Debug, Clone, Args)]
+pub struct PrefetchersArgs {
+    /// Write back the values an interrupted `--prefetchers off` run saved.
+    #[arg(long)]
+    pub restore: bool,
 }
 
 /// `memlat doctor`.

@@ -238,6 +238,7 @@ impl Engine {
             .map(|a| a.div_ceil(kernel.loads_per_trip()).max(1));
         let mut samples = Vec::new();
         let mut last_offset = 0;
+        let mut impossible = std::collections::BTreeSet::new();
         for repeat in 0..point.repeats {
             let seed = point.seed.wrapping_add(u64::from(repeat));
             if repeat > 0 && point.pattern != Pattern::Stride {
@@ -264,7 +265,14 @@ impl Engine {
                 Strategy::Difference,
             )?;
             last_offset = walker.offset();
+            let timed = self.vet_counts(timed);
+            impossible.extend(timed.impossible.iter().filter_map(|&i| self.event_name(i)));
             samples.push(self.sample(repeat, seed, timed));
+        }
+        for event in impossible {
+            warnings.push(format!(
+                "event '{event}': a count came out impossible (the 2A-load run counted less than the A-load run, a time counter counted no time, or the counter never ran): left out (null), never reported as a number"
+            ));
         }
         // Re-read the clock: it is this point's "after" and the next one's "before".
         self.clock_ghz = self.read_clock();
@@ -291,6 +299,27 @@ impl Engine {
             samples,
             warnings,
         ))
+    }
+
+    /// Marks a time counter that counted nothing over a timed run as
+    /// impossible (its count becomes `None`), beside sampling's own checks.
+    fn vet_counts(&self, mut timed: Timed) -> Timed {
+        let Some(group) = &self.group else {
+            return timed;
+        };
+        for (i, spec) in group.events().enumerate() {
+            if spec.counts_time() && timed.counts.get(i).copied().flatten() == Some(0.0) {
+                timed.counts[i] = None;
+                timed.impossible.push(i);
+            }
+        }
+        timed
+    }
+
+    /// The name of the event at a position of the counter group, if the user asked for it.
+    fn event_name(&self, position: usize) -> Option<String> {
+        let name = &self.group.as_ref()?.events().nth(position)?.name;
+        self.requested_events.contains(name).then(|| name.clone())
     }
 
     /// A repeat's raw figures, the requested events named.

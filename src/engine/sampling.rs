@@ -66,6 +66,10 @@ pub struct Timed {
     pub counts: Vec<Option<f64>>,
     /// The largest multiplexing scale of the readings.
     pub counter_scale: Option<f64>,
+    /// Events (by group position) whose count came out impossible: the 2A
+    /// run counted less than the A run, or the group never ran. Their count
+    /// is `None`, never a number.
+    pub impossible: Vec<usize>,
 }
 
 /// One timed run.
@@ -134,7 +138,7 @@ impl Engine {
         let ns_per_load = ticks
             .and_then(|t| self.timing.ns_from_ticks(t))
             .unwrap_or_else(|| per_load(best_2a.as_ref().map(|r| r.ns), best_a.ns));
-        let (counts, counter_scale) = counts(&best_a, best_2a.as_ref(), &per_load);
+        let (counts, counter_scale, impossible) = counts(&best_a, best_2a.as_ref(), &per_load);
         let cycles_per_load = match self.cycle_source() {
             CycleSource::Given => ns_per_load * self.timing.given_ghz.unwrap_or(f64::NAN),
             CycleSource::Perf => self
@@ -157,6 +161,7 @@ impl Engine {
             clock_ghz,
             counts,
             counter_scale,
+            impossible,
         })
     }
 
@@ -226,29 +231,75 @@ fn plausible(run_a: &Option<Run>, run_2a: &Option<Run>) -> bool {
     }
 }
 
-/// Counts per load in the group's order, and the largest multiplexing scale.
+/// Counts per load in the group's order, the largest multiplexing scale,
+/// and the events whose count is impossible (negative, or never running).
 fn counts(
     a: &Run,
     a2: Option<&Run>,
     per_load: &dyn Fn(Option<f64>, f64) -> f64,
-) -> (Vec<Option<f64>>, Option<f64>) {
+) -> (Vec<Option<f64>>, Option<f64>, Vec<usize>) {
     let Some(r1) = &a.reading else {
-        return (Vec::new(), None);
+        return (Vec::new(), None, Vec::new());
     };
     let r2 = a2.and_then(|r| r.reading.as_ref());
     let scaled2 = r2.map(GroupReading::scaled);
+    let mut impossible = Vec::new();
     let counts = r1
         .scaled()
         .iter()
         .enumerate()
         .map(|(i, x1)| {
-            let x1 = (*x1)?;
-            match &scaled2 {
-                Some(s2) => Some(per_load(Some(s2.get(i).copied().flatten()?), x1)),
-                None => Some(per_load(None, x1)),
+            let value = match (x1, &scaled2) {
+                (Some(x1), Some(s2)) => s2
+                    .get(i)
+                    .copied()
+                    .flatten()
+                    .map(|x2| per_load(Some(x2), *x1)),
+                (Some(x1), None) => Some(per_load(None, *x1)),
+                (None, _) => None,
+            };
+            let value = value.filter(|v| v.is_finite() && *v >= 0.0);
+            if value.is_none() {
+                impossible.push(i);
             }
+            value
         })
         .collect();
     let scale = r2.map_or(r1.scale(), |r2| r1.scale().max(r2.scale()));
-    (counts, Some(scale))
+    (counts, Some(scale), impossible)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(values: Vec<u64>, running: u64) -> Run {
+        Run {
+            ns: 1.0,
+            ticks: None,
+            reading: Some(GroupReading {
+                time_enabled: running,
+                time_running: running,
+                values,
+            }),
+        }
+    }
+
+    #[test]
+    fn impossible_counts_are_none_never_numbers() {
+        let per_load = |x2: Option<f64>, x1: f64| x2.map_or(x1, |x2| x2 - x1) / 10.0;
+        // The second event counted less in the 2A run than in the A run.
+        let (counts, scale, impossible) = counts(
+            &run(vec![100, 500], 10),
+            Some(&run(vec![300, 200], 10)),
+            &per_load,
+        );
+        assert_eq!(counts, vec![Some(20.0), None]);
+        assert_eq!(impossible, vec![1]);
+        assert_eq!(scale, Some(1.0));
+        // A group that never ran.
+        let (counts, _, impossible) =
+            counts(&run(vec![100], 0), Some(&run(vec![300], 10)), &per_load);
+        assert_eq!((counts, impossible), (vec![None], vec![0]));
+    }
 }

@@ -8,6 +8,7 @@ pub mod levels;
 pub mod linesize;
 pub mod loaduse;
 pub mod plot;
+pub mod prefetchers;
 pub mod quick;
 pub mod run;
 pub mod sweep;
@@ -31,6 +32,7 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Some(Command::Run(args)) => run::run(&args),
         Some(Command::PtrChase(args)) => run::ptr_chase(&args),
         Some(Command::Events(args)) => events::run(&args),
+        Some(Command::Prefetchers(args)) => prefetchers::run(&args),
         Some(Command::Doctor(args)) => doctor::run(&args),
         Some(Command::Sweep(args)) => sweep::run(&args),
         Some(Command::Plot(args)) => plot::run(&args),

@@ -24,6 +24,12 @@ impl EventSpec {
     pub fn is_software(&self) -> bool {
         self.kind == TYPE_SOFTWARE
     }
+
+    /// Whether it counts time (cpu-clock, task-clock): over a run of
+    /// milliseconds it cannot count zero.
+    pub fn counts_time(&self) -> bool {
+        self.kind == TYPE_SOFTWARE && self.config <= 1
+    }
 }
 
 /// An event name memlat does not know.

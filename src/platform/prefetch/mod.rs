@@ -174,13 +174,22 @@ impl PrefetchGuard {
             }
         }
         let saved = msr::Saved::new(
+            &root,
+            msr::state_path(),
             originals
                 .iter()
-                .map(|(f, _, c, v)| f.try_clone().map(|f| (f, c.msr, *v)))
+                .map(|(f, n, c, v)| {
+                    let value = msr::SavedValue {
+                        cpu: *n,
+                        msr: c.msr,
+                        value: *v,
+                    };
+                    f.try_clone().map(|f| (value, f))
+                })
                 .collect::<io::Result<Vec<_>>>()
                 .map_err(|e| e.to_string())?,
         )
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| format!("cannot save the registers' values first ({e})"))?;
         for (file, n, change, value) in &originals {
             let wanted = value | change.set_bits;
             let result =
@@ -209,23 +218,22 @@ impl PrefetchGuard {
             .collect();
         Ok(PrefetchGuard {
             status: format!(
-                "off ({} on CPUs {}; restored on exit)",
+                "off ({} on CPUs {}; restored on exit, or with `memlat prefetchers --restore` from {})",
                 registers.join(", "),
                 cpus.iter()
                     .map(|c| c.to_string())
                     .collect::<Vec<_>>()
-                    .join(",")
+                    .join(","),
+                saved.state_file().display()
             ),
             disabled: true,
             saved: Some(saved),
         })
     }
 
-    /// Puts the saved values back now (drop does it too).
-    pub fn restore(&self) {
-        if let Some(saved) = &self.saved {
-            saved.restore();
-        }
+    /// Puts the saved values back now (drop does it too); whether every write succeeded.
+    pub fn restore(&self) -> bool {
+        self.saved.as_ref().is_none_or(msr::Saved::restore)
     }
 }
 
@@ -307,7 +315,7 @@ mod tests {
     }
 
     #[test]
-    fn saved_values_are_written_back_on_drop() {
+    fn saved_values_are_written_back_on_drop_and_the_state_file_goes() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("msr");
         let file = std::fs::OpenOptions::new()
@@ -318,10 +326,24 @@ mod tests {
             .open(&path)
             .unwrap();
         msr::write(&file, 0x1A4, 0xF).unwrap();
-        let saved = msr::Saved::new(vec![(file.try_clone().unwrap(), 0x1A4, 0x3)]).unwrap();
+        let state = dir.path().join("prefetchers.state");
+        let value = msr::SavedValue {
+            cpu: 0,
+            msr: 0x1A4,
+            value: 0x3,
+        };
+        let saved = msr::Saved::new(
+            "/nowhere",
+            state.clone(),
+            vec![(value, file.try_clone().unwrap())],
+        )
+        .unwrap();
         assert_eq!(saved.len(), 1);
+        let recorded = std::fs::read_to_string(&state).unwrap();
+        assert_eq!(msr::parse_state(&recorded).unwrap().1, vec![value]);
         assert_eq!(msr::read(&file, 0x1A4).unwrap(), 0xF);
         drop(saved);
         assert_eq!(msr::read(&file, 0x1A4).unwrap(), 0x3);
+        assert!(!state.exists(), "a restore removes the state file");
     }
 }
