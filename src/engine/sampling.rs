@@ -289,17 +289,17 @@ mod tests {
     fn impossible_counts_are_none_never_numbers() {
         let per_load = |x2: Option<f64>, x1: f64| x2.map_or(x1, |x2| x2 - x1) / 10.0;
         // The second event counted less in the 2A run than in the A run.
-        let (counts, scale, impossible) = counts(
+        let (values, scale, impossible) = counts(
             &run(vec![100, 500], 10),
             Some(&run(vec![300, 200], 10)),
             &per_load,
         );
-        assert_eq!(counts, vec![Some(20.0), None]);
+        assert_eq!(values, vec![Some(20.0), None]);
         assert_eq!(impossible, vec![1]);
         assert_eq!(scale, Some(1.0));
         // A group that never ran.
-        let (counts, _, impossible) =
+        let (values, _, impossible) =
             counts(&run(vec![100], 0), Some(&run(vec![300], 10)), &per_load);
-        assert_eq!((counts, impossible), (vec![None], vec![0]));
+        assert_eq!((values, impossible), (vec![None], vec![0]));
     }
 }
