@@ -135,12 +135,14 @@ impl Output {
     /// minutes of measuring) but not touched, so a failed or interrupted run
     /// leaves an existing file as it was.
     pub fn create(path: Option<&Path>) -> Result<Output> {
+        Self::create_for(path, "-o/--output")
+    }
+
+    /// [`Output::create`] for a file another flag names (`--csv`).
+    pub fn create_for(path: Option<&Path>, flag: &str) -> Result<Output> {
         if let Some(path) = path {
             writable(path).map_err(|e| {
-                UsageError(format!(
-                    "-o/--output {}: cannot write it: {e}",
-                    path.display()
-                ))
+                UsageError(format!("{flag} {}: cannot write it: {e}", path.display()))
             })?;
         }
         Ok(Output {

@@ -21,7 +21,7 @@ pub enum Error {
         available: HumanBytes,
     },
     /// The sizes cannot make a chain.
-    #[error("{0}")]
+    #[error(transparent)]
     Chain(#[from] ChainError),
     /// A point asked for something the engine cannot measure.
     #[error("{0}")]

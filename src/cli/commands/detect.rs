@@ -43,6 +43,18 @@ struct DetectOutput<'a> {
 /// Runs `memlat detect`.
 pub fn run(args: &DetectArgs) -> Result<()> {
     let output = Output::create(args.measure.output.as_deref())?;
+    if args.results.is_some() {
+        let given = [
+            ("--from", args.from != 2 << 10),
+            ("--to", args.to.is_some()),
+            ("--ratio", args.ratio != 1.5),
+        ];
+        if let Some((flag, _)) = given.iter().find(|(_, g)| *g) {
+            return usage(format!(
+                "{flag} with a results file: the curve is the file's; leave {flag} out (or give no file to measure a quick sweep)"
+            ));
+        }
+    }
     let (result, source, prefetchers) = match &args.results {
         Some(path) => (
             SweepResult::load(path)?,

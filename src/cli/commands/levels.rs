@@ -66,8 +66,7 @@ pub fn run(args: &LevelsArgs) -> Result<()> {
         .csv
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("results_{}.csv", machine.name)));
-    let csv_file =
-        Output::create(Some(&csv_path)).map_err(|e| anyhow::anyhow!("{e:#}").context("--csv"))?;
+    let csv_file = Output::create_for(Some(&csv_path), "--csv")?;
     let (sizes, notes) = levels::plan(&machine, platform::mem_available_bytes());
     for note in prepared.notices.iter().chain(&notes) {
         notice(note);

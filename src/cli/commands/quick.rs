@@ -10,7 +10,9 @@ use crate::cli::files::Output;
 use crate::cli::progress::Announce;
 use crate::cli::{Format, QuickArgs};
 use crate::engine::{CycleSource, Measurement, Point};
+use crate::error::UsageError;
 use crate::experiments::{points, quick};
+use crate::limits::{self, Origin};
 use crate::output::document::Document;
 use crate::output::table::{Cell, Table};
 use crate::output::{self, csv};
@@ -49,16 +51,22 @@ pub fn run(args: &QuickArgs) -> Result<()> {
     } else {
         args.sizes.clone()
     };
-    let planned: Vec<(String, Point)> = sizes
-        .iter()
-        .map(|&size| {
-            let point = Point {
-                size: size.div_ceil(8) * 8,
-                ..prepared.template.clone()
-            };
-            (HumanBytes(point.size).to_string(), point)
-        })
-        .collect();
+    let mut planned: Vec<(String, Point)> = Vec::new();
+    for &size in &sizes {
+        let size = limits::size(size, Origin::Flag("--sizes")).map_err(UsageError::from)?;
+        // Every size is checked before the first is measured.
+        crate::engine::ensure_memory(size, platform::mem_available_bytes()).map_err(|e| {
+            UsageError(format!(
+                "--sizes {}: {e}; give smaller sizes",
+                HumanBytes(size)
+            ))
+        })?;
+        let point = Point {
+            size,
+            ..prepared.template.clone()
+        };
+        planned.push((HumanBytes(size).to_string(), point));
+    }
     let points = points::run(&mut engine, &planned, &mut Announce)?;
     for m in &points {
         for w in &m.warnings {

@@ -121,13 +121,25 @@ pub fn line_chart(path: &Path, chart: &Chart) -> Result<()> {
     figure(path, std::slice::from_ref(chart))
 }
 
-/// Draws `charts` one above the other in one file (SVG or PNG by extension).
+/// Draws `charts` one above the other in one file (SVG or PNG by
+/// extension): into a temporary file beside it, renamed over it when done,
+/// so a failed or interrupted drawing leaves an existing plot as it was.
 pub fn figure(path: &Path, charts: &[Chart]) -> Result<()> {
     let format = ImageFormat::of(path, "the plot file")?;
     if charts.is_empty() {
         anyhow::bail!("nothing to plot in {}", path.display());
     }
-    draw::figure(path, format, charts)
+    let name = path
+        .file_name()
+        .map_or_else(|| "plot".into(), |n| n.to_string_lossy().into_owned());
+    // The temporary keeps the extension: it tells the backend what to draw.
+    let temporary = path.with_file_name(format!(".{}.{name}", std::process::id()));
+    let drawn = draw::figure(&temporary, format, charts)
+        .and_then(|()| std::fs::rename(&temporary, path).map_err(anyhow::Error::from));
+    if drawn.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    drawn.map_err(|e| e.context(format!("writing {}", path.display())))
 }
 
 #[cfg(test)]

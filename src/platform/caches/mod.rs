@@ -108,8 +108,12 @@ pub fn caches(cpu: usize) -> Vec<CacheInfo> {
     let mut found = Vec::new();
     for index in 0..16 {
         let dir = format!("/sys/devices/system/cpu/cpu{cpu}/cache/index{index}");
-        let Some(level) = read_trimmed(&format!("{dir}/level")).and_then(|l| l.parse().ok()) else {
+        if !std::path::Path::new(&dir).exists() {
             break;
+        }
+        // An index that cannot be read is skipped, not the end of the list.
+        let Some(level) = read_trimmed(&format!("{dir}/level")).and_then(|l| l.parse().ok()) else {
+            continue;
         };
         let Some(size_bytes) =
             read_trimmed(&format!("{dir}/size")).and_then(|s| parse_sysfs_size(&s))

@@ -91,6 +91,8 @@ pub fn parse(text: &str) -> Result<Machine, String> {
     let mut line_bytes = None;
     let mut sizes: Vec<(u32, u64)> = Vec::new();
     let mut ways: Vec<(u32, u64)> = Vec::new();
+    // An editor's UTF-8 byte-order mark is not part of the first key.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     for (number, raw) in text.lines().enumerate() {
         let line = raw.split('#').next().unwrap_or("").trim();
         if line.is_empty() {
@@ -150,9 +152,12 @@ pub fn parse(text: &str) -> Result<Machine, String> {
                     _ => return Err(at(format!("unknown key '{key}'"))),
                 };
                 let v = if field == "ways" { count()? } else { size()? };
-                if v == 0 {
-                    return Err(at(format!("{key}: a cache of 0 bytes")));
-                }
+                let bound = if field == "ways" {
+                    crate::limits::ways(v, crate::limits::Origin::Setting("ways"))
+                } else {
+                    crate::limits::size(v, crate::limits::Origin::Setting("size"))
+                };
+                bound.map_err(|e| at(format!("{key}: {}", e.why)))?;
                 if target.iter().any(|&(l, _)| l == level) {
                     return Err(at(format!("{key} given twice")));
                 }
@@ -169,6 +174,16 @@ pub fn parse(text: &str) -> Result<Machine, String> {
             return Err(format!(
                 "levels must run L1, L2, ... without gaps; L{} is missing",
                 i + 1
+            ));
+        }
+    }
+    for pair in sizes.windows(2) {
+        let ((a, sa), (b, sb)) = (pair[0], pair[1]);
+        if sb <= sa {
+            return Err(format!(
+                "L{b} ({}) is not larger than L{a} ({}): each level must hold more than the one before",
+                crate::units::HumanBytes(sb),
+                crate::units::HumanBytes(sa)
             ));
         }
     }
@@ -197,6 +212,23 @@ pub fn parse(text: &str) -> Result<Machine, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn profiles_that_cannot_describe_a_machine_are_refused() {
+        assert!(
+            parse("L1: 32K\nL2: 16K\n")
+                .unwrap_err()
+                .contains("not larger than L1")
+        );
+        assert!(
+            parse("L1: 32K\nL1_ways: 18446744073709551615\n")
+                .unwrap_err()
+                .contains("ways")
+        );
+        assert!(parse("L1: 0\n").is_err());
+        let bom = parse("\u{feff}name: t\nL1: 32K\n").unwrap();
+        assert_eq!(bom.name, "t");
+    }
 
     #[test]
     fn parses_the_documented_example() {
