@@ -99,12 +99,62 @@ fn measure_and_print(args: &RunArgs, view: View) -> Result<()> {
         accesses,
         ..prepared.template
     };
+    if let Some(a) = accesses {
+        check_duration(
+            &spec,
+            a,
+            &crate::platform::caches::data_caches(prepared.engine.cpu()),
+        )?;
+    }
     let measurement = prepared.engine.measure(&spec)?;
     report_cycle_source(&prepared.engine);
     for warning in &measurement.warnings {
         warn(warning);
     }
     output.write(&render(&measurement, args.measure.format, view)?)
+}
+
+/// Longest a sample (A + 2A loads, a round) may take with -a: five minutes.
+const MAX_SAMPLE_SECONDS: f64 = 300.0;
+
+/// A generous guess of a load's latency at `size` from the caches claimed
+/// (used only to warn or refuse before a run, never reported).
+fn latency_guess_ns(size: u64, caches: &[crate::platform::caches::CacheInfo]) -> f64 {
+    const BY_LEVEL: [f64; 3] = [2.0, 8.0, 50.0];
+    caches
+        .iter()
+        .position(|c| size <= c.size_bytes)
+        .map_or(250.0, |i| BY_LEVEL[i.min(BY_LEVEL.len() - 1)])
+}
+
+/// With -a fixed, says how long the run will take when that is over a
+/// minute, and refuses a sample longer than [`MAX_SAMPLE_SECONDS`].
+fn check_duration(
+    point: &crate::engine::Point,
+    accesses: u64,
+    caches: &[crate::platform::caches::CacheInfo],
+) -> Result<()> {
+    let per_load = latency_guess_ns(point.size, caches) * 1e-9;
+    let sample = 3.0 * accesses as f64 * per_load;
+    if sample > MAX_SAMPLE_SECONDS {
+        return usage(format!(
+            "-a/--accesses {accesses}: one sample (A then 2A loads) at {} would take about {:.0} minutes; give a smaller -a, e.g. -a {}",
+            crate::units::HumanBytes(point.size),
+            sample / 60.0,
+            ((MAX_SAMPLE_SECONDS / 10.0) / (3.0 * per_load)) as u64 / 100 * 100
+        ));
+    }
+    let run = sample * f64::from(crate::engine::ROUNDS) * f64::from(point.repeats);
+    if run > 60.0 {
+        notice(&format!(
+            "this run will take about {:.0} minutes ({} repeats of {} rounds of {accesses} + {} loads)",
+            run / 60.0,
+            point.repeats,
+            crate::engine::ROUNDS,
+            2 * accesses
+        ));
+    }
+    Ok(())
 }
 
 fn render(m: &Measurement, format: Format, view: View) -> Result<String> {

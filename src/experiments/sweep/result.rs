@@ -175,7 +175,12 @@ impl SweepResult {
     pub fn load(path: &Path) -> Result<SweepResult> {
         let text =
             std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        serde_json::from_str(&text).map_err(|e| {
+        Self::parse(&text, path)
+    }
+
+    /// Reads a sweep JSON text (from `path`, for the message).
+    pub fn parse(text: &str, path: &Path) -> Result<SweepResult> {
+        serde_json::from_str(text).map_err(|e| {
             UsageError(format!(
                 "{} is not a memlat sweep JSON file ({e}); give the file written by `memlat sweep --json`",
                 path.display()
