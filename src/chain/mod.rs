@@ -7,15 +7,18 @@
 //! Three patterns:
 //! - `stride` (seed 004): elements of 8 bytes, `a[k] = (k + s) mod n`, starting at 0;
 //!   the cycle has `n / gcd(n, s)` nodes and may leave blocks untouched.
-//! - `random`: one node every `line` bytes, all of them in one random cycle
-//!   (node 0 first, the rest shuffled: a uniformly random cyclic order, the same
-//!   distribution as Sattolo's algorithm, with the visiting order kept for checks).
+//! - `random`: one node every `line` bytes, all of them in one random cycle,
+//!   node 0 first; the order is a keyed bijection ([`Permutation`]) computed
+//!   on demand, so no order array is kept and every node's link is written in
+//!   address order (see `permutation.rs`).
 //! - `page-random`: pages in random order, and within each page all its nodes in
 //!   random order before the next page, so a walk takes one TLB miss per page
-//!   rather than one per load.
+//!   rather than one per load; a partial last page comes last.
 
+mod permutation;
 mod rng;
 
+pub use permutation::{Permutation, ZeroFirst};
 pub use rng::SplitMix64;
 
 use serde::{Deserialize, Serialize};
@@ -73,8 +76,62 @@ pub struct Chain {
 enum Order {
     /// Node k sits at word `(k * step) mod words`; the cycle has `len` nodes.
     Stride { words: u64, step: u64, len: u64 },
-    /// Node k sits at byte `slots[k] * spacing`.
-    Listed { slots: Vec<u32>, spacing: u64 },
+    /// Node k sits at byte `order.apply(k) * spacing`.
+    Random {
+        order: ZeroFirst,
+        nodes: u64,
+        spacing: u64,
+    },
+    /// Node k is in the page `pages.apply(k / per_page)` (the partial last
+    /// page, if any, last), at the place within it that page's permutation gives.
+    PageRandom(PageOrder),
+}
+
+/// Pages in a random order, nodes in a random order within each page.
+#[derive(Debug, Clone)]
+struct PageOrder {
+    nodes: u64,
+    spacing: u64,
+    per_page: u64,
+    /// Pages in visiting order: page 0 first, a partial last page last.
+    pages: ZeroFirst,
+    /// Full pages (the partial one, if any, is not permuted).
+    full_pages: u64,
+    seed: u64,
+}
+
+impl PageOrder {
+    fn page(&self, position: u64) -> u64 {
+        if position < self.full_pages {
+            self.pages.apply(position)
+        } else {
+            position
+        }
+    }
+
+    fn page_position(&self, page: u64) -> u64 {
+        if page < self.full_pages {
+            self.pages.invert(page)
+        } else {
+            page
+        }
+    }
+
+    /// The order of the nodes within `page`: node 0 first in page 0.
+    fn within(&self, page: u64) -> ZeroFirst {
+        let count = (self.nodes - page * self.per_page).min(self.per_page);
+        ZeroFirst::new(count, self.seed ^ mix_page(page))
+    }
+
+    fn node(&self, position: u64) -> u64 {
+        let page = self.page(position / self.per_page);
+        page * self.per_page + self.within(page).apply(position % self.per_page)
+    }
+}
+
+/// A per-page key: each page's nodes get their own order.
+fn mix_page(page: u64) -> u64 {
+    SplitMix64::new(page).next_u64()
 }
 
 fn gcd(mut a: u64, mut b: u64) -> u64 {
@@ -99,12 +156,6 @@ pub enum ChainError {
         /// The size given.
         size: u64,
     },
-    /// More nodes than a 32-bit slot index can name.
-    #[error("{nodes} nodes are more than memlat can order (at most 2^32); use a larger --line")]
-    TooManyNodes {
-        /// How many nodes were asked for.
-        nodes: u64,
-    },
 }
 
 impl Chain {
@@ -128,15 +179,15 @@ impl Chain {
         })
     }
 
-    /// A uniformly random single cycle through every `line`-byte slot.
+    /// A random single cycle through every `line`-byte slot, node 0 first;
+    /// the same seed gives the same cycle.
     pub fn random(size: u64, line: u64, seed: u64) -> Result<Chain, ChainError> {
         let nodes = Self::slot_count(size, line, "random")?;
-        let mut slots: Vec<u32> = (0..nodes as u32).collect();
-        SplitMix64::new(seed).shuffle(&mut slots[1..]);
         Ok(Chain {
             size,
-            order: Order::Listed {
-                slots,
+            order: Order::Random {
+                order: ZeroFirst::new(nodes, seed),
+                nodes,
                 spacing: line,
             },
         })
@@ -146,26 +197,17 @@ impl Chain {
     pub fn page_random(size: u64, line: u64, seed: u64) -> Result<Chain, ChainError> {
         let nodes = Self::slot_count(size, line, "page-random")?;
         let per_page = (PAGE_RANDOM_PAGE / line).max(1);
-        let pages = nodes.div_ceil(per_page);
-        let mut rng = SplitMix64::new(seed);
-        let mut page_order: Vec<u64> = (0..pages).collect();
-        rng.shuffle(&mut page_order[1..]);
-        let mut slots = Vec::with_capacity(nodes as usize);
-        for page in page_order {
-            let first = page * per_page;
-            let last = (first + per_page).min(nodes);
-            let start = slots.len();
-            slots.extend(first as u32..last as u32);
-            // Node 0 stays first so every chain starts at the buffer's start.
-            let skip = usize::from(first == 0);
-            rng.shuffle(&mut slots[start + skip..]);
-        }
+        let full_pages = nodes / per_page;
         Ok(Chain {
             size,
-            order: Order::Listed {
-                slots,
+            order: Order::PageRandom(PageOrder {
+                nodes,
                 spacing: line,
-            },
+                per_page,
+                pages: ZeroFirst::new(full_pages.max(1), seed),
+                full_pages,
+                seed,
+            }),
         })
     }
 
@@ -195,9 +237,6 @@ impl Chain {
                 size,
             });
         }
-        if nodes > u32::MAX as u64 {
-            return Err(ChainError::TooManyNodes { nodes });
-        }
         Ok(nodes)
     }
 
@@ -210,7 +249,8 @@ impl Chain {
     pub fn len(&self) -> u64 {
         match &self.order {
             Order::Stride { len, .. } => *len,
-            Order::Listed { slots, .. } => slots.len() as u64,
+            Order::Random { nodes, .. } => *nodes,
+            Order::PageRandom(p) => p.nodes,
         }
     }
 
@@ -226,7 +266,8 @@ impl Chain {
             Order::Stride { words, step, .. } => {
                 ((position as u128 * *step as u128) % *words as u128) as u64 * WORD
             }
-            Order::Listed { slots, spacing } => slots[position as usize] as u64 * spacing,
+            Order::Random { order, spacing, .. } => order.apply(position) * spacing,
+            Order::PageRandom(p) => p.node(position) * p.spacing,
         }
     }
 
@@ -247,29 +288,64 @@ impl Chain {
                     })
                     .count() as u64
             }
-            Order::Listed { slots, spacing } => {
+            Order::Random { nodes, spacing, .. }
+            | Order::PageRandom(PageOrder { nodes, spacing, .. }) => {
                 if *spacing >= block {
-                    slots.len() as u64
+                    *nodes
                 } else {
-                    (slots.len() as u64 * spacing).div_ceil(block)
+                    (nodes * spacing).div_ceil(block)
                 }
             }
         }
     }
 
     /// Writes the chain into `words` (the buffer as 8-byte words): every node
-    /// gets its successor, encoded for the kernel that will follow it.
+    /// gets its successor, encoded for the kernel that will follow it. Random
+    /// orders are written node by node in address order (sequential writes,
+    /// at memory bandwidth), each node's successor computed from the order.
     pub fn link_into(&self, words: &mut [u64], encoding: NodeEncoding) {
+        let encode = |here: u64, next: u64| match encoding {
+            NodeEncoding::Address(base) => base + next,
+            NodeEncoding::WordIndex => next / WORD,
+            NodeEncoding::Delta => next.wrapping_sub(here),
+        };
         let len = self.len();
-        let mut here = self.node_offset(0);
-        for k in 1..=len {
-            let next = self.node_offset(k);
-            words[(here / WORD) as usize] = match encoding {
-                NodeEncoding::Address(base) => base + next,
-                NodeEncoding::WordIndex => next / WORD,
-                NodeEncoding::Delta => next.wrapping_sub(here),
-            };
-            here = next;
+        match &self.order {
+            Order::Stride { .. } => {
+                let mut here = self.node_offset(0);
+                for k in 1..=len {
+                    let next = self.node_offset(k);
+                    words[(here / WORD) as usize] = encode(here, next);
+                    here = next;
+                }
+            }
+            Order::Random { order, spacing, .. } => {
+                for node in 0..len {
+                    let next = order.apply((order.invert(node) + 1) % len) * spacing;
+                    let here = node * spacing;
+                    words[(here / WORD) as usize] = encode(here, next);
+                }
+            }
+            Order::PageRandom(p) => {
+                // Page by page, so each page's order is made once.
+                for page in 0..len.div_ceil(p.per_page) {
+                    let within = p.within(page);
+                    let first = page * p.per_page;
+                    let count = (len - first).min(p.per_page);
+                    for j in 0..count {
+                        let here = (first + j) * p.spacing;
+                        let at = within.invert(j);
+                        let next = if at + 1 < count {
+                            first + within.apply(at + 1)
+                        } else {
+                            // The page's last node leads to the next page's first.
+                            let position = p.page_position(page) * p.per_page + count;
+                            p.node(position % len)
+                        };
+                        words[(here / WORD) as usize] = encode(here, next * p.spacing);
+                    }
+                }
+            }
         }
     }
 }
@@ -370,6 +446,30 @@ mod tests {
             let page_of_first = chain.node_offset(k - k % per_page) / PAGE_RANDOM_PAGE;
             assert_eq!(page, page_of_first, "node {k} left its page early");
         }
+    }
+
+    #[test]
+    fn random_orders_give_prefetchers_nothing_to_follow() {
+        // 65536 nodes in 1024 pages: a uniformly random order puts a node's
+        // successor in the same or a neighbouring page about 3 times in 1024.
+        let chain = Chain::random(4 << 20, 64, 11).unwrap();
+        let n = chain.len();
+        let page = |k: u64| chain.node_offset(k) / 4096;
+        let near = (0..n)
+            .filter(|&k| page(k).abs_diff(page(k + 1)) <= 1)
+            .count() as f64;
+        assert!(
+            near < 4.0 * 3.0 * n as f64 / 1024.0,
+            "{near} near successors of {n}"
+        );
+        // No one distance between successors dominates.
+        let mut strides = std::collections::HashMap::new();
+        for k in 0..n {
+            let d = chain.node_offset(k + 1).wrapping_sub(chain.node_offset(k));
+            *strides.entry(d).or_insert(0u32) += 1;
+        }
+        let most = strides.values().copied().max().unwrap();
+        assert!(most < 20, "one stride {most} times in {n}");
     }
 
     #[test]

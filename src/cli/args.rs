@@ -101,7 +101,7 @@ pub enum Command {
     ///   memlat sweep --to 64M -e L1-dcache-load-misses,cache-misses --json s.json
     ///   memlat sweep --resume memlat-results/sweep-20250101-120000/sweep.json
     #[command(verbatim_doc_comment)]
-    #[command(mut_arg("sample_ms", |a| a.default_value("10")))]
+    #[command(mut_arg("sample_ms", |a| a.default_value("5")))]
     #[command(mut_arg("repeats", |a| a.help("Repeats of each point; every repeat of a random pattern uses a fresh chain [default: 3]")))]
     Sweep(SweepArgs),
     /// Draw a sweep's JSON as SVG or PNG: latency, bandwidth or events per load by size

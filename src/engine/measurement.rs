@@ -60,6 +60,13 @@ pub struct Measurement {
     pub line: u64,
     /// Loads per sample (A); each sample times A and 2A loads.
     pub accesses: u64,
+    /// Loads walked to warm up, over all repeats (until the timing was
+    /// steady, at most one full cycle per repeat).
+    #[serde(default)]
+    pub warmup_loads: u64,
+    /// Wall time the point took, seconds (buffer, chains, warm-up, samples).
+    #[serde(default)]
+    pub seconds: f64,
     /// Nodes in one cycle of the chain.
     pub chain_nodes: u64,
     /// Distinct 64-byte blocks the chain touches (seed 004).
@@ -124,6 +131,8 @@ pub(super) struct Context<'a> {
     pub point: &'a Point,
     pub chain: &'a Chain,
     pub accesses: u64,
+    pub warmup_loads: u64,
+    pub seconds: f64,
     pub last_offset: u64,
     pub page_backing: PageBacking,
     pub clock_before: f64,
@@ -197,10 +206,12 @@ pub(super) fn summarise(
         kernel: point.kernel,
         line: point.line,
         accesses: c.accesses,
+        warmup_loads: c.warmup_loads,
+        seconds: c.seconds,
         chain_nodes: c.chain.len(),
         distinct_blocks: c.chain.distinct_blocks(BLOCK),
         last_element: c.last_offset / 8,
-        repeats: point.repeats,
+        repeats: samples.len() as u32,
         seed: point.seed,
         ns_per_load,
         cycles_per_load,

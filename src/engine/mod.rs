@@ -27,6 +27,7 @@ mod measurement;
 mod point;
 mod sampling;
 mod timing;
+mod warmup;
 mod workload;
 
 pub use error::Error;
@@ -50,11 +51,8 @@ pub const CLOCK_DRIFT_WARN: f64 = 0.02;
 /// Warn when repeats spread (max - min over median) more than this.
 pub const SPREAD_WARN: f64 = 0.05;
 
-/// Nodes walked to warm up repeats after the first (which walks the whole cycle).
-pub const WARM_UP_CAP: u64 = 4 << 20;
-
 /// How long each clock-chain timing beside a sample lasts.
-const SAMPLE_CLOCK_TIME: Duration = Duration::from_millis(2);
+const SAMPLE_CLOCK_TIME: Duration = Duration::from_millis(1);
 
 /// Runs of the sample clock whose fastest gives the clock before and after a point.
 const CLOCK_READS: usize = 3;
@@ -75,7 +73,14 @@ pub struct Engine {
     clock_estimate: ClockEstimate,
     /// The clock chain timed beside every sample.
     sample_clock: SampleClock,
+    /// The last point's filled buffer, reused by the next point of the same
+    /// size, pages and node (a sweep's series at one size): mapping and
+    /// faulting in a large buffer costs more than measuring it.
+    spare: Option<(WorkloadKey, Workload)>,
 }
+
+/// What a filled buffer was made for.
+type WorkloadKey = (u64, crate::platform::PageRequest, Option<usize>);
 
 /// Settings of an [`Engine`]: which CPU, which events, which clock.
 #[derive(Debug, Clone, Default)]
@@ -171,6 +176,7 @@ impl Engine {
             loop_ns,
             clock_estimate,
             sample_clock,
+            spare: None,
         })
     }
 
@@ -227,10 +233,11 @@ impl Engine {
     /// warm-up, one sample per repeat, the clock before and after.
     pub fn measure(&mut self, point: &Point) -> Result<Measurement, Error> {
         point.validate()?;
+        let started = std::time::Instant::now();
         let build = |seed| Chain::build(point.pattern, point.size, point.stride, point.line, seed);
         let mut chain = build(point.seed)?;
-        let mut workload = Workload::prepare(point.size, point.pages, point.node)?;
-        let mut warnings = std::mem::take(&mut workload.notices);
+        let mut workload = self.workload(point)?;
+        let mut warnings = workload.notices.clone();
         let kernel = Kernel::Chase(point.kernel);
         let clock_before = self.clock_ghz;
         let mut trips = point
@@ -239,7 +246,12 @@ impl Engine {
         let mut samples = Vec::new();
         let mut last_offset = 0;
         let mut impossible = std::collections::BTreeSet::new();
-        for repeat in 0..point.repeats {
+        let mut warmup_loads = 0;
+        let mut repeat = 0;
+        while repeat < point.repeats || more_repeats(point, &samples) {
+            if point.until_precise && repeat >= 2 && precise(&samples, 1.0) {
+                break;
+            }
             let seed = point.seed.wrapping_add(u64::from(repeat));
             if repeat > 0 && point.pattern != Pattern::Stride {
                 // The previous chain goes first: one chain's bookkeeping at a time.
@@ -248,16 +260,7 @@ impl Engine {
             }
             workload.link(&chain, kernel)?;
             let mut walker = workload.walker(&chain, kernel);
-            // Warm-up: the first repeat walks one full cycle (rounded up to
-            // whole trips), which warms caches and TLB and proves the chain
-            // returns where it should. Later repeats of DRAM-sized chains walk
-            // WARM_UP_CAP nodes: far more than any cache holds.
-            let warm_up = if repeat == 0 {
-                chain.len()
-            } else {
-                chain.len().min(WARM_UP_CAP)
-            };
-            walker.walk(warm_up.div_ceil(kernel.loads_per_trip()))?;
+            warmup_loads += warmup::warm_up(&mut walker)?;
             let timed = self.time(
                 &mut walker,
                 &mut trips,
@@ -268,6 +271,7 @@ impl Engine {
             let timed = self.vet_counts(timed);
             impossible.extend(timed.impossible.iter().filter_map(|&i| self.event_name(i)));
             samples.push(self.sample(repeat, seed, timed));
+            repeat += 1;
         }
         for event in impossible {
             warnings.push(format!(
@@ -285,14 +289,18 @@ impl Engine {
             ));
         }
         let accesses = trips.unwrap_or(1) * kernel.loads_per_trip();
+        let page_backing = workload.page_backing.clone();
+        self.spare = Some(((point.size, point.pages, point.node), workload));
         Ok(measurement::summarise(
             self,
             measurement::Context {
                 point,
                 chain: &chain,
                 accesses,
+                warmup_loads,
+                seconds: started.elapsed().as_secs_f64(),
                 last_offset,
-                page_backing: workload.page_backing.clone(),
+                page_backing,
                 clock_before,
                 clock_after,
             },
@@ -320,6 +328,20 @@ impl Engine {
     fn event_name(&self, position: usize) -> Option<String> {
         let name = &self.group.as_ref()?.events().nth(position)?.name;
         self.requested_events.contains(name).then(|| name.clone())
+    }
+
+    /// A filled buffer for `point`: the spare one when it was made for the
+    /// same size, pages and node, else a new one (the spare dropped first, so
+    /// only one buffer is ever held).
+    fn workload(&mut self, point: &Point) -> Result<Workload, Error> {
+        let key = (point.size, point.pages, point.node);
+        match self.spare.take() {
+            Some((spare_key, workload)) if spare_key == key => Ok(workload),
+            other => {
+                drop(other);
+                Workload::prepare(point.size, point.pages, point.node)
+            }
+        }
     }
 
     /// A repeat's raw figures, the requested events named.
@@ -351,6 +373,50 @@ impl Engine {
             counter_scale: timed.counter_scale,
         }
     }
+}
+
+/// Repeats agree to this fraction (max - min over median) when the median
+/// is below memory latency; [`PRECISION_MEMORY`] above.
+pub const PRECISION_CACHES: f64 = 0.01;
+
+/// Repeats agree to this fraction from memory, where every load is a miss
+/// and timings vary more.
+pub const PRECISION_MEMORY: f64 = 0.02;
+
+/// Whether the repeats so far place their median to the precision its
+/// latency asks for: the values around the median (both of two, the middle
+/// three of more, so one outlier does not count) agree within the target.
+fn precise(samples: &[Sample], loosened: f64) -> bool {
+    let mut ns: Vec<f64> = samples.iter().map(|s| s.ns_per_load).collect();
+    if ns.len() < 2 {
+        return false;
+    }
+    ns.sort_by(f64::total_cmp);
+    let mid = ns.len() / 2;
+    let window = if ns.len() == 2 {
+        &ns[..]
+    } else {
+        &ns[mid - 1..=(mid + 1).min(ns.len() - 1)]
+    };
+    let (lo, hi) = (window[0], window[window.len() - 1]);
+    let median = ns[mid];
+    let target = if median >= warmup::SLOW_NS {
+        PRECISION_MEMORY
+    } else {
+        PRECISION_CACHES
+    };
+    median > 0.0 && (hi - lo) / median <= target * loosened
+}
+
+/// Repeats an adaptive point may add beyond its plan when it is noisy.
+pub const EXTRA_REPEATS: u32 = 2;
+
+/// Whether an adaptive point that has had its planned repeats is still
+/// noisy (its median not placed within twice the target), so it gets more,
+/// up to [`EXTRA_REPEATS`] more.
+fn more_repeats(point: &Point, samples: &[Sample]) -> bool {
+    let n = samples.len() as u32;
+    point.until_precise && n < point.repeats + EXTRA_REPEATS && !precise(samples, 2.0)
 }
 
 /// The clock now: the fastest of a few runs of the sample clock (a

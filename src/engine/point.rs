@@ -35,6 +35,10 @@ pub struct Point {
     pub accesses: Option<u64>,
     /// How long one sample (A loads then 2A loads) should last when calibrating.
     pub sample_time: Duration,
+    /// Spend repeats where they buy precision: stop after 2 once they agree
+    /// within 1% (2% from memory), and on a noisy point go on to `repeats` + 2
+    /// (see `Engine::measure`). Off, every point gets `repeats`.
+    pub until_precise: bool,
 }
 
 impl Default for Point {
@@ -52,6 +56,7 @@ impl Default for Point {
             seed: 1,
             accesses: None,
             sample_time: Duration::from_millis(50),
+            until_precise: false,
         }
     }
 }

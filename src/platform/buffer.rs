@@ -149,10 +149,20 @@ impl Buffer {
         unsafe { std::slice::from_raw_parts_mut(self.start as *mut u64, self.len / 8) }
     }
 
-    /// Writes a non-zero pattern over every byte, so every page is faulted in
-    /// and private (never the shared zero page, seed 003) before timing.
+    /// Faults every page in, writable and private (never the shared zero
+    /// page, seed 003), before timing: in one call where the kernel has
+    /// `MADV_POPULATE_WRITE` (Linux 5.14), else by writing a word per 4 KiB.
+    /// Every word the chain uses is written again when it is linked.
     pub fn fill(&mut self) {
-        self.words_mut().fill(0xA5A5_5A5A_A5A5_5A5A);
+        // SAFETY: `start..start+len` lies inside our own mapping; the advice
+        // only faults its pages in for writing.
+        let populated =
+            unsafe { libc::madvise(self.start.cast(), self.len, libc::MADV_POPULATE_WRITE) } == 0;
+        if !populated {
+            for word in self.words_mut().iter_mut().step_by(512) {
+                *word = 0xA5A5_5A5A_A5A5_5A5A;
+            }
+        }
     }
 
     /// Reads the mapping's entry in /proc/self/smaps to say what backs it.
@@ -253,7 +263,6 @@ mod tests {
     fn a_filled_base_page_buffer_reports_4k() {
         let mut buf = Buffer::map(1 << 20, PageRequest::Base).unwrap();
         buf.fill();
-        assert!(buf.words_mut().iter().all(|&w| w != 0));
         let backing = buf.backing();
         assert_eq!(backing.requested, "4k");
         assert_eq!(backing.obtained, "4k");

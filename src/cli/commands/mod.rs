@@ -85,6 +85,7 @@ pub(crate) fn prepare_with_events(
         None => Vec::new(),
     };
     let template = Point {
+        until_precise: false,
         size: 0,
         stride: 64,
         pattern: args.pattern.unwrap_or(default_pattern),

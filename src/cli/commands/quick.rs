@@ -63,6 +63,7 @@ pub fn run(args: &QuickArgs) -> Result<()> {
         })?;
         let point = Point {
             size,
+            until_precise: args.measure.repeats.is_none(),
             ..prepared.template.clone()
         };
         planned.push((HumanBytes(size).to_string(), point));

@@ -10,6 +10,7 @@ use crate::cli::files::Output;
 use crate::cli::files::{SweepFiles, SweepObserver};
 use crate::cli::interrupt::Interrupted;
 use crate::cli::{Format, SweepArgs};
+use crate::engine::Point;
 use crate::error::{UsageError, usage};
 use crate::experiments::sweep::{
     self, DEFAULT_FROM, DEFAULT_RATIO, DEFAULT_REPEATS, DEFAULT_STRIDES, SeriesKey, SweepPlan,
@@ -93,14 +94,12 @@ fn new_plan(
         None => Vec::new(),
     };
     let range = range(args, notes)?;
-    let mut plan = SweepPlan::new(
-        prepared.template.clone(),
-        cpu,
-        range,
-        series,
-        events,
-        caches,
-    );
+    // Without --repeats, repeats go where they buy precision.
+    let template = Point {
+        until_precise: args.measure.repeats.is_none(),
+        ..prepared.template.clone()
+    };
+    let mut plan = SweepPlan::new(template, cpu, range, series, events, caches);
     plan.config.events.sort();
     if plan.config.sizes.is_empty() {
         return usage(format!(

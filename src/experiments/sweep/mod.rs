@@ -41,7 +41,7 @@ pub const DEFAULT_STRIDES: [u64; 2] = [64, 4096];
 pub const DEFAULT_REPEATS: u32 = 3;
 /// Milliseconds per sample by default (`--sample-ms`): short, so the default
 /// sweep of about 100 points takes well under a minute.
-pub const DEFAULT_SAMPLE_MS: u64 = 10;
+pub const DEFAULT_SAMPLE_MS: u64 = 5;
 /// Without `--to`, a sweep stops this far at the most: a quarter of the
 /// memory available, and no more than 4 GiB.
 pub const CAP: u64 = 4 << 30;
@@ -139,6 +139,7 @@ impl SweepPlan {
                 sizes,
                 series,
                 repeats: template.repeats,
+                until_precise: template.until_precise,
                 sample_ms: template.sample_time.as_millis() as u64,
                 kernel: template.kernel,
                 pages: template.pages,
@@ -160,6 +161,7 @@ impl SweepPlan {
         let c = &resumed.config;
         let template = Point {
             repeats: c.repeats,
+            until_precise: c.until_precise,
             sample_time: std::time::Duration::from_millis(c.sample_ms),
             kernel: c.kernel,
             pages: c.pages,

@@ -81,6 +81,10 @@ pub struct SweepConfig {
     pub series: Vec<SeriesKey>,
     /// Repeats per point (`--repeats`).
     pub repeats: u32,
+    /// Whether repeats stop once precise (2 when they agree, up to twice
+    /// `repeats` when noisy): without `--repeats`.
+    #[serde(default)]
+    pub until_precise: bool,
     /// Target duration of one sample, ms (`--sample-ms`).
     pub sample_ms: u64,
     /// Kernel (`--kernel`).

@@ -1,0 +1,73 @@
+//! Warm-up: walk the chain until its timing is steady, and no further than
+//! that costs. Filling and linking have just written every node, so a chain
+//! that fits a cache is already in it; what the walk adds is the smaller
+//! caches, the TLB and the page-table caches, and proof that the chain
+//! returns where it should.
+//!
+//! The walk goes in chunks of [`CHUNK`] loads, each timed. A chain whose loads
+//! are fast (below [`crate::experiments::sweep::DRAM_FLOOR_NS`]-like latencies)
+//! is walked one full cycle: that is cheap, and a chain near a cache's
+//! capacity needs a full cycle to reach its steady state. One whose loads
+//! come from memory stops as soon as two chunks in a row agree within
+//! [`STEADY`]: the caches cannot hold it, so more walking changes nothing but
+//! the time spent (a 1.8 GiB chain is 30 million loads, six seconds).
+
+use std::time::Instant;
+
+use super::{Error, Walker};
+
+/// Loads per timed chunk.
+pub const CHUNK: u64 = 64 << 10;
+
+/// Two chunks agree when their ns per load differ by at most this fraction.
+pub const STEADY: f64 = 0.03;
+
+/// Loads at or above this latency come from memory: the walk may stop early.
+pub const SLOW_NS: f64 = 60.0;
+
+/// Walks `walker` until steady (see the module docs); returns the loads walked.
+pub fn warm_up(walker: &mut Walker) -> Result<u64, Error> {
+    let per_trip = walker.kernel().loads_per_trip();
+    let len = walker.chain_len();
+    let chunk_trips = CHUNK.div_ceil(per_trip).max(1);
+    let full_trips = len.div_ceil(per_trip).max(1);
+    let mut walked_trips = 0;
+    let mut previous: Option<f64> = None;
+    while walked_trips < full_trips {
+        let trips = chunk_trips.min(full_trips - walked_trips);
+        let start = Instant::now();
+        walker.walk(trips)?;
+        let ns = start.elapsed().as_nanos() as f64 / (trips * per_trip) as f64;
+        walked_trips += trips;
+        if let Some(before) = previous
+            && ns >= SLOW_NS
+            && (ns - before).abs() <= STEADY * ns
+        {
+            break;
+        }
+        previous = Some(ns);
+    }
+    Ok(walked_trips * per_trip)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chain::Chain;
+    use crate::engine::Workload;
+    use crate::kernels::{Kernel, KernelKind};
+    use crate::platform::PageRequest;
+
+    #[test]
+    fn a_small_chain_is_walked_one_full_cycle() {
+        let mut w = Workload::prepare(64 << 10, PageRequest::Base, None).unwrap();
+        let chain = Chain::random(64 << 10, 64, 1).unwrap();
+        let kernel = Kernel::Chase(KernelKind::Pointer);
+        w.link(&chain, kernel).unwrap();
+        let mut walker = w.walker(&chain, kernel);
+        let loads = warm_up(&mut walker).unwrap();
+        assert_eq!(loads, chain.len().div_ceil(100) * 100);
+        // The walker still knows where it is: the next walk checks out.
+        walker.walk(3).unwrap();
+    }
+}
