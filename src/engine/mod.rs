@@ -36,6 +36,7 @@ pub use measurement::{Measurement, Sample};
 pub use point::Point;
 pub use sampling::{MAX_ROUNDS, ROUNDS, Strategy, Timed};
 pub use timing::{CycleSource, Timing};
+pub use warmup::warm_up;
 pub use workload::{Walker, Workload, ensure_memory, memory_needed};
 
 use std::time::Duration;

@@ -14,12 +14,20 @@ pub const MIN_DRAM_SIZE: u64 = 256 << 20;
 /// to be: past 1 GiB the latency grows with page walks, not with memory.
 pub const MAX_DRAM_SIZE: u64 = 1 << 30;
 
+/// A working set surely beyond every cache a core can use: 4x the last level
+/// claimed, at least `floor`, at most [`MAX_DRAM_SIZE`] (seed 002's 8x LLC,
+/// kept in `memlat levels`, is 3.8 GiB for a 480 MiB L3 and measures page
+/// walks as much as memory).
+pub fn dram_size(last_level: u64, floor: u64) -> u64 {
+    last_level
+        .saturating_mul(4)
+        .clamp(floor, MAX_DRAM_SIZE.max(floor))
+}
+
 /// One size well inside each data cache and beyond the one before it: half
 /// of L1, then the geometric middle between the previous level's capacity and
 /// this one's (seed 002's CACHE_SIZE/2 lets other tenants' use of a shared
-/// level push it out); then for DRAM twice the last level, from 256 MiB to
-/// 1 GiB: surely beyond every cache a core can use (seed 002's 8x LLC, kept
-/// in `memlat levels`, is 3.8 GiB for a 480 MiB L3), and at most a quarter of
+/// level push it out); then [`dram_size`] for DRAM, at most a quarter of
 /// available memory.
 pub fn default_sizes(caches: &[CacheInfo], mem_available: Option<u64>) -> Vec<u64> {
     if caches.is_empty() {
@@ -36,9 +44,7 @@ pub fn default_sizes(caches: &[CacheInfo], mem_available: Option<u64>) -> Vec<u6
         sizes.push(size);
         previous = cache.size_bytes;
     }
-    let mut dram = previous
-        .saturating_mul(2)
-        .clamp(MIN_DRAM_SIZE, MAX_DRAM_SIZE);
+    let mut dram = dram_size(previous, MIN_DRAM_SIZE);
     if let Some(available) = mem_available {
         dram = dram.min(available / 4);
     }
@@ -63,9 +69,9 @@ mod tests {
         // Never more than a quarter of what is available.
         assert_eq!(default_sizes(&caches, Some(512 << 20))[3], 128 << 20);
         let large = [cache(1, 48 << 10), cache(2, 2 << 20), cache(3, 480 << 20)];
-        assert_eq!(default_sizes(&large, Some(16 << 30))[3], 960 << 20);
-        let huge = [cache(1, 48 << 10), cache(2, 2 << 20), cache(3, 1100 << 20)];
-        assert_eq!(default_sizes(&huge, Some(16 << 30))[3], MAX_DRAM_SIZE);
+        assert_eq!(default_sizes(&large, Some(16 << 30))[3], MAX_DRAM_SIZE);
+        let small = [cache(1, 32 << 10), cache(2, 1 << 20), cache(3, 96 << 20)];
+        assert_eq!(default_sizes(&small, Some(16 << 30))[3], 384 << 20);
         assert_eq!(default_sizes(&[], None), FALLBACK_SIZES.to_vec());
     }
 }

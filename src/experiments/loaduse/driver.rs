@@ -198,8 +198,8 @@ pub fn level(
         };
         workload.link(&chain, warm)?;
         let mut walker = workload.walker(&chain, warm);
-        // Warm-up: one full cycle warms caches and TLB and proves the chain.
-        walker.walk(chain.len().div_ceil(warm.loads_per_trip()))?;
+        // Warm-up until steady, as every point's (engine::warm_up).
+        crate::engine::warm_up(&mut walker)?;
         // A fresh random order of N each pass: a slow spell of the machine
         // (a busy SMT sibling, another tenant) lands on scattered N in each
         // pass, so the fastest pass of every N is likely an undisturbed one.

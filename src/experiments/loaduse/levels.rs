@@ -2,7 +2,8 @@
 //!
 //! As in seed 003, a cache level's working set is 3/4 of the cache sysfs
 //! lists (room for the kernel's own data, interrupt handlers and the stack),
-//! and DRAM's is 8x the last level, so almost every load misses every cache.
+//! and DRAM's is 4x the last level (from 64 MiB to 1 GiB, as the quick
+//! table's), so almost every load misses every cache.
 
 use std::fmt;
 
@@ -184,8 +185,12 @@ pub fn resolve(
             },
             LevelChoice::Dram => {
                 let last = caches.last().expect("at least the fallback caches");
-                let mut size = (8 * last.size_bytes).max(MIN_DRAM_SIZE);
-                let mut basis = format!("8x {} {}", last.name(), HumanBytes(last.size_bytes));
+                let mut size = crate::experiments::quick::dram_size(last.size_bytes, MIN_DRAM_SIZE);
+                let mut basis = format!(
+                    "4x {} {} (64 MiB to 1 GiB)",
+                    last.name(),
+                    HumanBytes(last.size_bytes)
+                );
                 if let Some(available) = available
                     && size > available / 4
                 {
@@ -264,11 +269,11 @@ mod tests {
     }
 
     #[test]
-    fn defaults_are_three_quarters_of_l1_and_l2_and_8x_the_last_level() {
+    fn defaults_are_three_quarters_of_l1_and_l2_and_4x_the_last_level() {
         let caches = [cache(1, 32 << 10), cache(2, 1 << 20), cache(3, 32 << 20)];
         let (levels, notices) = resolve(&[], &caches, 64, Some(64 << 30)).unwrap();
         let sizes: Vec<u64> = levels.iter().map(|l| l.size).collect();
-        assert_eq!(sizes, vec![24 << 10, 768 << 10, 256 << 20]);
+        assert_eq!(sizes, vec![24 << 10, 768 << 10, 128 << 20]);
         assert_eq!(levels[0].name, "L1d");
         assert_eq!(levels[2].name, "DRAM");
         assert!(notices.is_empty());
