@@ -127,6 +127,7 @@ fn mutated_sweep_files_never_panic_the_readers() {
             if let Ok(result) = SweepResult::parse(&text, path) {
                 let _ = result.config.validate(path);
                 let _ = result.detect();
+                #[cfg(feature = "cli")]
                 let _ = memlat::output::plot::sweep::charts(
                     &result,
                     &memlat::output::plot::sweep::Metric::defaults(&result),
