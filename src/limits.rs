@@ -120,9 +120,12 @@ pub fn stride(bytes: u64, origin: Origin) -> Result<u64, LimitError> {
     }
 }
 
+/// The largest node spacing (`--line`), bytes.
+pub const MAX_LINE: u64 = 1 << 20;
+
 /// Node spacing (line size) in bytes: a multiple of 8 from 8 to 1 MiB.
 pub fn line(bytes: u64, origin: Origin) -> Result<u64, LimitError> {
-    if bytes >= 8 && bytes.is_multiple_of(8) && bytes <= 1 << 20 {
+    if bytes >= 8 && bytes.is_multiple_of(8) && bytes <= MAX_LINE {
         Ok(bytes)
     } else {
         reject(

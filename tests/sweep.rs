@@ -57,7 +57,7 @@ fn a_sweep_writes_csv_json_and_plot() {
     let out = memlat()
         .args(["sweep", "--from", "1K", "--to", "64K", "--ratio", "2"])
         .args(FAST)
-        .args(["-e", "task-clock"])
+        .args(["-e", "task-clock", "--no-refine"])
         .arg("--csv")
         .arg(&csv)
         .arg("--json")
@@ -278,14 +278,82 @@ fn ctrl_c_stops_after_a_point_and_resume_finishes_the_sweep() {
         )));
     let resumed = read_json(&json).unwrap();
     assert_eq!(resumed["complete"], true);
-    assert_eq!(points(&resumed).len(), total);
+    // The grid, then the sizes that refine capacities (if a level showed).
+    let refined = resumed["config"]["refined_sizes"].as_array().unwrap().len();
+    assert_eq!(points(&resumed).len(), total + refined);
     assert_eq!(
         resumed["points"][0]["ns_per_load"],
         v["points"][0]["ns_per_load"]
     );
     assert_eq!(resumed["config"]["sample_ms"], 5);
     assert!(dir.path().join("i.csv").is_file() && dir.path().join("i.png").is_file());
-    assert_eq!(csv_rows(&csv).len(), 2 * total);
+    assert_eq!(csv_rows(&csv).len(), 2 * (total + refined));
+}
+
+#[test]
+fn capacities_are_refined_inside_their_brackets() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    memlat()
+        .args(["sweep", "--from", "4K", "--to", "4M", "--ratio", "2"])
+        .args(["--pattern", "random", "--sample-ms", "2", "--repeats", "2"])
+        .args(["--no-progress", "--json"])
+        .arg(&json)
+        .assert()
+        .success();
+    let v = read_json(&json).unwrap();
+    let grid: Vec<u64> = v["config"]["sizes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_u64().unwrap())
+        .collect();
+    let refined: Vec<u64> = v["config"]["refined_sizes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_u64().unwrap())
+        .collect();
+    let measured: Vec<u64> = points(&v)
+        .iter()
+        .map(|p| p["size"].as_u64().unwrap())
+        .collect();
+    for size in &refined {
+        assert!(!grid.contains(size) && measured.contains(size), "{size}");
+        assert_eq!(size % 64, 0);
+    }
+    let levels = v["detection"]["levels"].as_array().unwrap();
+    let brackets: Vec<&Value> = levels
+        .iter()
+        .filter(|l| !l["size_bracket_bytes"].is_null())
+        .collect();
+    if brackets.is_empty() {
+        println!("SKIPPED the refinement check: no cache level showed on this host's curve");
+        return;
+    }
+    // A grid of ratio 2 brackets every capacity 2x wide: refining must have
+    // measured inside, and the brackets now lie between measured sizes.
+    assert!(!refined.is_empty(), "{levels:?}");
+    for l in brackets {
+        let [low, high] = [0, 1].map(|i| l["size_bracket_bytes"][i].as_u64().unwrap());
+        assert!(measured.contains(&low) && measured.contains(&high), "{l}");
+        assert!(
+            (high as f64) < (low as f64) * 2.0,
+            "still a grid bracket: {l}"
+        );
+    }
+    // --no-refine keeps the plain grid.
+    let plain = dir.path().join("p.json");
+    memlat()
+        .args(["sweep", "--from", "4K", "--to", "64K", "--ratio", "2"])
+        .args(["--pattern", "random", "--sample-ms", "2", "--repeats", "2"])
+        .args(["--no-progress", "--no-refine", "--json"])
+        .arg(&plain)
+        .assert()
+        .success();
+    let p = read_json(&plain).unwrap();
+    assert_eq!(p["config"]["refine"], false);
+    assert!(p["config"]["refined_sizes"].as_array().unwrap().is_empty());
 }
 
 #[test]

@@ -12,10 +12,12 @@
 //! of two, else the largest power of two not above the capacity: either is a
 //! multiple of the way size whenever the set count is a power of two. The
 //! lines then also share a set in every smaller level, so for N above those
-//! levels' ways the loads are served by this level or beyond; the estimate
-//! therefore compares each N's latency with a threshold half-way between
-//! this level's latency and the next one's (where half the loads would miss),
-//! both measured separately with random chains.
+//! levels' ways the loads are served by this level or beyond; the reading
+//! therefore compares each N's latency with this level's and the next one's,
+//! both measured separately with random chains, and takes the first rise
+//! past a quarter of the way between them that lasts ([`estimate_ways`]).
+//! Each N is measured by [`CHAINS`] chains, each in its own set away from
+//! the page-aligned start of the stride, and their median read.
 
 use serde::{Deserialize, Serialize};
 
@@ -111,13 +113,44 @@ pub fn plan(
         .collect()
 }
 
-/// One measured point: N lines and their latency.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+/// One measured line count: N lines, the latency of each independent chain
+/// (each in its own set) and their median.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AssocPoint {
     /// Lines in the set.
     pub lines: u64,
-    /// Median latency per load, ns.
+    /// Median over the chains, ns per load.
     pub ns: f64,
+    /// Each chain's median latency, ns per load.
+    #[serde(default)]
+    pub ns_by_chain: Vec<f64>,
+}
+
+impl AssocPoint {
+    /// A count measured by `chains` (each chain's ns per load).
+    pub fn of(lines: u64, chains: Vec<f64>) -> AssocPoint {
+        AssocPoint {
+            lines,
+            ns: crate::analysis::stats::median(&chains),
+            ns_by_chain: chains,
+        }
+    }
+}
+
+/// Independent chains per line count, each in its own set: the median
+/// outvotes a set that something else also uses.
+pub const CHAINS: u32 = 3;
+
+/// The byte offset within the stride of chain `index`'s set: away from the
+/// start of the stride (where page-aligned data of every kind sits) and
+/// different for every chain.
+pub fn set_offset(stride: u64, line: u64, index: u32) -> u64 {
+    let slots = stride / line.max(1);
+    if slots < 2 {
+        return 0;
+    }
+    let slot = (slots * (3 + 2 * u64::from(index)) / 8 + u64::from(index)) % slots;
+    slot.max(1) * line
 }
 
 /// The ways estimated from one level's points.
@@ -125,17 +158,27 @@ pub struct AssocPoint {
 pub struct WaysEstimate {
     /// Estimated ways; `None` when the data do not show a step.
     pub ways: Option<u64>,
-    /// Latency threshold between hits and misses, ns.
+    /// Latencies at or above this count as risen, ns.
     pub threshold_ns: f64,
     /// Why no estimate, or what to keep in mind.
     pub notes: Vec<String>,
 }
 
-/// Ways = the largest N before the latency crosses the threshold half-way
-/// between `hit_ns` and `miss_ns` (where half the loads miss) and stays above
-/// it for the next N as well.
+/// A count has risen once its latency has gone this fraction of the way
+/// from the level's latency to the next level's: with LRU one line more
+/// than the ways misses on every load, with the pseudo-LRU of real caches
+/// on fewer, but on far more than this.
+pub const RISE_FRACTION: f64 = 0.25;
+
+/// A count whose latency has gone this fraction of the way is already
+/// touched by misses.
+pub const TOUCHED_FRACTION: f64 = 0.1;
+
+/// Ways = the largest N before the latency rises and stays risen: the first
+/// count from which every later one is risen, but for lone dips (one count
+/// between risen ones, noise: reported), and the next one risen too.
 pub fn estimate_ways(points: &[AssocPoint], hit_ns: f64, miss_ns: f64) -> WaysEstimate {
-    let threshold = (hit_ns + miss_ns) / 2.0;
+    let threshold = hit_ns + RISE_FRACTION * (miss_ns - hit_ns);
     let mut notes = Vec::new();
     if !(hit_ns > 0.0 && miss_ns / hit_ns >= MIN_CONTRAST) {
         notes.push(format!(
@@ -149,9 +192,8 @@ pub fn estimate_ways(points: &[AssocPoint], hit_ns: f64, miss_ns: f64) -> WaysEs
     }
     let mut sorted = points.to_vec();
     sorted.sort_by_key(|p| p.lines);
-    let above = |p: &AssocPoint| p.ns >= threshold;
-    let step =
-        (0..sorted.len()).find(|&i| above(&sorted[i]) && sorted.get(i + 1).is_none_or(above));
+    let risen: Vec<bool> = sorted.iter().map(|p| p.ns >= threshold).collect();
+    let step = first_sustained_rise(&risen);
     let ways = match step {
         Some(0) => {
             notes.push(format!(
@@ -163,7 +205,7 @@ pub fn estimate_ways(points: &[AssocPoint], hit_ns: f64, miss_ns: f64) -> WaysEs
         Some(i) => Some(sorted[i - 1].lines),
         None => {
             notes.push(format!(
-                "no miss up to {} lines: the level has more ways than tried (raise --max-lines) or does not map these lines to one set (hashed or sliced)",
+                "no sustained rise up to {} lines: the level has more ways than tried (raise --max-lines) or does not map these lines to one set (hashed or sliced)",
                 sorted.last().map_or(0, |p| p.lines)
             ));
             None
@@ -178,22 +220,83 @@ pub fn estimate_ways(points: &[AssocPoint], hit_ns: f64, miss_ns: f64) -> WaysEs
             n + 1
         ));
     }
-    if let Some(w) = ways {
-        let later_hits = sorted
-            .iter()
-            .filter(|p| p.lines > w + 1 && !above(p))
-            .count();
-        if later_hits > 0 {
-            notes.push(format!(
-                "{later_hits} larger line count(s) fell back below the threshold: replacement is not plain LRU, or the run was disturbed"
-            ));
-        }
+    if let (Some(w), Some(i)) = (ways, step) {
+        notes.extend(reading_notes(&sorted, i, w, hit_ns, miss_ns, threshold));
     }
     WaysEstimate {
         ways,
         threshold_ns: threshold,
         notes,
     }
+}
+
+/// The index from which the counts are risen for good: it and the next one
+/// (if any) risen, and after it no two counts in a row below.
+fn first_sustained_rise(risen: &[bool]) -> Option<usize> {
+    (0..risen.len()).find(|&i| {
+        risen[i]
+            && risen.get(i + 1).is_none_or(|&r| r)
+            && !risen[i..].windows(2).any(|w| !w[0] && !w[1])
+    })
+}
+
+/// What the points around the step say about the answer: dips after the
+/// rise, and a count at the answer already touched by misses.
+fn reading_notes(
+    sorted: &[AssocPoint],
+    step: usize,
+    ways: u64,
+    hit_ns: f64,
+    miss_ns: f64,
+    threshold: f64,
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    let dips: Vec<String> = sorted[step..]
+        .iter()
+        .filter(|p| p.ns < threshold)
+        .map(|p| format!("{} ({:.2} ns)", p.lines, p.ns))
+        .collect();
+    if !dips.is_empty() {
+        notes.push(format!(
+            "after the rise at {} lines, {} fell back below {threshold:.2} ns alone: noise or pseudo-LRU replacement, not a hit level",
+            ways + 1,
+            dips.join(", ")
+        ));
+    }
+    let early: Vec<String> = sorted[..step]
+        .iter()
+        .filter(|p| p.ns >= threshold)
+        .map(|p| format!("{} ({:.2} ns)", p.lines, p.ns))
+        .collect();
+    if !early.is_empty() {
+        notes.push(format!(
+            "before the sustained rise, {} rose alone: noise, left out",
+            early.join(", ")
+        ));
+    }
+    if let [first, next, ..] = &sorted[step..]
+        && next.ns < first.ns
+    {
+        notes.push(format!(
+            "{} lines rose to {:.2} ns but {} fell back to {:.2}: pseudo-LRU misses grow with the lines, so {} lines may have hit but for something else sharing the set; the level may have {} ways",
+            first.lines,
+            first.ns,
+            next.lines,
+            next.ns,
+            first.lines,
+            ways + 1
+        ));
+    }
+    let at_ways = &sorted[step - 1];
+    let touched = hit_ns + TOUCHED_FRACTION * (miss_ns - hit_ns);
+    if at_ways.ns >= touched {
+        notes.push(format!(
+            "at {ways} lines the latency already rose to {:.2} ns (hits take {hit_ns:.2}): something else shares the set (the stack, memlat's own data) or replacement is not plain LRU, so the level may have {} ways",
+            at_ways.ns,
+            ways + 1
+        ));
+    }
+    notes
 }
 
 /// The largest rise (at least 1.5x) between consecutive line counts: (N, ns at N, ns at N+1).
@@ -221,12 +324,56 @@ mod tests {
 
     fn points(ways: u64, hit: f64, miss: f64, upto: u64) -> Vec<AssocPoint> {
         (1..=upto)
-            .map(|n| AssocPoint {
-                lines: n,
-                ns: if n <= ways { hit } else { miss }
-                    * (1.0 + 0.02 * ((n * 7 % 5) as f64 - 2.0) / 2.0),
+            .map(|n| {
+                let ns = if n <= ways { hit } else { miss }
+                    * (1.0 + 0.02 * ((n * 7 % 5) as f64 - 2.0) / 2.0);
+                AssocPoint::of(n, vec![ns])
             })
             .collect()
+    }
+
+    fn measured(ns: &[f64]) -> Vec<AssocPoint> {
+        ns.iter()
+            .enumerate()
+            .map(|(i, &v)| AssocPoint::of(i as u64 + 1, vec![v]))
+            .collect()
+    }
+
+    #[test]
+    fn a_dip_after_the_rise_is_noise_not_the_answer() {
+        // `memlat assoc --levels 1` on the Golden Cove guest (memlat 0.1.0,
+        // one chain per count): 12 ways, but 16 under the old reading.
+        let mut ns = vec![1.43; 11];
+        ns.extend([2.48, 2.24, 2.99, 3.62, 2.40]);
+        ns.extend([4.5; 10]);
+        let e = estimate_ways(&measured(&ns), 1.43, 4.6);
+        // 12 lines already rose past a quarter of the way (2.22 ns): the
+        // reading says 11, and that it may be 12.
+        assert_eq!(e.ways, Some(11), "{e:?}");
+        assert!(
+            e.notes.iter().any(|n| n.contains("may have 12 ways")),
+            "{e:?}"
+        );
+        // With the set to itself (as three chains' median gives), 12.
+        ns[11] = 1.45;
+        let e = estimate_ways(&measured(&ns), 1.43, 4.6);
+        assert_eq!(e.ways, Some(12), "{e:?}");
+        assert!(!e.notes.iter().any(|n| n.contains("may have")), "{e:?}");
+        // A lone dip after the rise is reported, not taken for hits.
+        ns[15] = 1.5;
+        let e = estimate_ways(&measured(&ns), 1.43, 4.6);
+        assert_eq!(e.ways, Some(12), "{e:?}");
+        assert!(e.notes.iter().any(|n| n.contains("16 (1.50 ns)")), "{e:?}");
+    }
+
+    #[test]
+    fn the_median_of_chains_outvotes_one_shared_set() {
+        let p = AssocPoint::of(12, vec![1.44, 2.6, 1.45]);
+        assert_eq!(p.ns, 1.45);
+        let offsets: Vec<u64> = (0..CHAINS).map(|i| set_offset(4096, 64, i)).collect();
+        assert!(offsets.iter().all(|&o| o > 0 && o < 4096 && o % 64 == 0));
+        assert!(offsets[0] != offsets[1] && offsets[1] != offsets[2]);
+        assert_eq!(set_offset(64, 64, 0), 0);
     }
 
     #[test]

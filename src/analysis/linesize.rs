@@ -107,6 +107,97 @@ pub fn estimate(points: &[StridePoint]) -> LineEstimate {
     }
 }
 
+/// One distance of the dependent-pair measurement: slot X then X + d.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PairPoint {
+    /// Distance from the first load to the second, bytes.
+    pub distance: u64,
+    /// Mean latency of the two loads, ns.
+    pub pair_ns: f64,
+    /// The second load's latency: twice the mean less a lone miss, ns.
+    pub second_ns: f64,
+}
+
+impl PairPoint {
+    /// A pair measured at `pair_ns` per load where a lone load takes `miss_ns`.
+    pub fn of(distance: u64, pair_ns: f64, miss_ns: f64) -> PairPoint {
+        PairPoint {
+            distance,
+            pair_ns,
+            second_ns: 2.0 * pair_ns - miss_ns,
+        }
+    }
+}
+
+/// The line from dependent pairs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PairReading {
+    /// The smallest distance whose second load no longer hits X's line.
+    pub line_bytes: Option<u64>,
+    /// What to keep in mind.
+    pub notes: Vec<String>,
+}
+
+/// A second load above twice the hit latency and this fraction of the way
+/// to a lone miss no longer hits the first load's line.
+pub const HIT_FRACTION: f64 = 0.05;
+
+/// Reads dependent pairs (the smallest distance must lie within the line:
+/// its second load is the hit reference) against a lone load of `lone_ns`.
+pub fn read_pairs(points: &[PairPoint], lone_ns: f64) -> PairReading {
+    let mut sorted = points.to_vec();
+    sorted.sort_by_key(|p| p.distance);
+    let mut notes = Vec::new();
+    let Some(hit_ns) = sorted.first().map(|p| p.second_ns.max(0.1)) else {
+        return PairReading {
+            line_bytes: None,
+            notes: vec!["no pairs measured".into()],
+        };
+    };
+    if lone_ns < 4.0 * hit_ns {
+        notes.push(format!(
+            "a lone load ({lone_ns:.1} ns) is not clearly slower than a second load in its line ({hit_ns:.1} ns): the buffer may fit a fast level; give a larger -n/--size"
+        ));
+        return PairReading {
+            line_bytes: None,
+            notes,
+        };
+    }
+    let threshold = 2.0 * hit_ns + HIT_FRACTION * (lone_ns - hit_ns);
+    let beyond: Vec<&PairPoint> = sorted.iter().filter(|p| p.second_ns > threshold).collect();
+    let line_bytes = beyond.first().map(|p| p.distance);
+    match line_bytes {
+        None => notes.push(format!(
+            "every second load up to {} bytes away hit: the line is larger than that",
+            sorted.last().map_or(0, |p| p.distance)
+        )),
+        Some(line) => {
+            let lo = beyond
+                .iter()
+                .map(|p| p.second_ns)
+                .fold(f64::INFINITY, f64::min);
+            let hi = beyond.iter().map(|p| p.second_ns).fold(0.0, f64::max);
+            if hi < 0.75 * lone_ns {
+                notes.push(format!(
+                    "a second load {line} or more bytes away took {lo:.1}..{hi:.1} ns against {lone_ns:.1} for a lone load: nearby lines come cheaper (prefetched with the first, or an open DRAM page), but not as hits"
+                ));
+            }
+        }
+    }
+    PairReading { line_bytes, notes }
+}
+
+/// The unit a miss brings in: where the page-random spacing curve stops
+/// growing (`spacing_knee`), when that is beyond the line: below it, lines
+/// arrive with their neighbours (adjacent-line or pair prefetch), so a new
+/// line a load costs less than one a fetch unit apart.
+pub fn fetch_bytes(line: Option<u64>, spacing_knee: Option<u64>) -> Option<u64> {
+    match (line, spacing_knee) {
+        (Some(l), Some(k)) => Some(l.max(k)),
+        (l, k) => l.or(k),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -149,6 +240,37 @@ mod tests {
         // 128 KiB (L2): a smaller contrast.
         let e = estimate(&at([1.373, 1.464, 1.978, 2.665, 2.324, 2.670]));
         assert_eq!(e.line_bytes, Some(64), "{e:?}");
+    }
+
+    fn pairs(second: [f64; 6], miss: f64) -> Vec<PairPoint> {
+        [8u64, 16, 32, 64, 128, 256]
+            .iter()
+            .zip(second)
+            .map(|(&d, s)| PairPoint::of(d, (miss + s) / 2.0, miss))
+            .collect()
+    }
+
+    #[test]
+    fn pairs_find_the_line_and_the_spacing_knee_the_fetch_unit() {
+        // This Golden Cove guest at 512 MiB: hits within the line, 17..29 ns
+        // for a second load beyond it, 182 ns alone.
+        let r = read_pairs(&pairs([0.65, 4.16, -0.16, 28.6, 16.9, 21.1], 182.0), 182.0);
+        assert_eq!(r.line_bytes, Some(64), "{r:?}");
+        assert!(r.notes[0].contains("come cheaper"), "{r:?}");
+        // And at 4 MiB (L3 here).
+        let r = read_pairs(&pairs([1.86, 2.6, 2.5, 39.7, 32.3, 35.5], 45.2), 45.2);
+        assert_eq!(r.line_bytes, Some(64), "{r:?}");
+        // A 128-byte line.
+        let r = read_pairs(&pairs([1.3, 1.3, 1.3, 1.4, 36.0, 37.0], 36.0), 36.0);
+        assert_eq!(r.line_bytes, Some(128));
+        // No contrast: no reading.
+        let r = read_pairs(&pairs([1.3; 6], 1.4), 1.4);
+        assert_eq!(r.line_bytes, None);
+        assert!(r.notes[0].contains("larger -n"));
+        // 64-byte lines, page-random latency growing to 128: fetched in pairs.
+        assert_eq!(fetch_bytes(Some(64), Some(128)), Some(128));
+        assert_eq!(fetch_bytes(Some(64), Some(32)), Some(64));
+        assert_eq!(fetch_bytes(None, Some(128)), Some(128));
     }
 
     #[test]

@@ -74,13 +74,22 @@ pub struct Chain {
 
 #[derive(Debug, Clone)]
 enum Order {
-    /// Node k sits at word `(k * step) mod words`; the cycle has `len` nodes.
-    Stride { words: u64, step: u64, len: u64 },
-    /// Node k sits at byte `order.apply(k) * spacing`.
+    /// Node k sits at word `(k * step) mod words`, plus `offset` bytes; the
+    /// cycle has `len` nodes.
+    Stride {
+        words: u64,
+        step: u64,
+        len: u64,
+        offset: u64,
+    },
+    /// Node k sits at byte `order.apply(k) * spacing + offset`; with a
+    /// `pair`, each such node is followed by one `pair` bytes after it.
     Random {
         order: ZeroFirst,
         nodes: u64,
         spacing: u64,
+        offset: u64,
+        pair: u64,
     },
     /// Node k is in the page `pages.apply(k / per_page)` (the partial last
     /// page, if any, last), at the place within it that page's permutation gives.
@@ -175,8 +184,61 @@ impl Chain {
         let len = words / gcd(words, step);
         Ok(Chain {
             size,
-            order: Order::Stride { words, step, len },
+            order: Order::Stride {
+                words,
+                step,
+                len,
+                offset: 0,
+            },
         })
+    }
+
+    /// The chain moved `offset` bytes up: every node at the same place within
+    /// its stride (or random slot), so that N lines a way-size apart fall in
+    /// a chosen set (`memlat assoc`). Only for a stride that divides `size`
+    /// or a random chain, with `offset` a multiple of 8 below the stride or
+    /// slot; other chains are returned as they are.
+    pub fn with_offset(mut self, offset: u64) -> Chain {
+        if !offset.is_multiple_of(WORD) {
+            return self;
+        }
+        match &mut self.order {
+            Order::Stride {
+                words,
+                step,
+                offset: at,
+                ..
+            } if *step > 0 && (*words).is_multiple_of(*step) && offset < *step * WORD => {
+                *at = offset;
+            }
+            Order::Random {
+                spacing,
+                offset: at,
+                ..
+            } if offset < *spacing => *at = offset,
+            _ => {}
+        }
+        self
+    }
+
+    /// The random chain with a dependent second load in every slot: slot X,
+    /// then X + `pair`, then the next slot (multichase's `critword`): the
+    /// second load hits in X's line, in a line fetched with it, or misses.
+    /// Only for a random chain, with `pair` a multiple of 8 in the slot
+    /// (after any offset); other chains are returned as they are.
+    pub fn with_pair(mut self, pair: u64) -> Chain {
+        if let Order::Random {
+            spacing,
+            offset,
+            pair: at,
+            ..
+        } = &mut self.order
+            && pair.is_multiple_of(WORD)
+            && *offset + pair < *spacing
+        {
+            *at = pair;
+        }
+        self
     }
 
     /// A random single cycle through every `line`-byte slot, node 0 first;
@@ -189,6 +251,8 @@ impl Chain {
                 order: ZeroFirst::new(nodes, seed),
                 nodes,
                 spacing: line,
+                offset: 0,
+                pair: 0,
             },
         })
     }
@@ -249,7 +313,7 @@ impl Chain {
     pub fn len(&self) -> u64 {
         match &self.order {
             Order::Stride { len, .. } => *len,
-            Order::Random { nodes, .. } => *nodes,
+            Order::Random { nodes, pair, .. } => nodes * if *pair > 0 { 2 } else { 1 },
             Order::PageRandom(p) => p.nodes,
         }
     }
@@ -263,10 +327,26 @@ impl Chain {
     pub fn node_offset(&self, loads: u64) -> u64 {
         let position = loads % self.len();
         match &self.order {
-            Order::Stride { words, step, .. } => {
-                ((position as u128 * *step as u128) % *words as u128) as u64 * WORD
-            }
-            Order::Random { order, spacing, .. } => order.apply(position) * spacing,
+            Order::Stride {
+                words,
+                step,
+                offset,
+                ..
+            } => ((position as u128 * *step as u128) % *words as u128) as u64 * WORD + offset,
+            Order::Random {
+                order,
+                spacing,
+                offset,
+                pair: 0,
+                ..
+            } => order.apply(position) * spacing + offset,
+            Order::Random {
+                order,
+                spacing,
+                offset,
+                pair,
+                ..
+            } => order.apply(position / 2) * spacing + offset + (position % 2) * pair,
             Order::PageRandom(p) => p.node(position) * p.spacing,
         }
     }
@@ -288,6 +368,12 @@ impl Chain {
                     })
                     .count() as u64
             }
+            Order::Random {
+                nodes,
+                pair,
+                spacing,
+                ..
+            } if *pair > 0 => nodes * if pair / block > 0 { 2 } else { 1 },
             Order::Random { nodes, spacing, .. }
             | Order::PageRandom(PageOrder { nodes, spacing, .. }) => {
                 if *spacing >= block {
@@ -319,10 +405,20 @@ impl Chain {
                     here = next;
                 }
             }
-            Order::Random { order, spacing, .. } => {
-                for node in 0..len {
-                    let next = order.apply((order.invert(node) + 1) % len) * spacing;
-                    let here = node * spacing;
+            Order::Random {
+                order,
+                nodes,
+                spacing,
+                offset,
+                pair,
+            } => {
+                for node in 0..*nodes {
+                    let next = order.apply((order.invert(node) + 1) % nodes) * spacing + offset;
+                    let mut here = node * spacing + offset;
+                    if *pair > 0 {
+                        words[(here / WORD) as usize] = encode(here, here + pair);
+                        here += pair;
+                    }
                     words[(here / WORD) as usize] = encode(here, next);
                 }
             }
@@ -374,6 +470,42 @@ mod tests {
         let mut words = vec![u64::MAX; (chain.size() / WORD) as usize];
         chain.link_into(&mut words, NodeEncoding::WordIndex);
         words
+    }
+
+    /// Follows a linked chain from its first node: every step must land
+    /// where `node_offset` says, and the walk must close after `len` steps.
+    fn follows_its_offsets(chain: &Chain) {
+        let words = linked(chain);
+        let mut at = chain.node_offset(0);
+        for k in 1..=chain.len() {
+            at = words[(at / WORD) as usize] * WORD;
+            assert_eq!(at, chain.node_offset(k), "step {k}");
+        }
+        assert_eq!(at, chain.node_offset(0));
+    }
+
+    #[test]
+    fn offsets_and_pairs_move_nodes_within_their_slots() {
+        // 12 lines a page apart, in set 37 of a 64-set L1 (memlat assoc).
+        let chain = Chain::stride(12 * 4096, 4096).unwrap().with_offset(37 * 64);
+        assert!((0..12).all(|k| chain.node_offset(k) % 4096 == 37 * 64));
+        follows_its_offsets(&chain);
+        let chain = Chain::random(12 * 4096, 4096, 3)
+            .unwrap()
+            .with_offset(37 * 64);
+        assert!((0..12).all(|k| chain.node_offset(k) % 4096 == 37 * 64));
+        follows_its_offsets(&chain);
+        // Dependent pairs: slot X, then X + 64, then the next slot.
+        let chain = Chain::random(64 * 512, 512, 9).unwrap().with_pair(64);
+        assert_eq!(chain.len(), 128);
+        assert_eq!(chain.node_offset(1), chain.node_offset(0) + 64);
+        assert_eq!(chain.distinct_blocks(64), 128);
+        follows_its_offsets(&chain);
+        // What does not fit is left as it was.
+        let chain = Chain::random(64 * 512, 512, 9).unwrap().with_pair(512);
+        assert_eq!(chain.len(), 64);
+        let chain = Chain::stride(10_000, 4096).unwrap().with_offset(64);
+        assert_eq!(chain.node_offset(0), 0);
     }
 
     #[test]

@@ -403,6 +403,12 @@ pub struct SweepArgs {
     #[arg(long)]
     pub no_progress: bool,
 
+    /// Measure only the grid: without it, sizes inside each level's capacity
+    /// bracket are measured afterwards (random series) until every capacity
+    /// is placed within 5%.
+    #[arg(long)]
+    pub no_refine: bool,
+
     /// Replace existing --csv, --json or --plot files (without it, a sweep
     /// refuses to overwrite an earlier result; continue one with --resume).
     #[arg(long)]

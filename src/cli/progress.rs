@@ -38,6 +38,8 @@ impl<R> Observer<R> for Progress {
         if !self.show {
             return;
         }
+        // A second plan (a sweep's refinement) replaces the first bar.
+        self.clear();
         let total: u64 = steps.iter().map(|(_, cost)| cost).sum();
         let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
         bar.set_style(

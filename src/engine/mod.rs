@@ -235,7 +235,10 @@ impl Engine {
     pub fn measure(&mut self, point: &Point) -> Result<Measurement, Error> {
         point.validate()?;
         let started = std::time::Instant::now();
-        let build = |seed| Chain::build(point.pattern, point.size, point.stride, point.line, seed);
+        let build = |seed| {
+            Chain::build(point.pattern, point.size, point.stride, point.line, seed)
+                .map(|c| c.with_offset(point.offset).with_pair(point.pair))
+        };
         let mut chain = build(point.seed)?;
         let mut workload = self.workload(point)?;
         let mut warnings = workload.notices.clone();

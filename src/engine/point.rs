@@ -19,6 +19,15 @@ pub struct Point {
     pub stride: u64,
     /// Chain pattern.
     pub pattern: Pattern,
+    /// Bytes every node sits above its multiple of the stride (stride chains
+    /// whose stride divides `size`) or of the line (random chains): a
+    /// multiple of 8 below either. Puts N lines a way-size apart in a chosen
+    /// set. 0 for page-random.
+    pub offset: u64,
+    /// With a random chain: a second node this many bytes after every node,
+    /// visited right after it (a dependent pair, `memlat linesize`); a
+    /// multiple of 8 below the line. 0: none.
+    pub pair: u64,
     /// Which loop follows the chain.
     pub kernel: KernelKind,
     /// Node spacing in bytes for the random patterns (a multiple of 8; the line size).
@@ -48,6 +57,8 @@ impl Default for Point {
             size: 32 << 10,
             stride: 64,
             pattern: Pattern::Random,
+            offset: 0,
+            pair: 0,
             kernel: KernelKind::Pointer,
             line: 64,
             pages: PageRequest::Thp,
@@ -126,6 +137,27 @@ impl Point {
                 self.stride,
                 "stride",
             )?;
+        }
+        let offset_fits = match self.pattern {
+            Pattern::Stride => self.offset < self.stride && self.size.is_multiple_of(self.stride),
+            Pattern::Random => self.offset < self.line,
+            Pattern::PageRandom => false,
+        };
+        if self.offset != 0 && !(self.offset.is_multiple_of(8) && offset_fits) {
+            return Err(Error::Invalid(format!(
+                "offset {}: only a stride chain whose stride divides its size, or a random chain, takes an offset: a multiple of 8 below the stride or line",
+                self.offset
+            )));
+        }
+        if self.pair != 0
+            && !(self.pattern == Pattern::Random
+                && self.pair.is_multiple_of(8)
+                && self.offset + self.pair < self.line)
+        {
+            return Err(Error::Invalid(format!(
+                "pair {}: only a random chain takes a pair, a multiple of 8 that fits in the line after the offset",
+                self.pair
+            )));
         }
         limits::line(self.line, Origin::Setting("line"))?;
         limits::repeats(self.repeats, Origin::Setting("repeats"))?;

@@ -37,7 +37,9 @@ pub struct AssocLevel {
     pub miss_size: u64,
     /// Latencies at or above this count as misses, ns.
     pub threshold_ns: f64,
-    /// Latency for each number of lines in the set.
+    /// Median latency for 1, 2, ... lines in the set, ns.
+    pub ns_by_lines: Vec<f64>,
+    /// Each line count with every chain's latency.
     pub points: Vec<AssocPoint>,
     /// Page backing of the largest set's buffer.
     pub pages: String,
@@ -69,7 +71,7 @@ pub fn run(
             index,
             total: plans.len(),
             label: &label,
-            cost_ms: plan.lines.len() as u64 * 100,
+            cost_ms: plan.lines.len() as u64 * u64::from(assoc::CHAINS) * 100,
         };
         observer.begin(&step);
         results.push(measure_level(engine, template, plan, &mut references)?);
@@ -98,6 +100,28 @@ impl References {
     }
 }
 
+/// Chain `index` through `n` lines one stride apart, all in one set: in a
+/// random order when the stride allows (a stride prefetcher following a
+/// constant stride would bring the next way-size line into the same set),
+/// each chain in its own set and with its own order.
+fn set_chain(template: &Point, plan: &LevelPlan, n: u64, index: u32) -> Point {
+    let offset = assoc::set_offset(plan.stride, template.line, index);
+    let random = n >= 3 && plan.stride <= crate::limits::MAX_LINE;
+    Point {
+        size: n * plan.stride,
+        stride: plan.stride,
+        pattern: if random {
+            Pattern::Random
+        } else {
+            Pattern::Stride
+        },
+        line: if random { plan.stride } else { template.line },
+        offset,
+        seed: template.seed + u64::from(index) * 1000,
+        ..template.clone()
+    }
+}
+
 fn measure_level(
     engine: &mut Engine,
     template: &Point,
@@ -110,24 +134,22 @@ fn measure_level(
     let mut pages = String::new();
     let mut warnings = Vec::new();
     for &n in &plan.lines {
-        let m = engine.measure(&Point {
-            size: n * plan.stride,
-            stride: plan.stride,
-            pattern: Pattern::Stride,
-            ..template.clone()
-        })?;
-        pages = m.page_backing.obtained.clone();
-        if plan.stride > 4096 && m.page_backing.huge_fraction < 0.99 && n > 1 {
-            warnings.push(format!(
-                "at {n} lines only {:.0}% of the buffer is in huge pages: lines {} apart may not share a set physically",
-                m.page_backing.huge_fraction * 100.0,
-                HumanBytes(plan.stride)
-            ));
+        // Each chain in its own set, away from the page-aligned start of
+        // the stride: the median outvotes a set that other data share.
+        let mut chains = Vec::new();
+        for chain in 0..assoc::CHAINS {
+            let m = engine.measure(&set_chain(template, plan, n, chain))?;
+            pages = m.page_backing.obtained.clone();
+            if plan.stride > 4096 && m.page_backing.huge_fraction < 0.99 && n > 1 {
+                warnings.push(format!(
+                    "at {n} lines only {:.0}% of the buffer is in huge pages: lines {} apart may not share a set physically",
+                    m.page_backing.huge_fraction * 100.0,
+                    HumanBytes(plan.stride)
+                ));
+            }
+            chains.push(m.ns_per_load.median);
         }
-        points.push(AssocPoint {
-            lines: n,
-            ns: m.ns_per_load.median,
-        });
+        points.push(AssocPoint::of(n, chains));
     }
     warnings.dedup();
     let estimate = assoc::estimate_ways(&points, hit_ns, miss_ns);
@@ -154,6 +176,7 @@ fn measure_level(
         miss_ns,
         miss_size: plan.miss_size,
         threshold_ns: estimate.threshold_ns,
+        ns_by_lines: points.iter().map(|p| p.ns).collect(),
         points,
         pages,
         notes,

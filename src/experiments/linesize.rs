@@ -5,7 +5,7 @@
 use anyhow::Result;
 
 use super::{Observer, Step};
-use crate::analysis::linesize::StridePoint;
+use crate::analysis::linesize::{PairPoint, StridePoint};
 use crate::chain::Pattern;
 use crate::engine::{Engine, Point};
 use crate::platform::caches::Machine;
@@ -30,7 +30,18 @@ pub struct Curves {
     pub page_random: Vec<StridePoint>,
     /// Seed 004's stride chain, one point per stride.
     pub stride: Vec<StridePoint>,
+    /// A lone load at a random slot (the reference for the pairs), ns.
+    pub lone_ns: f64,
+    /// Dependent pairs, one point per distance.
+    pub pairs: Vec<PairPoint>,
 }
+
+/// Distances of the dependent pairs: within any line, then past it.
+pub const PAIR_DISTANCES: [u64; 6] = [8, 16, 32, 64, 128, 256];
+
+/// The slot each pair lives in: twice the largest distance, so pairs of
+/// different slots share no 128-byte pair or 256-byte sector.
+pub const PAIR_SLOT: u64 = 512;
 
 /// Measures every spacing in `strides` over `size` bytes, page-random then
 /// stride order; `template` carries the settings every point shares.
@@ -56,10 +67,57 @@ pub fn run(
         pattern: Pattern::Stride,
         ..template.clone()
     })?;
+    let (lone_ns, pairs) = pairs(engine, template, size, observer, 2 * strides.len())?;
     Ok(Curves {
         page_random,
         stride,
+        lone_ns,
+        pairs,
     })
+}
+
+/// Random slots of [`PAIR_SLOT`] bytes over `size`: first one load per slot
+/// (a lone miss), then slot X and X + d, dependent, for each distance d
+/// (multichase's `critword`): the second load costs a hit within X's line,
+/// less than a miss in a line fetched with X's, a miss beyond.
+fn pairs(
+    engine: &mut Engine,
+    template: &Point,
+    size: u64,
+    observer: &mut dyn Observer<Curves>,
+    first_index: usize,
+) -> Result<(f64, Vec<PairPoint>)> {
+    let slots = Point {
+        size: size / PAIR_SLOT * PAIR_SLOT,
+        line: PAIR_SLOT,
+        pattern: Pattern::Random,
+        ..template.clone()
+    };
+    let total = first_index + 1 + PAIR_DISTANCES.len();
+    let mut measure = |index: usize, point: &Point, label: &str| {
+        let step = Step {
+            index,
+            total,
+            label,
+            cost_ms: 200,
+        };
+        observer.begin(&step);
+        let m = engine.measure(point);
+        observer.end(&step);
+        m.map(|m| m.ns_per_load.median)
+    };
+    let lone_ns = measure(first_index, &slots, "lone loads")?;
+    let mut points = Vec::new();
+    for (i, &d) in PAIR_DISTANCES.iter().enumerate() {
+        let label = format!("pairs {d} bytes apart");
+        let pair = Point {
+            pair: d,
+            ..slots.clone()
+        };
+        let ns = measure(first_index + 1 + i, &pair, &label)?;
+        points.push(PairPoint::of(d, ns, lone_ns));
+    }
+    Ok((lone_ns, points))
 }
 
 fn curve(

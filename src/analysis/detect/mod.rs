@@ -3,36 +3,46 @@
 //! shown beside the result, never used to find it.
 //!
 //! The method, in order:
-//! - [`segment`] groups the points into plateaus and transitions;
-//! - each plateau's latency is the median of its points, its spread the
-//!   lowest and highest repeat seen on it;
-//! - a cache's capacity is where the curve leaves its plateau: where the
-//!   latency has doubled (or gone half-way, in log, to the next level if that
-//!   is closer), interpolated in log-size; when the step is sharp (one point
-//!   on the plateau, the next on the next plateau) it is the largest size
-//!   still on the plateau, with the next size as upper bound. Leaving the
-//!   plateau, not reaching the next one, marks it, so a level the curve does
-//!   not resolve beyond does not inflate the capacity;
-//! - the last plateau is memory; when the curve still rises after it, memory
-//!   is only bounded below by the largest size's latency;
+//! - [`clean`] sorts the points, merges repeated sizes and sets disturbed
+//!   repeats aside;
+//! - [`segment`] groups the points into plateaus (3+ points flat relative to
+//!   their neighbours, however short) and transitions;
+//! - neighbouring plateaus less than [`LEVEL_RATIO`] apart are one level (a
+//!   wobble, not a step);
+//! - the last plateau is memory; a climb after it of less than a level's
+//!   step is translation cost, not a level ([`tail`]);
+//! - each level's latency is the median of its points, its spread the lowest
+//!   and highest repeat seen on it; its capacity is where the curve leaves
+//!   the plateau (half-way, in log, to the next level, or twice the plateau),
+//!   with the measured sizes either side as its bracket ([`capacity`]);
 //! - a confidence in 0..1 per level from the points behind it, its contrast
-//!   with its neighbours, and how stable its repeats are.
+//!   with its neighbours, how stable its repeats are and how wide its bracket
+//!   is ([`confidence`]).
 
+mod capacity;
+mod clean;
+mod confidence;
 mod notes;
 mod segment;
 mod table;
+pub mod tail;
 #[cfg(test)]
 mod tests;
 
+pub use capacity::{CAPACITY_DEFINITION, PLACED, refinement_sizes};
 use notes::{compare_with_sysfs, describe_transitions, ratio, sysfs_level};
 pub use table::{levels_table, table};
+pub use tail::Translation;
 
 use serde::{Deserialize, Serialize};
 
 use crate::engine::Measurement;
 use crate::platform::caches::CacheInfo;
 use crate::units::HumanBytes;
+use capacity::Capacity;
+use confidence::{confidence, crosses, half_log_spread};
 use segment::{MAX_BAND, MERGE_RATIO, median};
+use tail::Tail;
 
 /// One point of a latency curve: working-set size and its latency.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -67,12 +77,18 @@ pub fn curve(measurements: &[Measurement]) -> Vec<CurvePoint> {
 }
 
 /// One level found in the curve.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct DetectedLevel {
     /// `L1`, `L2`, `L3`... in the order found, and `memory` last.
     pub name: String,
-    /// Estimated capacity in bytes; `None` for memory.
+    /// Estimated capacity in bytes (see [`CAPACITY_DEFINITION`]); `None` for memory.
     pub size_bytes: Option<u64>,
+    /// The measured sizes either side of the capacity: `[low, high]`.
+    #[serde(default)]
+    pub size_bracket_bytes: Option<[u64; 2]>,
+    /// The largest measured size whose latency is within 10% of the plateau.
+    #[serde(default)]
+    pub size_within_10pct_bytes: Option<u64>,
     /// Plateau latency (median of its points), ns.
     pub latency_ns: f64,
     /// Plateau latency in core cycles (median of its points; 0 when unknown).
@@ -88,10 +104,16 @@ pub struct DetectedLevel {
 }
 
 /// The result of detection.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Detection {
     /// Levels found, smallest first, memory last (empty only without points).
     pub levels: Vec<DetectedLevel>,
+    /// A climb past memory that is translation cost, not a level.
+    #[serde(default)]
+    pub translation: Option<Translation>,
+    /// How `size_bytes` is defined.
+    #[serde(default)]
+    pub capacity_definition: String,
     /// Remarks on the whole curve: transitions, unstable sizes, what sysfs lists that the data do not show.
     pub notes: Vec<String>,
 }
@@ -105,62 +127,13 @@ pub const UNSTABLE_RATIO: f64 = 2.0;
 /// sysfs and measured capacities further apart than this factor disagree.
 pub const DISAGREE_RATIO: f64 = 1.5;
 
-/// Points sorted by size with one point per size and sane values.
-fn clean(curve: &[CurvePoint], notes: &mut Vec<String>) -> Vec<CurvePoint> {
-    let mut points: Vec<CurvePoint> = curve
-        .iter()
-        .filter(|p| p.size_bytes > 0 && p.ns.is_finite() && p.ns > 0.0)
-        .map(|p| CurvePoint {
-            ns_min: if p.ns_min.is_finite() && p.ns_min >= BOGUS_FRACTION * p.ns {
-                p.ns_min.min(p.ns)
-            } else {
-                p.ns
-            },
-            ns_max: if p.ns_max.is_finite() {
-                p.ns_max.max(p.ns)
-            } else {
-                p.ns
-            },
-            ..*p
-        })
-        .collect();
-    let bogus = curve
-        .iter()
-        .filter(|p| p.ns > 0.0 && (p.ns_min.is_nan() || p.ns_min < BOGUS_FRACTION * p.ns))
-        .count();
-    if bogus > 0 {
-        notes.push(format!(
-            "{bogus} point(s) had a repeat below a tenth of their median (a disturbed timing, not a latency); left out of the spreads"
-        ));
-    }
-    let dropped = curve.len() - points.len();
-    if dropped > 0 {
-        notes.push(format!(
-            "{dropped} point(s) without a positive latency were left out"
-        ));
-    }
-    points.sort_by_key(|p| p.size_bytes);
-    let mut merged: Vec<CurvePoint> = Vec::new();
-    let mut i = 0;
-    while i < points.len() {
-        let same: Vec<CurvePoint> = points[i..]
-            .iter()
-            .take_while(|p| p.size_bytes == points[i].size_bytes)
-            .copied()
-            .collect();
-        i += same.len();
-        let ns: Vec<f64> = same.iter().map(|p| p.ns).collect();
-        let cycles: Vec<f64> = same.iter().map(|p| p.cycles).collect();
-        merged.push(CurvePoint {
-            size_bytes: same[0].size_bytes,
-            ns: median(&ns),
-            ns_min: same.iter().map(|p| p.ns_min).fold(f64::INFINITY, f64::min),
-            ns_max: same.iter().map(|p| p.ns_max).fold(0.0, f64::max),
-            cycles: median(&cycles),
-        });
-    }
-    merged
-}
+/// Two levels differ in latency by at least this factor: plateaus closer
+/// than this are one level (or memory and a translation climb after it).
+pub const LEVEL_RATIO: f64 = 1.5;
+
+/// Memory is at least this slow: every cache level memlat has met is faster
+/// (L3s are 10-45 ns), every DRAM slower (80+ ns).
+pub const MEMORY_FLOOR_NS: f64 = 60.0;
 
 /// A level before naming: a point range and its figures.
 #[derive(Debug, Clone)]
@@ -200,196 +173,189 @@ impl Level {
     }
 }
 
-/// Where a cache's capacity lies: an estimate and the sizes that bound it.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Capacity {
-    estimate: u64,
-    low: u64,
-    high: u64,
-    sharp: bool,
-}
-
-/// A level is left where its latency has doubled, or gone half-way (in log)
-/// to the next level's when that comes first.
-pub const LEAVE_RATIO: f64 = 2.0;
-
-/// Where the curve leaves a plateau at `from_ns` (last point `last`) towards a
-/// level at `to_ns` (first point `next`): the size at which the latency
-/// reaches `from_ns * min(sqrt(to_ns / from_ns), LEAVE_RATIO)`, interpolated in
-/// log-size and log-latency between the points either side. When those are
-/// the plateau's last point and the next level's first, the step is sharp and
-/// the capacity is the last size the plateau holds.
-fn capacity(points: &[CurvePoint], last: usize, next: usize, from_ns: f64, to_ns: f64) -> Capacity {
-    let threshold = from_ns * (to_ns / from_ns).sqrt().min(LEAVE_RATIO);
-    let at = |i: usize| points[i].size_bytes;
-    if points[last].ns >= threshold {
-        return Capacity {
-            estimate: at(last),
-            low: at(last.saturating_sub(1)),
-            high: at(last),
-            sharp: false,
-        };
-    }
-    for i in last + 1..=next {
-        if points[i].ns < threshold {
-            continue;
-        }
-        let prev = i - 1;
-        if prev == last && i == next {
-            return Capacity {
-                estimate: at(last),
-                low: at(last),
-                high: at(next),
-                sharp: true,
-            };
-        }
-        let (np, ni) = (points[prev].ns, points[i].ns);
-        let t = ((threshold / np).ln() / (ni / np).ln()).clamp(0.0, 1.0);
-        let (sp, si) = (at(prev) as f64, at(i) as f64);
-        let estimate = ((sp.ln() + t * (si.ln() - sp.ln())).exp() / 64.0).round() as u64 * 64;
-        return Capacity {
-            estimate: estimate.clamp(at(prev), at(i)),
-            low: at(prev),
-            high: at(i),
-            sharp: false,
-        };
-    }
-    Capacity {
-        estimate: at(next),
-        low: at(next),
-        high: at(next),
-        sharp: false,
-    }
-}
-
-/// Half the log-spread of a point's repeats.
-fn half_log_spread(p: &CurvePoint) -> f64 {
-    0.5 * (p.ns_max / p.ns_min).ln()
-}
-
-/// Whether a point's repeats reach past the geometric midpoint towards `other_ns`.
-fn crosses(p: &CurvePoint, level_ns: f64, other_ns: f64) -> bool {
-    let mid = (level_ns * other_ns).sqrt();
-    if other_ns > level_ns {
-        p.ns_max >= mid
-    } else {
-        p.ns_min <= mid
-    }
-}
-
-/// 0..1 confidence of a level given its neighbours' latencies.
-fn confidence(
-    points: &[CurvePoint],
-    level: &Level,
-    neighbours: &[f64],
-    sigma: f64,
-    capacity: Option<Capacity>,
-) -> f64 {
-    if !level.plateau {
-        return 0.1;
-    }
-    let run = &points[level.start..level.end];
-    let n = run.len() as f64;
-    let support = 1.0 - 0.5f64.powf(n - 1.0);
-    let y: Vec<f64> = run.iter().map(|p| p.ns.ln()).collect();
-    let mean = y.iter().sum::<f64>() / n;
-    let sd = (y.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n).sqrt();
-    let contrast = neighbours
+/// The curve with each latency replaced by its running median of three: for
+/// grouping, capacities and the end of the curve; levels report raw medians.
+fn smoothed(points: &[CurvePoint]) -> Vec<CurvePoint> {
+    let raw: Vec<f64> = points.iter().map(|p| p.ns.ln()).collect();
+    points
         .iter()
-        .map(|nb| {
-            let z = (nb / level.ns).ln().abs() / (sd + sigma);
-            1.0 - (-z / 3.0).exp()
-        })
-        .fold(1.0, f64::min);
-    let unstable = run
-        .iter()
-        .filter(|p| neighbours.iter().any(|&nb| crosses(p, level.ns, nb)))
-        .count() as f64
-        / n;
-    let stability = 1.0 - 0.7 * unstable;
-    let spreads: Vec<f64> = run.iter().map(|p| (p.ns_max - p.ns_min) / p.ns).collect();
-    let tight = 1.0 / (1.0 + median(&spreads));
-    let bracket = capacity.map_or(1.0, |c| {
-        let ratio = c.high as f64 / c.low.max(1) as f64;
-        (1.0 - 0.2 * (ratio / 1.5).log2().max(0.0)).clamp(0.6, 1.0)
-    });
-    let c = support * contrast * stability * tight * bracket;
-    (c * 100.0).round() / 100.0
+        .zip(segment::smooth(&raw))
+        .map(|(p, y)| CurvePoint { ns: y.exp(), ..*p })
+        .collect()
 }
 
-/// Finds the levels in `curve`; `sysfs` (data caches) is only reported beside them.
-pub fn detect(curve: &[CurvePoint], sysfs: &[CacheInfo]) -> Detection {
-    let mut notes = Vec::new();
-    let points = clean(curve, &mut notes);
-    if points.is_empty() {
-        notes.push("no points: nothing to detect".into());
-        return Detection {
-            levels: Vec::new(),
-            notes,
-        };
-    }
+/// The plateaus of the curve as levels, neighbours closer than
+/// [`LEVEL_RATIO`] joined (the points between them included).
+fn plateau_levels(points: &[CurvePoint], smoothed: &[CurvePoint]) -> Vec<Level> {
     let x: Vec<f64> = points.iter().map(|p| (p.size_bytes as f64).ln()).collect();
-    let raw_y: Vec<f64> = points.iter().map(|p| p.ns.ln()).collect();
-    let y = segment::smooth(&raw_y);
-    // The curve with each latency replaced by its running median: for
-    // grouping, capacities and the end of the curve; levels report raw medians.
-    let smoothed: Vec<CurvePoint> = points
-        .iter()
-        .zip(&y)
-        .map(|(p, v)| CurvePoint { ns: v.exp(), ..*p })
-        .collect();
-    let halves: Vec<f64> = points.iter().map(half_log_spread).collect();
-    let sigma = median(&halves).clamp(0.02, 0.10);
-    let groups = segment::segment(&x, &y);
-    let mut levels: Vec<Level> = groups
-        .iter()
-        .filter(|g| g.plateau)
-        .map(|g| Level::of(&points, g.start, g.end, true))
-        .collect();
-    let last = points.len() - 1;
+    let y: Vec<f64> = smoothed.iter().map(|p| p.ns.ln()).collect();
+    let mut levels: Vec<Level> = Vec::new();
+    for g in segment::segment(&x, &y).iter().filter(|g| g.plateau) {
+        let level = Level::of(points, g.start, g.end, true);
+        match levels.last() {
+            Some(prev)
+                if prev.ns < MEMORY_FLOOR_NS
+                    && level.ns < MEMORY_FLOOR_NS
+                    && level.ns < prev.ns * LEVEL_RATIO =>
+            {
+                let start = prev.start;
+                *levels.last_mut().unwrap() = Level::of(points, start, g.end, true);
+            }
+            _ => levels.push(level),
+        }
+    }
+    tail::drop_translation_plateaus(&mut levels);
     // Smoothing may pull a last point that truly rose back onto the plateau;
     // when every repeat of it is well above, it is not on the plateau.
+    let last = points.len() - 1;
     if let Some(l) = levels.last_mut()
         && l.end == last + 1
         && l.end - l.start > segment::MIN_POINTS
         && points[last].ns_min > l.ns * MERGE_RATIO
     {
-        *l = Level::of(&points, l.start, last, true);
+        *l = Level::of(points, l.start, last, true);
     }
-    // Rising after the last plateau: smoothed points above it, or a last point
-    // whose every repeat is above it (not one disturbed median).
-    let still_rising = levels.last().is_none_or(|l| {
-        smoothed[l.end..].iter().any(|p| p.ns > l.ns * MERGE_RATIO)
-            || (l.end <= last && points[last].ns_min > l.ns * MERGE_RATIO)
-    });
-    if still_rising {
-        levels.push(Level::of(&points, last, last + 1, false));
-        notes.push(format!(
-            "the latency was still rising at the largest size ({}, {:.1} ns): memory latency is at least that; extend the sweep to larger sizes",
-            HumanBytes(points[last].size_bytes),
-            points[last].ns
-        ));
+    levels
+}
+
+/// Notes where the curve pauses inside a transition without a plateau.
+fn pause_notes(points: &[CurvePoint], smoothed: &[CurvePoint], levels: &[Level]) -> Vec<String> {
+    let y: Vec<f64> = smoothed.iter().map(|p| p.ns.ln()).collect();
+    let mut notes = Vec::new();
+    let mut gaps: Vec<(usize, usize)> = levels.windows(2).map(|w| (w[0].end, w[1].start)).collect();
+    if let Some(first) = levels.first() {
+        gaps.insert(0, (0, first.start));
     }
-    for g in groups.iter().filter(|g| !g.plateau && g.end - g.start >= 2) {
-        let run = &points[g.start..g.end];
-        let lo = run.iter().map(|p| p.ns).fold(f64::INFINITY, f64::min);
-        let hi = run.iter().map(|p| p.ns).fold(0.0, f64::max);
-        // A pause worth naming stands apart from the plateaus either side.
-        let below = levels.iter().rev().find(|l| l.end <= g.start && l.plateau);
-        let above = levels.iter().find(|l| l.start >= g.end && l.plateau);
-        let apart = below.is_none_or(|l| lo >= l.ns * MAX_BAND)
-            && above.is_none_or(|l| hi * MAX_BAND <= l.ns);
-        if hi <= lo * MERGE_RATIO && apart {
-            notes.push(format!(
-                "between {} and {} the curve pauses at {:.1}..{:.1} ns ({} points): perhaps a level (for example a cache shared with others) too narrow or unsteady to call a plateau; a smaller --ratio or more --repeats would tell",
-                HumanBytes(run[0].size_bytes),
-                HumanBytes(run[run.len() - 1].size_bytes),
-                lo,
-                hi,
-                run.len()
-            ));
+    for (from, to) in gaps {
+        for (start, end) in segment::pauses(&y, from, to) {
+            let run = &points[start..end];
+            let lo = run.iter().map(|p| p.ns).fold(f64::INFINITY, f64::min);
+            let hi = run.iter().map(|p| p.ns).fold(0.0, f64::max);
+            // A pause worth naming stands apart from the plateaus either side.
+            let below = levels.iter().rev().find(|l| l.end <= start && l.plateau);
+            let above = levels.iter().find(|l| l.start >= end && l.plateau);
+            let apart = below.is_none_or(|l| lo >= l.ns * MAX_BAND)
+                && above.is_none_or(|l| hi * MAX_BAND <= l.ns);
+            if apart {
+                notes.push(format!(
+                    "between {} and {} the curve pauses at {:.1}..{:.1} ns ({} points): perhaps a level (for example a cache shared with others) too narrow or unsteady to call a plateau; a smaller --ratio or more --repeats would tell",
+                    HumanBytes(run[0].size_bytes),
+                    HumanBytes(run[run.len() - 1].size_bytes),
+                    lo,
+                    hi,
+                    run.len()
+                ));
+            }
         }
     }
+    notes
+}
+
+/// The note on a level's capacity: the estimate, its bracket, and where the
+/// plateau starts to give way.
+fn capacity_note(c: &Capacity) -> String {
+    let mut note = if c.low == c.high {
+        format!("capacity about {}", HumanBytes(c.estimate))
+    } else {
+        format!(
+            "capacity {}: the latency leaves its plateau between {} and {}",
+            HumanBytes(c.estimate),
+            HumanBytes(c.low),
+            HumanBytes(c.high)
+        )
+    };
+    if c.high as f64 > c.low as f64 * PLACED {
+        note += &format!(
+            " (bracket {:.0}% wide; `memlat sweep` refines it unless --no-refine)",
+            (c.high as f64 / c.low as f64 - 1.0) * 100.0
+        );
+    }
+    if c.within_10pct < c.low {
+        note += &format!(
+            "; within 10% of its plateau up to {}",
+            HumanBytes(c.within_10pct)
+        );
+    }
+    note
+}
+
+/// The notes of one level: unstable sizes and a memory that is too fast.
+fn level_notes(
+    points: &[CurvePoint],
+    level: &Level,
+    neighbours: &[f64],
+    is_memory: bool,
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    let run = &points[level.start..level.end];
+    let unstable = run
+        .iter()
+        .filter(|p| neighbours.iter().any(|&nb| crosses(p, level.ns, nb)))
+        .count();
+    if level.plateau && unstable > 0 {
+        notes.push(format!(
+            "unstable: at {unstable} of its {} sizes some repeats reached half-way to a neighbouring level (repeats {:.1}..{:.1} ns); shared with other tenants or disturbed, its figures are uncertain",
+            run.len(),
+            level.spread.0,
+            level.spread.1
+        ));
+    }
+    if is_memory && level.plateau && level.ns < 30.0 {
+        notes.push(format!(
+            "{:.1} ns is fast for memory: the sweep may not reach beyond the last cache",
+            level.ns
+        ));
+    }
+    notes
+}
+
+/// The note on a translation climb.
+fn translation_note(t: &Translation, memory_ns: f64) -> String {
+    format!(
+        "translation cost beyond {}: the latency climbs again, to {:.1} ns at the largest size ({:.2}x memory's {:.1} ns), by less than a level's step: page walks once the TLBs no longer reach, not a cache level; smaller pages (--pages 4k) bring it to smaller sizes, huge pages push it out",
+        HumanBytes(t.starts_bytes),
+        t.latency_ns_at_largest,
+        t.latency_ns_at_largest / memory_ns,
+        memory_ns
+    )
+}
+
+/// Finds the levels in `curve`; `sysfs` (data caches) is only reported beside them.
+pub fn detect(curve: &[CurvePoint], sysfs: &[CacheInfo]) -> Detection {
+    let mut notes = Vec::new();
+    let points = clean::clean(curve, &mut notes);
+    let mut detection = Detection {
+        levels: Vec::new(),
+        translation: None,
+        capacity_definition: CAPACITY_DEFINITION.into(),
+        notes: Vec::new(),
+    };
+    if points.is_empty() {
+        notes.push("no points: nothing to detect".into());
+        detection.notes = notes;
+        return detection;
+    }
+    let smoothed = smoothed(&points);
+    let halves: Vec<f64> = points.iter().map(half_log_spread).collect();
+    let sigma = median(&halves).clamp(0.02, 0.10);
+    let mut levels = plateau_levels(&points, &smoothed);
+    let last = points.len() - 1;
+    match levels.last().map(|m| tail::read(&points, &smoothed, m)) {
+        None | Some(Tail::StillRising) => {
+            levels.push(Level::of(&points, last, last + 1, false));
+            notes.push(format!(
+                "the latency was still rising at the largest size ({}, {:.1} ns): memory latency is at least that; extend the sweep to larger sizes",
+                HumanBytes(points[last].size_bytes),
+                points[last].ns
+            ));
+        }
+        Some(Tail::Translation(t)) => {
+            notes.push(translation_note(&t, levels[levels.len() - 1].ns));
+            detection.translation = Some(t);
+        }
+        Some(Tail::Flat) => {}
+    }
+    notes.extend(pause_notes(&points, &smoothed, &levels));
     if let Some(first) = levels.first()
         && first.start > 0
     {
@@ -401,75 +367,45 @@ pub fn detect(curve: &[CurvePoint], sysfs: &[CacheInfo]) -> Detection {
     let mut detected = Vec::new();
     for (k, level) in levels.iter().enumerate() {
         let is_memory = k + 1 == levels.len();
-        let mut level_notes = Vec::new();
-        let cap = (!is_memory).then(|| {
-            let next = &levels[k + 1];
-            capacity(&smoothed, level.end - 1, next.start, level.ns, next.ns)
+        let next = levels.get(k + 1);
+        let cap = next.map(|n| {
+            capacity::capacity(
+                &smoothed,
+                level.start,
+                level.end - 1,
+                n.start,
+                level.ns,
+                n.ns,
+            )
         });
-        let mut neighbours = Vec::new();
-        if k > 0 {
-            neighbours.push(levels[k - 1].ns);
-        }
-        if !is_memory {
-            neighbours.push(levels[k + 1].ns);
-        }
-        let conf = confidence(&points, level, &neighbours, sigma, cap);
-        if let Some(c) = cap {
-            level_notes.push(if c.sharp {
-                format!(
-                    "holds {} (the last size on its plateau); {} is already on the next level",
-                    HumanBytes(c.low),
-                    HumanBytes(c.high)
-                )
-            } else if c.low == c.high {
-                format!("capacity about {}", HumanBytes(c.estimate))
-            } else {
-                format!(
-                    "the latency leaves its plateau at about {} (between {} and {})",
-                    HumanBytes(c.estimate),
-                    HumanBytes(c.low),
-                    HumanBytes(c.high)
-                )
-            });
-        }
-        let run = &points[level.start..level.end];
-        let unstable: Vec<&CurvePoint> = run
-            .iter()
-            .filter(|p| neighbours.iter().any(|&nb| crosses(p, level.ns, nb)))
+        let neighbours: Vec<f64> = [k.checked_sub(1).map(|i| levels[i].ns), next.map(|n| n.ns)]
+            .into_iter()
+            .flatten()
             .collect();
-        if level.plateau && !unstable.is_empty() {
-            level_notes.push(format!(
-                "unstable: at {} of its {} sizes some repeats reached half-way to a neighbouring level (repeats {:.1}..{:.1} ns); shared with other tenants or disturbed, its figures are uncertain",
-                unstable.len(),
-                run.len(),
-                level.spread.0,
-                level.spread.1
-            ));
+        let mut level_notes_ = Vec::new();
+        if let Some(c) = &cap {
+            level_notes_.push(capacity_note(c));
         }
-        if is_memory && level.plateau && level.ns < 30.0 {
-            level_notes.push(format!(
-                "{:.1} ns is fast for memory: the sweep may not reach beyond the last cache",
-                level.ns
-            ));
-        }
-        let name = if is_memory {
-            "memory".to_string()
-        } else {
-            format!("L{}", k + 1)
-        };
+        level_notes_.extend(level_notes(&points, level, &neighbours, is_memory));
         detected.push(DetectedLevel {
+            name: if is_memory {
+                "memory".to_string()
+            } else {
+                format!("L{}", k + 1)
+            },
+            size_bytes: cap.map(|c| c.estimate),
+            size_bracket_bytes: cap.map(|c| [c.low, c.high]),
+            size_within_10pct_bytes: cap.map(|c| c.within_10pct),
+            latency_ns: level.ns,
+            latency_cycles: level.cycles,
+            confidence: confidence(&points, level, &neighbours, sigma, cap),
             sysfs_size_bytes: if is_memory {
                 None
             } else {
                 sysfs_level(sysfs, k as u32 + 1).map(|c| c.size_bytes)
             },
-            name,
-            size_bytes: cap.map(|c| c.estimate),
-            latency_ns: level.ns,
-            latency_cycles: level.cycles,
-            confidence: conf,
             spread_ns: level.spread,
-            notes: level_notes,
+            notes: level_notes_,
         });
     }
     if let Some(l1) = detected
@@ -481,8 +417,7 @@ pub fn detect(curve: &[CurvePoint], sysfs: &[CacheInfo]) -> Detection {
     }
     describe_transitions(&points, &levels, &detected, &mut notes);
     compare_with_sysfs(&mut detected, sysfs, &mut notes);
-    Detection {
-        levels: detected,
-        notes,
-    }
+    detection.levels = detected;
+    detection.notes = notes;
+    detection
 }

@@ -6,13 +6,13 @@ use anyhow::Result;
 use serde::Serialize;
 
 use super::{notice, prepare, warn};
-use crate::analysis::linesize::{self, LineEstimate, StridePoint};
+use crate::analysis::linesize::{self, LineEstimate, PairPoint, PairReading, StridePoint};
 use crate::chain::Pattern;
 use crate::cli::commands::run::report_cycle_source;
 use crate::cli::files::Output;
 use crate::cli::{Format, LinesizeArgs};
 use crate::error::usage;
-use crate::experiments::linesize as experiment;
+use crate::experiments::linesize::{self as experiment, Curves};
 use crate::output;
 use crate::output::document::Document;
 use crate::output::table::{Cell, Table};
@@ -22,8 +22,20 @@ use crate::units::HumanBytes;
 /// What `memlat linesize --format json` prints.
 #[derive(Serialize)]
 struct LinesizeOutput<'a> {
-    /// Estimated line size (from the page-random order), bytes; null when the data show none.
+    /// The line: the smallest distance at which a dependent second load no
+    /// longer hits the first one's line (else the page-random estimate); null
+    /// when the data show none.
     line_bytes: Option<u64>,
+    /// The unit a miss brings in: where the page-random spacing curve stops
+    /// growing, when beyond the line (128 with an adjacent-line prefetch of
+    /// 64-byte lines), else the line.
+    fetch_bytes: Option<u64>,
+    /// The dependent pairs: distance, mean and second-load latency.
+    pairs: &'a [PairPoint],
+    /// A lone load at a random slot, the pairs' reference, ns.
+    lone_ns: f64,
+    /// The pairs' reading, with its notes.
+    pair_reading: &'a PairReading,
     /// The line size sysfs or the profile claims.
     claimed_line_bytes: u64,
     /// Buffer size measured, bytes.
@@ -95,28 +107,33 @@ pub fn run(args: &LinesizeArgs) -> Result<()> {
         &args.strides,
         &mut crate::experiments::Quiet,
     )?;
-    let (points, stride_points) = (curves.page_random, curves.stride);
+    let (points, stride_points) = (&curves.page_random, &curves.stride);
     report_cycle_source(&prepared.engine);
-    let estimate = linesize::estimate(&points);
-    let stride_estimate = linesize::estimate(&stride_points);
+    let reading = linesize::read_pairs(&curves.pairs, curves.lone_ns);
+    let estimate = linesize::estimate(points);
+    let stride_estimate = linesize::estimate(stride_points);
     let status = prepared.prefetch.status.clone();
     let content = match args.measure.format {
         Format::Json => output::json(&LinesizeOutput {
-            line_bytes: estimate.line_bytes,
+            line_bytes: reading.line_bytes.or(estimate.line_bytes),
+            fetch_bytes: linesize::fetch_bytes(reading.line_bytes, estimate.line_bytes),
+            pairs: &curves.pairs,
+            lone_ns: curves.lone_ns,
+            pair_reading: &reading,
             claimed_line_bytes: machine.line_bytes,
             size,
-            points: &points,
+            points,
             estimate: &estimate,
-            stride_points: &stride_points,
+            stride_points,
             stride_estimate: &stride_estimate,
             prefetchers: &status,
         })?,
-        Format::Csv => table(&points, &stride_points).csv(),
+        Format::Csv => table(points, stride_points).csv(),
         Format::Text | Format::Markdown => {
             let d = document(
                 size,
-                &points,
-                &stride_points,
+                &curves,
+                &reading,
                 &estimate,
                 &stride_estimate,
                 machine.line_bytes,
@@ -145,10 +162,47 @@ fn table(points: &[StridePoint], stride_points: &[StridePoint]) -> Table {
     t
 }
 
+/// The dependent pairs: each distance's mean and second-load latency.
+fn pairs_table(curves: &Curves) -> Table {
+    let mut t = Table::new(&["X to X+d", "pair ns", "second load ns"]);
+    for p in &curves.pairs {
+        t.row(vec![
+            format!("{} bytes", p.distance).into(),
+            Cell::float(p.pair_ns, 2),
+            Cell::float(p.second_ns, 2),
+        ]);
+    }
+    t.note(format!(
+        "a lone load at a random slot: {:.2} ns; the second load = 2 x pair - lone",
+        curves.lone_ns
+    ));
+    t
+}
+
+/// `64-byte lines, fetched in 128-byte pairs`.
+fn line_sentence(reading: &PairReading, estimate: &LineEstimate) -> String {
+    match (
+        reading.line_bytes,
+        linesize::fetch_bytes(reading.line_bytes, estimate.line_bytes),
+    ) {
+        (Some(l), Some(f)) if f > l => {
+            format!(
+                "{l}-byte lines, fetched in {f}-byte units ({} lines a miss)",
+                f / l
+            )
+        }
+        (Some(l), _) => format!("{l}-byte lines (dependent pairs)"),
+        (None, _) => match estimate.line_bytes {
+            Some(l) => format!("{l}-byte lines (page-random spacing; the pairs showed none)"),
+            None => "not shown by the data".into(),
+        },
+    }
+}
+
 fn document(
     size: u64,
-    points: &[StridePoint],
-    stride_points: &[StridePoint],
+    curves: &Curves,
+    reading: &PairReading,
     estimate: &LineEstimate,
     stride_estimate: &LineEstimate,
     claimed: u64,
@@ -158,15 +212,21 @@ fn document(
         "memlat linesize: loads s bytes apart over {} (the latency grows with s up to the line size)",
         HumanBytes(size)
     ));
-    d.table(table(points, stride_points));
+    d.table(table(&curves.page_random, &curves.stride));
+    d.table(pairs_table(curves));
     let show = |e: &LineEstimate| {
         e.line_bytes
             .map_or("not shown by the data".into(), |l| format!("{l} bytes"))
     };
     let mut lines = vec![format!(
-        "line size: {} (page-random order; claimed: {claimed} bytes)",
-        show(estimate)
+        "line: {} (claimed: {claimed} bytes)",
+        line_sentence(reading, estimate)
     )];
+    lines.extend(reading.notes.iter().map(|n| format!("note: {n}")));
+    lines.push(format!(
+        "page-random spacing: latency stops growing at {} (beyond the line, lines closer than this arrive together: the unit fetched)",
+        show(estimate)
+    ));
     lines.extend(estimate.notes.iter().map(|n| format!("note: {n}")));
     lines.push(format!(
         "stride chain: latency stops growing at {} (prefetchers follow this order: their reach, not necessarily the line)",

@@ -89,6 +89,8 @@ pub(crate) fn prepare_with_events(
         size: 0,
         stride: 64,
         pattern: args.pattern.unwrap_or(default_pattern),
+        offset: 0,
+        pair: 0,
         kernel: args.kernel,
         line: match args.line {
             Some(line) => limits::line(line, Origin::Flag("--line"))?,

@@ -35,10 +35,13 @@ pub fn run(args: &SweepArgs) -> Result<()> {
         .transpose()?;
     let mut prepared = prepare(&args.measure, Pattern::Stride, DEFAULT_REPEATS)?;
     let mut notes = std::mem::take(&mut prepared.notices);
-    let plan = match resumed {
+    let mut plan = match resumed {
         Some(r) => SweepPlan::resume(prepared.template.clone(), r),
         None => new_plan(args, &prepared, &mut notes)?,
     };
+    if args.no_refine {
+        plan.config.refine = false;
+    }
     check_memory(&plan)?;
     let files = files(args)?;
     for note in &notes {
@@ -101,6 +104,7 @@ fn new_plan(
     };
     let mut plan = SweepPlan::new(template, cpu, range, series, events, caches);
     plan.config.events.sort();
+    plan.config.refine = !args.no_refine;
     if plan.config.sizes.is_empty() {
         return usage(format!(
             "--from {} --to {}: no prime multiple of the {}-byte line lies between them; widen the range",

@@ -23,6 +23,7 @@ use anyhow::{Context, Result};
 
 pub use result::{SeriesKey, SweepConfig, SweepResult, utc_timestamp};
 
+use crate::analysis::detect::refinement_sizes;
 use crate::chain::Pattern;
 use crate::engine::{Engine, Point};
 use crate::platform::caches::CacheInfo;
@@ -48,7 +49,7 @@ pub const CAP: u64 = 4 << 30;
 
 /// The latency counts as DRAM's only from here: every cache level memlat
 /// has met is faster (L3s are 10-45 ns), every DRAM slower (80+ ns).
-pub const DRAM_FLOOR_NS: f64 = 60.0;
+pub const DRAM_FLOOR_NS: f64 = crate::analysis::detect::MEMORY_FLOOR_NS;
 
 /// Points of the curve that must be flat at DRAM to end a sweep.
 pub const FLAT_POINTS: usize = 4;
@@ -148,6 +149,8 @@ impl SweepPlan {
                 cpu,
                 node: template.node,
                 events,
+                refine: true,
+                refined_sizes: Vec::new(),
             },
             template,
             sysfs_caches,
@@ -255,9 +258,10 @@ pub fn cost_ms(spec: &Point) -> u64 {
 
 /// Measures every pending point of `plan`, handing the result to
 /// `observer.checkpoint` after each one (so files can be rewritten and
-/// nothing finished is lost); then detects the levels. Stops early (with
-/// `complete: false`) after the point in progress when the observer says it
-/// was interrupted.
+/// nothing finished is lost); then, unless `config.refine` is off, sizes
+/// inside each level's capacity bracket until every bracket is within 5%;
+/// then detects the levels. Stops early (with `complete: false`) after the
+/// point in progress when the observer says it was interrupted.
 pub fn run(
     engine: &mut Engine,
     plan: &SweepPlan,
@@ -265,43 +269,12 @@ pub fn run(
 ) -> Result<SweepResult> {
     let mut result = plan.start();
     observer.checkpoint(&result)?;
-    let pending = plan.pending();
-    let labels: Vec<String> = pending.iter().map(describe).collect();
-    let costs: Vec<(String, u64)> = pending
-        .iter()
-        .zip(&labels)
-        .map(|(p, l)| (l.clone(), cost_ms(p)))
-        .collect();
-    observer.planned(&costs);
     let started = Instant::now();
     let base_seconds = result.total_seconds;
-    for (index, spec) in pending.iter().enumerate() {
-        if observer.interrupted() {
-            break;
-        }
-        let step = Step {
-            index,
-            total: pending.len(),
-            label: &labels[index],
-            cost_ms: costs[index].1,
-        };
-        observer.begin(&step);
-        let m = engine
-            .measure(spec)
-            .with_context(|| format!("measuring {}", labels[index]))?;
-        result.points.push(m);
-        result.sort_points();
-        result.total_seconds = base_seconds + started.elapsed().as_secs_f64();
-        if result.config.adaptive() && size_done(&result, spec.size) && reached_dram(&result) {
-            // Flat at DRAM: the sizes end here, at the last one measured.
-            result.config.sizes.retain(|&s| s <= spec.size);
-            result.config.range_end_reason = "flat-dram".into();
-            observer.checkpoint(&result)?;
-            observer.end(&step);
-            break;
-        }
-        observer.checkpoint(&result)?;
-        observer.end(&step);
+    let mut clock = || base_seconds + started.elapsed().as_secs_f64();
+    measure_grid(engine, plan, &mut result, observer, &mut clock)?;
+    if result.config.refine && !observer.interrupted() {
+        refine(engine, plan, &mut result, observer, &mut clock)?;
     }
     result.complete = result.config.sizes.iter().all(|&size| {
         result
@@ -311,9 +284,128 @@ pub fn run(
             .all(|&k| result.has_point(size, k))
     });
     result.detection = result.detect();
-    result.total_seconds = base_seconds + started.elapsed().as_secs_f64();
+    result.total_seconds = clock();
     observer.checkpoint(&result)?;
     Ok(result)
+}
+
+/// Measures `points` one by one into `result`, with progress and a
+/// checkpoint after each; `stop` ends the loop early (after the point's
+/// checkpoint) when it returns true.
+fn measure_each(
+    engine: &mut Engine,
+    points: &[Point],
+    result: &mut SweepResult,
+    observer: &mut dyn Observer<SweepResult>,
+    clock: &mut dyn FnMut() -> f64,
+    stop: &mut dyn FnMut(&mut SweepResult, &Point) -> bool,
+) -> Result<()> {
+    let labels: Vec<String> = points.iter().map(describe).collect();
+    let costs: Vec<(String, u64)> = points
+        .iter()
+        .zip(&labels)
+        .map(|(p, l)| (l.clone(), cost_ms(p)))
+        .collect();
+    observer.planned(&costs);
+    for (index, spec) in points.iter().enumerate() {
+        if observer.interrupted() {
+            break;
+        }
+        let step = Step {
+            index,
+            total: points.len(),
+            label: &labels[index],
+            cost_ms: costs[index].1,
+        };
+        observer.begin(&step);
+        let m = engine
+            .measure(spec)
+            .with_context(|| format!("measuring {}", labels[index]))?;
+        result.points.push(m);
+        result.sort_points();
+        result.total_seconds = clock();
+        let done = stop(result, spec);
+        observer.checkpoint(result)?;
+        observer.end(&step);
+        if done {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// The grid: every pending size x series, ending early at flat DRAM when
+/// the range is adaptive.
+fn measure_grid(
+    engine: &mut Engine,
+    plan: &SweepPlan,
+    result: &mut SweepResult,
+    observer: &mut dyn Observer<SweepResult>,
+    clock: &mut dyn FnMut() -> f64,
+) -> Result<()> {
+    let mut at_dram = |result: &mut SweepResult, spec: &Point| {
+        let done = result.config.adaptive() && size_done(result, spec.size) && reached_dram(result);
+        if done {
+            // Flat at DRAM: the sizes end here, at the last one measured.
+            result.config.sizes.retain(|&s| s <= spec.size);
+            result.config.range_end_reason = "flat-dram".into();
+        }
+        done
+    };
+    measure_each(
+        engine,
+        &plan.pending(),
+        result,
+        observer,
+        clock,
+        &mut at_dram,
+    )
+}
+
+/// Rounds of refinement at most: each halves every bracket (in log), so
+/// four take the grid's 1.3 to within 2%.
+pub const REFINE_ROUNDS: usize = 4;
+
+/// Measures the detection series at the geometric middle of every capacity
+/// bracket wider than 5%, and again on the new brackets, for at most
+/// [`REFINE_ROUNDS`] rounds.
+fn refine(
+    engine: &mut Engine,
+    plan: &SweepPlan,
+    result: &mut SweepResult,
+    observer: &mut dyn Observer<SweepResult>,
+    clock: &mut dyn FnMut() -> f64,
+) -> Result<()> {
+    let Some(key) = result.detection_series() else {
+        return Ok(());
+    };
+    for _ in 0..REFINE_ROUNDS {
+        let Some(detection) = result.detect() else {
+            return Ok(());
+        };
+        let brackets: Vec<(u64, u64)> = detection
+            .levels
+            .iter()
+            .filter_map(|l| l.size_bracket_bytes.map(|[a, b]| (a, b)))
+            .collect();
+        let known: Vec<u64> = result.series_points(key).iter().map(|m| m.size).collect();
+        let sizes = refinement_sizes(&brackets, &known, result.config.unit);
+        if sizes.is_empty() {
+            break;
+        }
+        let points: Vec<Point> = sizes.iter().map(|&s| plan.point(s, key)).collect();
+        let mut record = |result: &mut SweepResult, spec: &Point| {
+            let refined = &mut result.config.refined_sizes;
+            refined.push(spec.size);
+            refined.sort_unstable();
+            false
+        };
+        measure_each(engine, &points, result, observer, clock, &mut record)?;
+        if observer.interrupted() {
+            break;
+        }
+    }
+    Ok(())
 }
 
 /// Whether every series has its point at `size`.

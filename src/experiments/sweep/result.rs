@@ -101,6 +101,14 @@ pub struct SweepConfig {
     pub node: Option<usize>,
     /// Events counted (`-e`).
     pub events: Vec<String>,
+    /// Whether sizes inside each level's capacity bracket are measured after
+    /// the grid, until every bracket is within 5% (not with `--no-refine`).
+    #[serde(default)]
+    pub refine: bool,
+    /// The sizes measured to refine capacities (detection series only),
+    /// beside `sizes`, ascending.
+    #[serde(default)]
+    pub refined_sizes: Vec<u64>,
 }
 
 fn range_end_to() -> String {
@@ -129,7 +137,7 @@ impl SweepConfig {
         if self.sizes.len() > limits::MAX_SWEEP_SIZES {
             limits::sweep_steps(self.from, self.to, self.ratio, field("sizes"))?;
         }
-        for &size in &self.sizes {
+        for &size in self.sizes.iter().chain(&self.refined_sizes) {
             if limits::size(size, field("sizes"))? != size {
                 return Err(limits::LimitError {
                     origin: field("sizes"),

@@ -272,7 +272,7 @@ mod tests {
             confidence: 1.0,
             sysfs_size_bytes: None,
             spread_ns: (ns, ns),
-            notes: Vec::new(),
+            ..Default::default()
         }
     }
 
@@ -284,7 +284,7 @@ mod tests {
                 level("L2", Some(1 << 20), 4.0),
                 level("memory", None, 90.0),
             ],
-            notes: Vec::new(),
+            ..Default::default()
         };
         let bands = level_bands(&detection, &Metric::Ns);
         assert_eq!(bands.len(), 3);
