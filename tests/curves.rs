@@ -143,8 +143,35 @@ fn zen4_guest_partial_curve() {
         })
         .collect();
     let d = memlat::analysis::detect::detect(&curve, &[]);
+    println!("{}", describe(&d));
     assert_eq!(names(&d), ["L1", "L2", "memory"], "{}", describe(&d));
     check(&d, "L1", Some((32 * K, 48 * K)), (1.0, 1.3));
     check(&d, "L2", Some((768 * K, 3 * M / 2)), (3.8, 4.4));
     check(&d, "memory", None, (145.0, 165.0));
+}
+
+#[test]
+fn detect_json_carries_brackets_and_the_translation() {
+    let out = assert_cmd::Command::cargo_bin("memlat")
+        .unwrap()
+        .args(["detect", "--format", "json"])
+        .arg(fixture("intel-xeon-glc-kvm-thp.json"))
+        .assert()
+        .success();
+    let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let levels = v["levels"].as_array().unwrap();
+    for l in &levels[..levels.len() - 1] {
+        let bracket = l["size_bracket_bytes"].as_array().unwrap();
+        assert!(bracket[0].as_u64() <= l["size_bytes"].as_u64());
+        assert!(l["size_bytes"].as_u64() <= bracket[1].as_u64());
+    }
+    assert!(levels[levels.len() - 1]["size_bracket_bytes"].is_null());
+    assert!(v["translation"]["starts_bytes"].as_u64().unwrap() > 512 * M);
+    assert!(v["translation"]["latency_ns_at_largest"].as_f64().unwrap() > 200.0);
+    assert!(
+        v["capacity_definition"]
+            .as_str()
+            .unwrap()
+            .contains("bracket")
+    );
 }

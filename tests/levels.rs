@@ -194,6 +194,12 @@ fn assoc_prints_ways_per_level() {
     assert_eq!(levels[0]["stride"], 1024);
     assert!(levels[0]["ways"].is_null() || levels[0]["ways"].as_u64().unwrap() >= 1);
     assert_eq!(levels[0]["points"].as_array().unwrap().len(), 10);
+    // The interface scripts rely on: the median per line count, three chains each.
+    let by_lines = levels[0]["ns_by_lines"].as_array().unwrap();
+    assert_eq!(by_lines.len(), 10);
+    assert!(by_lines.iter().all(|v| v.as_f64().unwrap() > 0.0));
+    let chains = levels[0]["points"][4]["ns_by_chain"].as_array().unwrap();
+    assert_eq!(chains.len(), 3);
     memlat(dir.path())
         .args(["assoc", "--machine", &machine, "--levels", "3"])
         .assert()
@@ -222,6 +228,12 @@ fn linesize_estimates_from_both_orders() {
     assert_eq!(v["points"].as_array().unwrap().len(), 6);
     assert_eq!(v["stride_points"].as_array().unwrap().len(), 6);
     assert!(v["line_bytes"].is_null() || v["line_bytes"].as_u64().unwrap().is_power_of_two());
+    // Dependent pairs beside the spacings, and the unit a miss fetches.
+    let pairs = v["pairs"].as_array().unwrap();
+    assert_eq!(pairs.len(), 6);
+    assert_eq!(pairs[0]["distance"], 8);
+    assert!(v["lone_ns"].as_f64().unwrap() > 0.0);
+    assert!(v["fetch_bytes"].is_null() || v["fetch_bytes"].as_u64().unwrap() >= 8);
     memlat(dir.path())
         .args(["linesize", "--strides", "8,12,16"])
         .assert()

@@ -229,6 +229,11 @@ fn pause_notes(points: &[CurvePoint], smoothed: &[CurvePoint], levels: &[Level])
     for (from, to) in gaps {
         for (start, end) in segment::pauses(&y, from, to) {
             let run = &points[start..end];
+            // Refined sizes sit close together: a pause spans some size.
+            let span = run[run.len() - 1].size_bytes as f64 / run[0].size_bytes as f64;
+            if span < segment::MIN_SPAN {
+                continue;
+            }
             let lo = run.iter().map(|p| p.ns).fold(f64::INFINITY, f64::min);
             let hi = run.iter().map(|p| p.ns).fold(0.0, f64::max);
             // A pause worth naming stands apart from the plateaus either side.

@@ -5,7 +5,7 @@ use anyhow::Result;
 use serde::Serialize;
 
 use super::{notice, prepare};
-use crate::analysis::detect::{self, DetectedLevel, Detection};
+use crate::analysis::detect::{self, DetectedLevel, Detection, Translation};
 use crate::chain::Pattern;
 use crate::cli::commands::run::report_cycle_source;
 use crate::cli::files::Output;
@@ -26,6 +26,10 @@ use crate::platform::cpuid;
 struct DetectOutput<'a> {
     /// Levels found, smallest first, memory last.
     levels: &'a [DetectedLevel],
+    /// A climb past memory that is translation cost (page walks), not a level; null when none.
+    translation: Option<Translation>,
+    /// How each level's `size_bytes` is defined.
+    capacity_definition: &'a str,
     /// Remarks on the whole curve.
     notes: &'a [String],
     /// Where the curve came from: a file, or `quick sweep`.
@@ -80,6 +84,8 @@ pub fn run(args: &DetectArgs) -> Result<()> {
     let content = match args.measure.format {
         Format::Json => output::json(&DetectOutput {
             levels: &detection.levels,
+            translation: detection.translation,
+            capacity_definition: &detection.capacity_definition,
             notes: &detection.notes,
             source,
             points: curve.len(),
