@@ -106,6 +106,24 @@ fn intel_golden_cove_guest_of_this_project() {
 }
 
 #[test]
+fn intel_golden_cove_guest_to_2g_shows_translation_cost() {
+    let d = detect("intel-glc-kvm-2026-11-22-to-2g.json");
+    assert_eq!(names(&d), ["L1", "L2", "L3", "memory"], "{}", describe(&d));
+    check(&d, "L1", Some((44 * K, 53 * K)), (1.2, 1.4));
+    check(&d, "L2", Some((M, 2 * M)), (3.9, 4.4));
+    check(&d, "L3", Some((12 * M, 40 * M)), (30.0, 45.0));
+    check(&d, "memory", None, (130.0, 160.0));
+    let t = d
+        .translation
+        .unwrap_or_else(|| panic!("no translation climb\n{}", describe(&d)));
+    assert!(
+        (400 * M..=1200 * M).contains(&t.starts_bytes),
+        "translation starts at {}",
+        t.starts_bytes
+    );
+}
+
+#[test]
 fn zen4_guest_partial_curve() {
     // The 2-vCPU Zen 4 KVM guest (random chain, median of 3; L1d 32 KiB,
     // L2 1 MiB, L3 32 MiB shared): an independent chase found L1 at

@@ -9,8 +9,8 @@
 //!   their neighbours, however short) and transitions;
 //! - neighbouring plateaus less than [`LEVEL_RATIO`] apart are one level (a
 //!   wobble, not a step);
-//! - the last plateau is memory; a climb after it of less than a level's
-//!   step is translation cost, not a level ([`tail`]);
+//! - the first plateau of at least [`MEMORY_FLOOR_NS`] is memory; a climb
+//!   after it (of less than 2.5x) is translation cost, not a level ([`tail`]);
 //! - each level's latency is the median of its points, its spread the lowest
 //!   and highest repeat seen on it; its capacity is where the curve leaves
 //!   the plateau (half-way, in log, to the next level, or twice the plateau),
@@ -317,7 +317,7 @@ fn level_notes(
 /// The note on a translation climb.
 fn translation_note(t: &Translation, memory_ns: f64) -> String {
     format!(
-        "translation cost beyond {}: the latency climbs again, to {:.1} ns at the largest size ({:.2}x memory's {:.1} ns), by less than a level's step: page walks once the TLBs no longer reach, not a cache level; smaller pages (--pages 4k) bring it to smaller sizes, huge pages push it out",
+        "translation cost beyond {}: the latency climbs again, to {:.1} ns at the largest size ({:.2}x memory's {:.1} ns): page walks once the TLBs no longer reach, not a cache level; smaller pages (--pages 4k) bring it to smaller sizes, huge pages push it out",
         HumanBytes(t.starts_bytes),
         t.latency_ns_at_largest,
         t.latency_ns_at_largest / memory_ns,

@@ -3,7 +3,7 @@
 //! walks once the TLBs no longer reach, not a cache), or one still rising
 //! (the sweep stopped before memory).
 
-use super::{CurvePoint, LEVEL_RATIO, Level, MEMORY_FLOOR_NS};
+use super::{CurvePoint, Level, MEMORY_FLOOR_NS};
 use serde::{Deserialize, Serialize};
 
 /// A climb past memory that is translation cost, not a level.
@@ -21,28 +21,34 @@ pub const CLIMB_RATIO: f64 = 1.1;
 /// The climb must hold for this many sizes (one high point is noise).
 pub const CLIMB_POINTS: usize = 2;
 
+/// Past memory, a climb of less than this factor is translation cost: a
+/// page walk under nested paging (a VM) can cost more than one DRAM access,
+/// and no cache level lies beyond memory on one node.
+pub const TRANSLATION_RATIO: f64 = 2.5;
+
 /// How the curve ends after its last level.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Tail {
     /// Flat at the last level (or no points after it).
     Flat,
-    /// Climbing past memory by less than [`LEVEL_RATIO`].
+    /// Climbing past memory by less than [`TRANSLATION_RATIO`].
     Translation(Translation),
     /// Rising: the last level is not memory, or memory is not reached.
     StillRising,
 }
 
-/// Removes the plateaus after memory that sit less than [`LEVEL_RATIO`]
-/// above the one before them (the second and later steps of a translation
-/// climb): memory is at least [`MEMORY_FLOOR_NS`], and a cache beyond it
-/// would be a whole level's step slower.
+/// Removes the plateaus after the first memory-class one (at least
+/// [`MEMORY_FLOOR_NS`]) that sit less than [`TRANSLATION_RATIO`] above it:
+/// the steps of a translation climb, not levels.
 pub(super) fn drop_translation_plateaus(levels: &mut Vec<Level>) {
-    while levels.len() >= 2 {
-        let (prev, last) = (&levels[levels.len() - 2], &levels[levels.len() - 1]);
-        if prev.ns >= MEMORY_FLOOR_NS && last.ns < prev.ns * LEVEL_RATIO {
-            levels.pop();
-        } else {
-            break;
+    if let Some(memory) = levels.iter().position(|l| l.ns >= MEMORY_FLOOR_NS) {
+        let limit = levels[memory].ns * TRANSLATION_RATIO;
+        let mut k = memory + 1;
+        while k < levels.len() && levels[k].ns < limit {
+            k += 1;
+        }
+        if k == levels.len() {
+            levels.truncate(memory + 1);
         }
     }
 }
@@ -69,13 +75,13 @@ pub(super) fn read(points: &[CurvePoint], smoothed: &[CurvePoint], memory: &Leve
     let above = |p: &CurvePoint| p.ns > memory.ns * CLIMB_RATIO;
     let held = after.iter().rev().take_while(|p| above(p)).count();
     if held < CLIMB_POINTS {
-        return if lone_high && points[last].ns >= memory.ns * LEVEL_RATIO {
+        return if lone_high && points[last].ns >= memory.ns * TRANSLATION_RATIO {
             Tail::StillRising
         } else {
             Tail::Flat
         };
     }
-    if highest >= memory.ns * LEVEL_RATIO {
+    if highest >= memory.ns * TRANSLATION_RATIO {
         return Tail::StillRising;
     }
     Tail::Translation(Translation {
