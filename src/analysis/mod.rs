@@ -11,4 +11,6 @@ pub mod assoc;
 pub mod detect;
 pub mod knee;
 pub mod linesize;
+pub mod loaded;
+pub mod mlp;
 pub mod stats;

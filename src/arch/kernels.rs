@@ -63,6 +63,24 @@ macro_rules! define_kernels {
             k
         }
 
+        /// One load `p = *p` (`memlat mlp` interleaves several chains of these).
+        ///
+        /// # Safety
+        /// `p` must point at a node holding the address of the next one.
+        #[inline(always)]
+        pub(crate) unsafe fn load_pointer(p: *const u64) -> *const u64 {
+            let mut p = p;
+            // SAFETY: the caller guarantees `p` holds the next node's address.
+            unsafe {
+                ::core::arch::asm!(
+                    $pointer,
+                    p = inout(reg) p,
+                    options(nostack, readonly, preserves_flags),
+                );
+            }
+            p
+        }
+
         /// The loop with nothing in it, `trips` times (seed 001's calibration).
         pub(crate) fn empty_loop(trips: u64) {
             // SAFETY: only a register counter and a branch; no memory is touched.

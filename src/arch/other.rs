@@ -4,7 +4,9 @@
 
 use crate::platform::clock::counter::IsaCounter;
 
-pub(crate) use super::portable::{add_chain, chase_index, chase_pointer, empty_loop, mul_chain};
+pub(crate) use super::portable::{
+    add_chain, chase_index, chase_pointer, empty_loop, load_pointer, mul_chain,
+};
 
 /// The portable clock chains (through memory: rough).
 pub(crate) const CLOCK_CHAIN_INSTRUCTIONS: [&str; 2] = ["wrapping_add", "wrapping_mul"];

@@ -22,6 +22,16 @@ pub(crate) unsafe fn chase_pointer(start: *const u64, trips: u64) -> *const u64 
     p
 }
 
+/// One volatile load `p = *p`.
+///
+/// # Safety
+/// `p` must point at a node holding the address of the next one.
+#[inline(always)]
+pub(crate) unsafe fn load_pointer(p: *const u64) -> *const u64 {
+    // SAFETY: the caller guarantees `p` holds the next node's address.
+    unsafe { read_volatile(p) as *const u64 }
+}
+
 pub(crate) unsafe fn chase_index(base: *const u64, start: u64, trips: u64) -> u64 {
     let mut k = start;
     for _ in 0..trips {

@@ -91,6 +91,17 @@ enum Order {
         offset: u64,
         pair: u64,
     },
+    /// `cycles` disjoint random cycles of `per_cycle` nodes each, walked
+    /// interleaved (`memlat mlp`): load k is cycle `k mod cycles`, step
+    /// `k / cycles` of it; cycle j holds the nodes at positions
+    /// `j * per_cycle ..` of one random order of all slots.
+    Interleaved {
+        order: ZeroFirst,
+        nodes: u64,
+        spacing: u64,
+        cycles: u64,
+        per_cycle: u64,
+    },
     /// Node k is in the page `pages.apply(k / per_page)` (the partial last
     /// page, if any, last), at the place within it that page's permutation gives.
     PageRandom(PageOrder),
@@ -221,6 +232,41 @@ impl Chain {
         self
     }
 
+    /// `cycles` disjoint random cycles through the `line`-byte slots of
+    /// `size` bytes (together every slot but fewer than `cycles` left over),
+    /// for a kernel that walks them interleaved: their loads are
+    /// independent, so a core overlaps their misses.
+    pub fn interleaved(size: u64, line: u64, cycles: u64, seed: u64) -> Result<Chain, ChainError> {
+        let nodes = Self::slot_count(size, line, "interleaved")?;
+        let cycles = cycles.max(1);
+        if nodes < 2 * cycles {
+            return Err(ChainError::TooSmall {
+                pattern: "interleaved",
+                spacing: line,
+                needed: 2 * cycles * line,
+                size,
+            });
+        }
+        Ok(Chain {
+            size,
+            order: Order::Interleaved {
+                order: ZeroFirst::new(nodes, seed),
+                nodes,
+                spacing: line,
+                cycles,
+                per_cycle: nodes / cycles,
+            },
+        })
+    }
+
+    /// How many cycles are walked side by side (1 but for [`Chain::interleaved`]).
+    pub fn cycles(&self) -> u64 {
+        match &self.order {
+            Order::Interleaved { cycles, .. } => *cycles,
+            _ => 1,
+        }
+    }
+
     /// The random chain with a dependent second load in every slot: slot X,
     /// then X + `pair`, then the next slot (multichase's `critword`): the
     /// second load hits in X's line, in a line fetched with it, or misses.
@@ -314,6 +360,9 @@ impl Chain {
         match &self.order {
             Order::Stride { len, .. } => *len,
             Order::Random { nodes, pair, .. } => nodes * if *pair > 0 { 2 } else { 1 },
+            Order::Interleaved {
+                cycles, per_cycle, ..
+            } => cycles * per_cycle,
             Order::PageRandom(p) => p.nodes,
         }
     }
@@ -347,6 +396,13 @@ impl Chain {
                 pair,
                 ..
             } => order.apply(position / 2) * spacing + offset + (position % 2) * pair,
+            Order::Interleaved {
+                order,
+                spacing,
+                cycles,
+                per_cycle,
+                ..
+            } => order.apply((position % cycles) * per_cycle + position / cycles) * spacing,
             Order::PageRandom(p) => p.node(position) * p.spacing,
         }
     }
@@ -374,6 +430,18 @@ impl Chain {
                 spacing,
                 ..
             } if *pair > 0 => nodes * if pair / block > 0 { 2 } else { 1 },
+            Order::Interleaved {
+                cycles,
+                per_cycle,
+                spacing,
+                ..
+            } if *spacing >= block => cycles * per_cycle,
+            Order::Interleaved {
+                cycles,
+                per_cycle,
+                spacing,
+                ..
+            } => (cycles * per_cycle * spacing).div_ceil(block),
             Order::Random { nodes, spacing, .. }
             | Order::PageRandom(PageOrder { nodes, spacing, .. }) => {
                 if *spacing >= block {
@@ -419,6 +487,25 @@ impl Chain {
                         words[(here / WORD) as usize] = encode(here, here + pair);
                         here += pair;
                     }
+                    words[(here / WORD) as usize] = encode(here, next);
+                }
+            }
+            Order::Interleaved {
+                order,
+                nodes,
+                spacing,
+                cycles,
+                per_cycle,
+            } => {
+                let used = cycles * per_cycle;
+                for node in 0..*nodes {
+                    let position = order.invert(node);
+                    if position >= used {
+                        continue; // a leftover slot: on no cycle
+                    }
+                    let (cycle, step) = (position / per_cycle, position % per_cycle);
+                    let next = order.apply(cycle * per_cycle + (step + 1) % per_cycle) * spacing;
+                    let here = node * spacing;
                     words[(here / WORD) as usize] = encode(here, next);
                 }
             }
@@ -506,6 +593,37 @@ mod tests {
         assert_eq!(chain.len(), 64);
         let chain = Chain::stride(10_000, 4096).unwrap().with_offset(64);
         assert_eq!(chain.node_offset(0), 0);
+    }
+
+    #[test]
+    fn interleaved_cycles_are_disjoint_and_cover_the_buffer() {
+        for (nodes, cycles) in [(1000u64, 1u64), (1000, 3), (4096, 16), (35, 16)] {
+            let chain = Chain::interleaved(nodes * 64, 64, cycles, 7).unwrap();
+            assert_eq!(chain.cycles(), cycles);
+            let per_cycle = nodes / cycles;
+            assert_eq!(chain.len(), cycles * per_cycle);
+            let words = linked(&chain);
+            let mut seen = std::collections::HashSet::new();
+            for j in 0..cycles {
+                // Cycle j: from its first node, per_cycle steps back to it,
+                // every step where node_offset (interleaved) says.
+                let start = chain.node_offset(j);
+                let mut at = start;
+                for step in 1..=per_cycle {
+                    assert!(seen.insert(at), "node {at} on two cycles");
+                    at = words[(at / WORD) as usize] * WORD;
+                    assert_eq!(
+                        at,
+                        chain.node_offset(step * cycles + j),
+                        "cycle {j} step {step}"
+                    );
+                }
+                assert_eq!(at, start, "cycle {j} closes");
+            }
+            // Every slot but fewer than `cycles` leftovers is on a cycle.
+            assert!(nodes - (seen.len() as u64) < cycles);
+        }
+        assert!(Chain::interleaved(64 * 20, 64, 16, 1).is_err());
     }
 
     #[test]

@@ -132,6 +132,35 @@ pub enum Command {
     #[command(mut_arg("sample_ms", |a| a.default_value("20")))]
     #[command(mut_arg("repeats", |a| a.help("Passes over the NOP range, each with a fresh random chain; per N the fastest is kept [default: 3]")))]
     Loaduse(LoaduseArgs),
+    /// Memory-level parallelism: N random chains walked side by side in one
+    /// thread, N = 1..16, at one size per level (as the table of `memlat`
+    /// picks them): ns per load, loads and bytes per second, the effective
+    /// parallelism (time per load of one chain over that of N), and where
+    /// throughput stops growing: the misses this core keeps in flight.
+    ///
+    /// Examples:
+    ///   memlat mlp                                 # every level, 1..16 chains
+    ///   memlat mlp --sizes 1G --chains 1,2,4,8,12,16 --plot mlp.png
+    ///   memlat mlp --format json -o mlp.json
+    #[command(verbatim_doc_comment)]
+    Mlp(MlpArgs),
+    /// Latency under load: one thread chases a random chain beyond the caches
+    /// while --threads others read or write their own buffers, with a delay
+    /// after every 4 KiB swept from heavy to none (MLC's loaded latency).
+    /// Each point: the chase latency (min, median, max) and the bandwidth the
+    /// traffic threads counted themselves; the knee is where latency reaches
+    /// twice idle.
+    ///
+    /// Every thread is pinned: traffic first on other cores of the chaser's
+    /// NUMA node, one thread a core, then second SMT threads, then other nodes,
+    /// the chaser's own sibling last (said in the output).
+    ///
+    /// Examples:
+    ///   memlat loaded                               # every other CPU reads
+    ///   memlat loaded --threads 1 --traffic mix:67 --plot loaded.png
+    ///   memlat loaded --traffic nt-write --delays 10000,1000,100,0 --format json
+    #[command(verbatim_doc_comment)]
+    Loaded(LoadedArgs),
     /// Find the cache levels in a latency curve: each level's capacity and
     /// latency (ns, cycles) with a confidence, sysfs and CPUID beside (seed 004, Problem 1).
     ///
@@ -295,6 +324,31 @@ pub struct QuickArgs {
     /// each data cache sysfs lists, past the level before it, and 8x the last level for DRAM].
     #[arg(long, value_name = "SIZES", value_delimiter = ',', value_parser = parse_size)]
     pub sizes: Vec<u64>,
+
+    /// Flags shared with the other measuring commands.
+    #[command(flatten)]
+    pub measure: MeasureArgs,
+}
+
+/// `memlat mlp`.
+#[derive(Debug, Clone, Args)]
+pub struct MlpArgs {
+    /// Sizes to measure, comma-separated (e.g. 16K,1M,1G) [default: one inside
+    /// each data cache sysfs lists, and one beyond the last for memory].
+    #[arg(long, value_name = "SIZES", value_delimiter = ',', value_parser = parse_size)]
+    pub sizes: Vec<u64>,
+
+    /// Chain counts, comma-separated, each 1 to 16 [default: 1 to 16].
+    #[arg(long, value_name = "N,...", value_delimiter = ',')]
+    pub chains: Vec<u32>,
+
+    /// Draw throughput against chains, one line per level, to FILE (.svg or .png).
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
+
+    /// Hide the progress bar (it is only drawn when stderr is a terminal).
+    #[arg(long)]
+    pub no_progress: bool,
 
     /// Flags shared with the other measuring commands.
     #[command(flatten)]
@@ -523,6 +577,49 @@ pub struct AssocArgs {
     pub max_lines: Option<u64>,
 
     /// Flags shared with the other measuring commands.
+    #[command(flatten)]
+    pub measure: MeasureArgs,
+}
+
+/// `memlat loaded`.
+#[derive(Debug, Clone, Args)]
+pub struct LoadedArgs {
+    /// Traffic threads [default: every CPU memlat may use but the chaser's].
+    #[arg(long, value_name = "T")]
+    pub threads: Option<usize>,
+
+    /// What they do: read, write, rmw (read-modify-write), nt-write
+    /// (non-temporal stores) or mix:R (R% of 4 KiB chunks read, the rest written).
+    #[arg(long, value_name = "KIND", default_value = "read", value_parser = crate::experiments::loaded::traffic::Traffic::parse)]
+    pub traffic: crate::experiments::loaded::traffic::Traffic,
+
+    /// Delays to sweep, spin iterations after every 4 KiB a thread moves,
+    /// comma-separated, measured in the order given.
+    #[arg(
+        long,
+        value_name = "N,...",
+        value_delimiter = ',',
+        default_value = "100000,30000,10000,3000,1000,300,100,0"
+    )]
+    pub delays: Vec<u32>,
+
+    /// The chase's buffer [default: 4x the last-level cache, 256M to 1G, as `memlat`'s memory row].
+    #[arg(short = 'n', long, value_name = "BYTES", value_parser = parse_size)]
+    pub size: Option<u64>,
+
+    /// Each traffic thread's buffer [default: 256M, less when memory is short].
+    #[arg(long, value_name = "BYTES", value_parser = parse_size)]
+    pub traffic_size: Option<u64>,
+
+    /// Draw chase latency against traffic bandwidth, the knee marked, to FILE (.svg or .png).
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
+
+    /// Hide the progress bar (it is only drawn when stderr is a terminal).
+    #[arg(long)]
+    pub no_progress: bool,
+
+    /// Flags shared with the other measuring commands (--cpu: the chaser's CPU).
     #[command(flatten)]
     pub measure: MeasureArgs,
 }

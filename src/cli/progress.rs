@@ -101,3 +101,25 @@ impl<R, F: FnMut(&R) -> anyhow::Result<()>> Observer<R> for AnnounceAnd<F> {
         (self.0)(partial)
     }
 }
+
+/// The progress bar, and Ctrl-C (with an [`crate::cli::interrupt::Guard`]
+/// installed) ends the run after the step in progress.
+pub struct Stoppable(pub Progress);
+
+impl<R> Observer<R> for Stoppable {
+    fn planned(&mut self, steps: &[(String, u64)]) {
+        Observer::<R>::planned(&mut self.0, steps);
+    }
+
+    fn begin(&mut self, step: &Step) {
+        Observer::<R>::begin(&mut self.0, step);
+    }
+
+    fn end(&mut self, step: &Step) {
+        Observer::<R>::end(&mut self.0, step);
+    }
+
+    fn interrupted(&self) -> bool {
+        crate::cli::interrupt::interrupted()
+    }
+}

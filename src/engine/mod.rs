@@ -42,7 +42,7 @@ pub use workload::{Walker, Workload, ensure_memory, memory_needed};
 use std::time::Duration;
 
 use crate::chain::{Chain, Pattern};
-use crate::kernels::Kernel;
+use crate::kernels::{Kernel, KernelKind};
 use crate::platform::clock::{self, ClockEstimate, ClockRequest, SampleClock};
 use crate::platform::counters::{CounterGroup, EventSpec, EventWarning, parse_event};
 
@@ -236,13 +236,24 @@ impl Engine {
         point.validate()?;
         let started = std::time::Instant::now();
         let build = |seed| {
-            Chain::build(point.pattern, point.size, point.stride, point.line, seed)
-                .map(|c| c.with_offset(point.offset).with_pair(point.pair))
+            if point.chains > 1 {
+                Chain::interleaved(point.size, point.line, u64::from(point.chains), seed)
+            } else {
+                Chain::build(point.pattern, point.size, point.stride, point.line, seed)
+                    .map(|c| c.with_offset(point.offset).with_pair(point.pair))
+            }
         };
         let mut chain = build(point.seed)?;
         let mut workload = self.workload(point)?;
         let mut warnings = workload.notices.clone();
-        let kernel = Kernel::Chase(point.kernel);
+        let kernel = if point.chains > 1 {
+            Kernel::Parallel {
+                chains: point.chains,
+                portable: point.kernel == KernelKind::Portable,
+            }
+        } else {
+            Kernel::Chase(point.kernel)
+        };
         let clock_before = self.clock_ghz;
         let mut trips = point
             .accesses

@@ -28,6 +28,9 @@ pub struct Point {
     /// visited right after it (a dependent pair, `memlat linesize`); a
     /// multiple of 8 below the line. 0: none.
     pub pair: u64,
+    /// Random chains walked side by side in one thread (1 to 16; `memlat
+    /// mlp`): disjoint cycles through the buffer whose misses overlap.
+    pub chains: u32,
     /// Which loop follows the chain.
     pub kernel: KernelKind,
     /// Node spacing in bytes for the random patterns (a multiple of 8; the line size).
@@ -59,6 +62,7 @@ impl Default for Point {
             pattern: Pattern::Random,
             offset: 0,
             pair: 0,
+            chains: 1,
             kernel: KernelKind::Pointer,
             line: 64,
             pages: PageRequest::Thp,
@@ -158,6 +162,21 @@ impl Point {
                 "pair {}: only a random chain takes a pair, a multiple of 8 that fits in the line after the offset",
                 self.pair
             )));
+        }
+        if self.chains != 1 {
+            let max = crate::kernels::parallel::MAX_CHAINS as u32;
+            if self.chains == 0 || self.chains > max {
+                return Err(Error::Invalid(format!(
+                    "chains {}: walk 1 to {max} chains side by side",
+                    self.chains
+                )));
+            }
+            if self.pattern != Pattern::Random || self.kernel == KernelKind::Index {
+                return Err(Error::Invalid(format!(
+                    "chains {}: chains side by side are random chains with the pointer or portable kernel",
+                    self.chains
+                )));
+            }
         }
         limits::line(self.line, Origin::Setting("line"))?;
         limits::repeats(self.repeats, Origin::Setting("repeats"))?;

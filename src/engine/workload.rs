@@ -100,7 +100,9 @@ impl Workload {
             base: self.buffer.as_ptr(),
             chain,
             position: 0,
-            offset: chain.node_offset(0),
+            offsets: (0..kernel.chains() as u64)
+                .map(|j| chain.node_offset(j))
+                .collect(),
         }
     }
 }
@@ -112,7 +114,8 @@ pub struct Walker<'a> {
     chain: &'a Chain,
     /// Loads followed so far, modulo the chain's length.
     position: u64,
-    offset: u64,
+    /// Where each chain walked side by side stands (one for most kernels).
+    offsets: Vec<u64>,
 }
 
 impl Walker<'_> {
@@ -136,9 +139,9 @@ impl Walker<'_> {
         self.chain.len()
     }
 
-    /// Byte offset of the node it stands on.
+    /// Byte offset of the node it stands on (the first chain's).
     pub fn offset(&self) -> u64 {
-        self.offset
+        self.offsets[0]
     }
 
     /// Runs `trips` loop trips and checks that the kernel ended on the node
@@ -146,20 +149,22 @@ impl Walker<'_> {
     pub fn walk(&mut self, trips: u64) -> Result<(), Error> {
         let loads = trips.saturating_mul(self.kernel.loads_per_trip());
         // SAFETY: the chain was linked into this buffer in the kernel's
-        // encoding (Workload::link) and `offset` is always one of its nodes.
-        let end = unsafe { self.kernel.run(self.base, self.offset, trips) }
+        // encoding (Workload::link) and every offset is one of its nodes.
+        unsafe { self.kernel.run_all(self.base, &mut self.offsets, trips) }
             .ok_or(Error::NoKernel(self.kernel.name()))?;
         self.position = ((self.position as u128 + loads as u128) % self.chain.len() as u128) as u64;
-        let expected = self.chain.node_offset(self.position);
-        if end != expected {
-            return Err(Error::ChainMismatch {
-                kernel: self.kernel.name(),
-                expected,
-                got: end,
-                loads,
-            });
+        // Chain j of those walked side by side stands at load position + j.
+        for (j, &end) in self.offsets.iter().enumerate() {
+            let expected = self.chain.node_offset(self.position + j as u64);
+            if end != expected {
+                return Err(Error::ChainMismatch {
+                    kernel: self.kernel.name(),
+                    expected,
+                    got: end,
+                    loads,
+                });
+            }
         }
-        self.offset = end;
         Ok(())
     }
 }

@@ -4,13 +4,16 @@
 //! - [`sweep`]: sizes x strides or patterns (seed 004 sections 2-4);
 //! - [`fixed_levels`]: seed 002's sizes from the caches claimed;
 //! - [`loaduse`]: load-to-use latency with N NOPs (seed 003);
+//! - [`mlp`]: misses in flight, N chains side by side;
 //! - [`doctor`]: what the machine lets memlat measure.
 
 pub mod assoc;
 pub mod doctor;
 pub mod fixed_levels;
 pub mod linesize;
+pub mod loaded;
 pub mod loaduse;
+pub mod mlp;
 pub mod points;
 pub mod quick;
 pub mod sweep;

@@ -6,6 +6,7 @@
 //! branch, as seed 001's `L100`.
 
 pub mod load_use;
+pub mod parallel;
 
 use crate::arch;
 use serde::{Deserialize, Serialize};
@@ -60,6 +61,14 @@ pub enum Kernel {
         /// Unrolled or rolled.
         shape: load_use::Shape,
     },
+    /// `chains` chains walked side by side, [`parallel::ROUNDS`] loads from
+    /// each a trip (`memlat mlp`); `portable` for volatile reads.
+    Parallel {
+        /// Chains (1 to [`parallel::MAX_CHAINS`]).
+        chains: u32,
+        /// Volatile reads instead of the ISA's asm load.
+        portable: bool,
+    },
 }
 
 impl Kernel {
@@ -68,7 +77,7 @@ impl Kernel {
     pub fn encoding(self, base: u64) -> NodeEncoding {
         match self {
             Kernel::Chase(KernelKind::Index) => NodeEncoding::WordIndex,
-            Kernel::Chase(_) => NodeEncoding::Address(base),
+            Kernel::Chase(_) | Kernel::Parallel { .. } => NodeEncoding::Address(base),
             Kernel::LoadUse { .. } => NodeEncoding::Delta,
         }
     }
@@ -78,6 +87,15 @@ impl Kernel {
         match self {
             Kernel::Chase(_) => UNROLL,
             Kernel::LoadUse { shape, .. } => shape.iterations_per_trip(),
+            Kernel::Parallel { chains, .. } => u64::from(chains) * parallel::ROUNDS,
+        }
+    }
+
+    /// How many chains the kernel walks side by side.
+    pub fn chains(self) -> usize {
+        match self {
+            Kernel::Parallel { chains, .. } => chains as usize,
+            _ => 1,
         }
     }
 
@@ -86,6 +104,7 @@ impl Kernel {
         match self {
             Kernel::Chase(kind) => kind.name(),
             Kernel::LoadUse { .. } => "load-use",
+            Kernel::Parallel { .. } => "parallel",
         }
     }
 
@@ -103,6 +122,30 @@ impl Kernel {
             match self {
                 Kernel::Chase(kind) => Some(chase(kind, base, start, trips)),
                 Kernel::LoadUse { nops, shape } => load_use::chase(shape, nops, base, start, trips),
+                Kernel::Parallel { portable, .. } => {
+                    let mut offsets = [start];
+                    parallel::chase(base, &mut offsets, trips, portable).map(|()| offsets[0])
+                }
+            }
+        }
+    }
+
+    /// As [`Kernel::run`] for every chain the kernel walks: `offsets` holds
+    /// one start per chain ([`Kernel::chains`]) and receives where each ends.
+    ///
+    /// # Safety
+    /// As [`Kernel::run`], for every offset.
+    pub unsafe fn run_all(self, base: *const u64, offsets: &mut [u64], trips: u64) -> Option<()> {
+        // SAFETY: the caller's guarantee is each kernel's precondition.
+        unsafe {
+            match self {
+                Kernel::Parallel { portable, .. } => {
+                    parallel::chase(base, offsets, trips, portable)
+                }
+                _ => {
+                    offsets[0] = self.run(base, offsets[0], trips)?;
+                    Some(())
+                }
             }
         }
     }
@@ -219,6 +262,35 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn parallel_kernels_end_every_chain_where_it_says() {
+        for chains in [1u64, 2, 5, 12, 16] {
+            let chain = Chain::interleaved(256 * 1024, 64, chains, 3).unwrap();
+            let words = linked(&chain, KernelKind::Pointer);
+            for portable in [false, true] {
+                let kernel = Kernel::Parallel {
+                    chains: chains as u32,
+                    portable,
+                };
+                assert_eq!(kernel.chains() as u64, chains);
+                let mut offsets: Vec<u64> = (0..chains).map(|j| chain.node_offset(j)).collect();
+                // SAFETY: `words` holds the chains as addresses.
+                unsafe { kernel.run_all(words.as_ptr(), &mut offsets, 3) }.unwrap();
+                let loads = 3 * kernel.loads_per_trip();
+                for (j, &end) in offsets.iter().enumerate() {
+                    assert_eq!(
+                        end,
+                        chain.node_offset(loads + j as u64),
+                        "{chains} chains, {j}"
+                    );
+                }
+            }
+        }
+        let mut too_many = [0u64; 17];
+        // SAFETY: no chain is followed: 17 chains are refused before any load.
+        assert!(unsafe { parallel::chase(std::ptr::null(), &mut too_many, 1, false) }.is_none());
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub mod host;
 pub mod numa;
 pub mod prefetch;
 pub mod system;
+pub mod topology;
 pub mod uarch;
 
 pub use affinity::{allowed_cpus, current_cpu, pin_to_cpu};

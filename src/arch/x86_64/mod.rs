@@ -5,7 +5,9 @@ mod chase;
 mod counter;
 mod load_use;
 
-pub(crate) use chase::{add_chain, chase_index, chase_pointer, empty_loop, mul_chain};
+pub(crate) use chase::{
+    add_chain, chase_index, chase_pointer, empty_loop, load_pointer, mul_chain,
+};
 pub(crate) use counter::{best_counter, tsc_ghz};
 pub(crate) use load_use::load_use;
 

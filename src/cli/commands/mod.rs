@@ -6,7 +6,9 @@ pub mod doctor;
 pub mod events;
 pub mod levels;
 pub mod linesize;
+pub mod loaded;
 pub mod loaduse;
+pub mod mlp;
 pub mod plot;
 pub mod prefetchers;
 pub mod quick;
@@ -37,6 +39,8 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Some(Command::Sweep(args)) => sweep::run(&args),
         Some(Command::Plot(args)) => plot::run(&args),
         Some(Command::Loaduse(args)) => loaduse::run(&args),
+        Some(Command::Mlp(args)) => mlp::run(&args),
+        Some(Command::Loaded(args)) => loaded::run(&args),
         Some(Command::Detect(args)) => detect::run(&args),
         Some(Command::Levels(args)) => levels::run(&args),
         Some(Command::Assoc(args)) => assoc::run(&args),
@@ -91,6 +95,7 @@ pub(crate) fn prepare_with_events(
         pattern: args.pattern.unwrap_or(default_pattern),
         offset: 0,
         pair: 0,
+        chains: 1,
         kernel: args.kernel,
         line: match args.line {
             Some(line) => limits::line(line, Origin::Flag("--line"))?,

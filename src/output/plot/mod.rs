@@ -8,7 +8,9 @@
 
 mod axis;
 mod draw;
+pub mod loaded;
 pub mod loaduse;
+pub mod mlp;
 pub mod sweep;
 
 use std::path::Path;

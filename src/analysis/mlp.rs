@@ -1,0 +1,162 @@
+//! Memory-level parallelism from N chains walked side by side: throughput
+//! against N, and where it stops growing (`memlat mlp`).
+//!
+//! With N independent chains the core can overlap N misses; the time per
+//! load falls as 1/N until the core (or the memory system) runs out of miss
+//! buffers, then stays. The **effective parallelism** at N is the time per
+//! load of one chain over the time per load at N: how many loads were in
+//! flight on average. The **saturation point** is the smallest N whose
+//! throughput is within [`SATURATED`] of the best: beyond it, more chains
+//! buy less than that.
+
+use serde::{Deserialize, Serialize};
+
+/// Throughput within this fraction of the best counts as saturated.
+pub const SATURATED: f64 = 0.9;
+
+/// The last count still grows when its throughput is this much above the
+/// count before it.
+pub const STILL_GROWING: f64 = 1.03;
+
+/// One chain count at one size.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct MlpPoint {
+    /// Chains walked side by side.
+    pub chains: u32,
+    /// Time per load over all chains, ns (median of the repeats).
+    pub ns_per_load: f64,
+    /// Loads completed per second.
+    pub loads_per_second: f64,
+    /// Bytes per second, counting a whole line per load.
+    pub bytes_per_second: f64,
+    /// Time per load of one chain over the time per load here.
+    pub parallelism: f64,
+}
+
+/// The points of one size from `(chains, ns per load)`, one chain first.
+pub fn points(measured: &[(u32, f64)], line: u64) -> Vec<MlpPoint> {
+    let single = measured
+        .iter()
+        .find(|(n, _)| *n == 1)
+        .map_or(f64::NAN, |(_, ns)| *ns);
+    measured
+        .iter()
+        .map(|&(chains, ns)| MlpPoint {
+            chains,
+            ns_per_load: ns,
+            loads_per_second: 1e9 / ns,
+            bytes_per_second: 1e9 / ns * line as f64,
+            parallelism: single / ns,
+        })
+        .collect()
+}
+
+/// Where throughput stops growing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Saturation {
+    /// The smallest chain count within [`SATURATED`] of the best throughput;
+    /// `None` without points.
+    pub chains: Option<u32>,
+    /// The effective parallelism there: misses in flight at saturation.
+    pub parallelism: f64,
+    /// 0..1: how clearly the curve levels off (low when the best is the
+    /// largest count tried, or the counts beyond saturation scatter).
+    pub confidence: f64,
+    /// What to keep in mind.
+    pub notes: Vec<String>,
+}
+
+/// Reads the saturation point from the points of one size.
+pub fn saturation(points: &[MlpPoint]) -> Saturation {
+    let mut sorted = points.to_vec();
+    sorted.sort_by_key(|p| p.chains);
+    let best = sorted
+        .iter()
+        .map(|p| p.loads_per_second)
+        .fold(0.0, f64::max);
+    let Some(at) = sorted
+        .iter()
+        .position(|p| p.loads_per_second >= SATURATED * best)
+    else {
+        return Saturation {
+            chains: None,
+            parallelism: f64::NAN,
+            confidence: 0.0,
+            notes: vec!["no points".into()],
+        };
+    };
+    let mut notes = Vec::new();
+    let beyond = &sorted[at..];
+    // Levelled off: the counts beyond saturation stay near the best.
+    let floor = beyond
+        .iter()
+        .map(|p| p.loads_per_second)
+        .fold(f64::INFINITY, f64::min);
+    let flatness = (floor / best).clamp(0.0, 1.0);
+    let support = (beyond.len() as f64 / 4.0).min(1.0);
+    let mut confidence = flatness * support;
+    let last = sorted.last().expect("points exist");
+    // Still growing: the last count is the best and clearly above the one before.
+    let growing = sorted.len() > 1
+        && last.loads_per_second >= 0.99 * best
+        && last.loads_per_second > STILL_GROWING * sorted[sorted.len() - 2].loads_per_second;
+    if growing {
+        confidence = confidence.min(0.3);
+        notes.push(format!(
+            "throughput still grew at {} chains, the most tried: this core may keep more misses in flight (raise --chains)",
+            last.chains
+        ));
+    }
+    if sorted[0].chains != 1 {
+        notes.push(
+            "no single-chain point: parallelism is relative to the fewest chains tried".into(),
+        );
+    }
+    Saturation {
+        chains: Some(sorted[at].chains),
+        parallelism: sorted[at].parallelism,
+        confidence: (confidence * 100.0).round() / 100.0,
+        notes,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A core with `buffers` miss buffers at `latency` ns per miss.
+    fn model(buffers: f64, latency: f64, upto: u32) -> Vec<(u32, f64)> {
+        (1..=upto)
+            .map(|n| (n, latency / f64::from(n).min(buffers)))
+            .collect()
+    }
+
+    #[test]
+    fn saturates_where_the_miss_buffers_run_out() {
+        let p = points(&model(10.0, 100.0, 16), 64);
+        assert!((p[0].parallelism - 1.0).abs() < 1e-12);
+        assert!((p[15].parallelism - 10.0).abs() < 1e-9);
+        assert!((p[3].bytes_per_second - 4.0 * 64.0 * 1e7).abs() < 1.0);
+        let s = saturation(&p);
+        // 9 chains reach 90% of 10 chains' throughput.
+        assert_eq!(s.chains, Some(9));
+        assert!(s.confidence > 0.8, "{s:?}");
+        assert!(s.notes.is_empty());
+    }
+
+    #[test]
+    fn still_growing_at_the_last_count_is_said() {
+        let s = saturation(&points(&model(32.0, 100.0, 16), 64));
+        assert_eq!(s.chains, Some(15));
+        assert!(s.confidence <= 0.3);
+        assert!(s.notes[0].contains("raise --chains"), "{s:?}");
+    }
+
+    #[test]
+    fn a_low_limit_saturates_early() {
+        let s = saturation(&points(&model(2.5, 1.3, 16), 64));
+        assert_eq!(s.chains, Some(3));
+        assert!((s.parallelism - 2.5).abs() < 1e-9);
+        assert_eq!(saturation(&[]).chains, None);
+    }
+}

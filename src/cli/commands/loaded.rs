@@ -1,0 +1,175 @@
+//! `memlat loaded`: chase latency against the bandwidth of traffic threads
+//! (see [`crate::experiments::loaded`]).
+
+use anyhow::Result;
+
+use super::{notice, prepare, warn};
+use crate::chain::Pattern;
+use crate::cli::commands::run::report_cycle_source;
+use crate::cli::files::Output;
+use crate::cli::interrupt::{Guard, Interrupted};
+use crate::cli::progress::{Progress, Stoppable};
+use crate::cli::{Format, LoadedArgs};
+use crate::error::{UsageError, usage};
+use crate::experiments::loaded::{self, LoadedPlan, LoadedResult};
+use crate::limits::{self, Origin};
+use crate::output::document::Document;
+use crate::output::plot::ImageFormat;
+use crate::output::table::{Cell, Table};
+use crate::platform;
+use crate::platform::caches;
+use crate::platform::topology::Topology;
+use crate::units::HumanBytes;
+
+/// Each traffic thread's buffer by default.
+pub const DEFAULT_TRAFFIC_SIZE: u64 = 256 << 20;
+
+/// Runs `memlat loaded`.
+pub fn run(args: &LoadedArgs) -> Result<()> {
+    if args.measure.pattern.is_some_and(|p| p != Pattern::Random) {
+        return usage("--pattern: memlat loaded chases a random chain (prefetchers must not help)");
+    }
+    if args.delays.is_empty() {
+        return usage("--delays: give at least one delay, e.g. 10000,1000,100,0");
+    }
+    if let Some(path) = &args.plot {
+        ImageFormat::of(path, "--plot")?;
+    }
+    let output = Output::create(args.measure.output.as_deref())?;
+    // Before the chaser is pinned, while this thread may still run anywhere.
+    let topology = Topology::read(&platform::allowed_cpus());
+    let mut prepared = prepare(&args.measure, Pattern::Random, 3)?;
+    for note in &prepared.notices {
+        notice(note);
+    }
+    let chaser = prepared.engine.cpu();
+    let threads = args
+        .threads
+        .unwrap_or(topology.cpus.len().saturating_sub(1));
+    if threads == 0 {
+        return usage(
+            "--threads 0: no traffic thread, no load; give at least 1 (this process may use only the chaser's CPU: widen it with taskset)",
+        );
+    }
+    let cpus = loaded::plan_cpus(&topology, chaser, threads).map_err(UsageError)?;
+    let available = platform::mem_available_bytes();
+    let chase_size = match args.size {
+        Some(s) => limits::size(s, Origin::Flag("-n/--size")).map_err(UsageError::from)?,
+        None => {
+            let caches = caches::data_caches(chaser);
+            let last = caches.last().map_or(64 << 20, |c| c.size_bytes);
+            crate::experiments::quick::dram_size(last, crate::experiments::quick::MIN_DRAM_SIZE)
+        }
+    };
+    let traffic_size = match args.traffic_size {
+        Some(s) => limits::size(s, Origin::Flag("--traffic-size")).map_err(UsageError::from)?,
+        None => available.map_or(DEFAULT_TRAFFIC_SIZE, |a| {
+            DEFAULT_TRAFFIC_SIZE
+                .min(a / 4 / threads as u64)
+                .max(16 << 20)
+        }),
+    };
+    if traffic_size < loaded::traffic::CHUNK as u64 {
+        return usage("--traffic-size: give at least 4K per thread");
+    }
+    let total = chase_size.saturating_add(traffic_size.saturating_mul(threads as u64));
+    crate::engine::ensure_memory(total, available).map_err(|e| {
+        UsageError(format!(
+            "the chase ({}) and {threads} x {} of traffic: {e}; give a smaller -n/--size, --traffic-size or --threads",
+            HumanBytes(chase_size),
+            HumanBytes(traffic_size)
+        ))
+    })?;
+    let plan = LoadedPlan {
+        chase: crate::engine::Point {
+            size: chase_size,
+            ..prepared.template.clone()
+        },
+        traffic: args.traffic,
+        delays: args.delays.clone(),
+        cpus,
+        traffic_bytes: traffic_size,
+    };
+    eprintln!(
+        "memlat loaded: chase {} on CPU {chaser}; {threads} {} thread(s) on CPU(s) {:?}, {} each",
+        HumanBytes(chase_size),
+        args.traffic.name(),
+        plan.cpus.traffic,
+        HumanBytes(traffic_size)
+    );
+    let guard = Guard::install();
+    let mut observer = Stoppable(Progress::new(!args.no_progress));
+    let result = loaded::run(&mut prepared.engine, &plan, &mut observer)?;
+    observer.0.clear();
+    drop(guard);
+    report_cycle_source(&prepared.engine);
+    if let Some(path) = &args.plot {
+        crate::output::plot::loaded::plot(&result, path)?;
+        notice(&format!("plot written to {}", path.display()));
+    }
+    let content = match args.measure.format {
+        Format::Json => crate::output::json(&result)?,
+        Format::Csv => table(&result).csv(),
+        Format::Text => document(&result).text(),
+        Format::Markdown => document(&result).markdown(),
+    };
+    output.write(&content)?;
+    if !result.complete {
+        warn("interrupted: the points above were measured, the rest were not");
+        return Err(Interrupted(format!(
+            "memlat loaded: interrupted after {} of {} points",
+            result.points.len(),
+            plan.delays.len() + 1
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+/// MLC's table: delay, bandwidth, latency.
+fn table(r: &LoadedResult) -> Table {
+    let mut t = Table::new(&[
+        "delay",
+        "traffic",
+        "threads",
+        "MB/s",
+        "latency ns",
+        "min ns",
+        "max ns",
+        "x idle",
+    ]);
+    for p in &r.points {
+        t.row(vec![
+            p.delay.map_or(Cell::from("idle"), |d| u64::from(d).into()),
+            p.traffic.clone().into(),
+            (p.threads as u64).into(),
+            Cell::float(p.bandwidth_bytes_per_second / 1e6, 0),
+            Cell::float(p.latency_ns.median, 1),
+            Cell::float(p.latency_ns.min, 1),
+            Cell::float(p.latency_ns.max, 1),
+            Cell::float(p.latency_ns.median / r.idle_latency_ns, 2),
+        ]);
+    }
+    t
+}
+
+fn document(r: &LoadedResult) -> Document {
+    let mut d = Document::new(format!(
+        "memlat loaded: chase latency ({} random chain, CPU {}) against the traffic threads' bandwidth (CPUs {:?}); delay = spin iterations after every 4 KiB",
+        HumanBytes(r.chase_size_bytes),
+        r.cpus.chaser,
+        r.cpus.traffic
+    ));
+    d.table(table(r));
+    let mut lines = vec![match r.knee {
+        Some(k) => format!(
+            "knee: latency reaches twice idle ({:.1} ns) at {:.0} MB/s",
+            k.latency_ns,
+            k.bandwidth_bytes_per_second / 1e6
+        ),
+        None => "knee: not reached (latency stayed below twice idle)".into(),
+    }];
+    lines.extend(r.notes.iter().map(|n| format!("note: {n}")));
+    d.lines(lines);
+    d
+}

@@ -1,0 +1,145 @@
+//! `memlat mlp` as an experiment: at one size per level (as the quick table
+//! picks them), N = 1, 2, ... random chains walked side by side in one
+//! thread; the reading is [`crate::analysis::mlp`].
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+
+use super::{Observer, Step};
+use crate::analysis::mlp::{self, MlpPoint};
+use crate::engine::{Engine, Point};
+use crate::platform::caches::CacheInfo;
+use crate::units::HumanBytes;
+
+/// Chain counts by default: 1 to 16.
+pub const DEFAULT_MAX_CHAINS: u32 = crate::kernels::parallel::MAX_CHAINS as u32;
+
+/// One size to measure, named after the level it sits in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LevelSize {
+    /// `L1`, `L2`, ..., `memory`, or the size itself when given.
+    pub name: String,
+    /// Buffer size, bytes.
+    pub size: u64,
+}
+
+/// The quick table's sizes, named by level (`memory` last).
+pub fn default_levels(caches: &[CacheInfo], mem_available: Option<u64>) -> Vec<LevelSize> {
+    let sizes = super::quick::default_sizes(caches, mem_available);
+    let last = sizes.len() - 1;
+    sizes
+        .into_iter()
+        .enumerate()
+        .map(|(k, size)| LevelSize {
+            name: match caches.get(k) {
+                Some(c) if k < last => c.name(),
+                _ if k == last => "memory".into(),
+                _ => HumanBytes(size).to_string(),
+            },
+            size,
+        })
+        .collect()
+}
+
+/// One level's result in `memlat mlp --format json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct MlpLevel {
+    /// `L1`, `L2`, ..., `memory`.
+    pub name: String,
+    /// Buffer size, bytes (all chains together).
+    pub size_bytes: u64,
+    /// One point per chain count.
+    pub points: Vec<MlpPoint>,
+    /// The smallest chain count within 10% of the best throughput: the misses
+    /// this core keeps in flight at this level (null without points).
+    pub saturation_chains: Option<u32>,
+    /// Effective parallelism at saturation.
+    pub saturation_parallelism: f64,
+    /// 0..1: how clearly throughput levels off.
+    pub confidence: f64,
+    /// What to keep in mind.
+    pub notes: Vec<String>,
+}
+
+/// Measures every level at every chain count in `chains`; `template` carries
+/// the settings every point shares (random pattern). A checkpoint after each
+/// level keeps what is done when the run is cut short.
+pub fn run(
+    engine: &mut Engine,
+    template: &Point,
+    levels: &[LevelSize],
+    chains: &[u32],
+    observer: &mut dyn Observer<Vec<MlpLevel>>,
+) -> Result<Vec<MlpLevel>> {
+    let mut results = Vec::new();
+    let total = levels.len() * chains.len();
+    let costs: Vec<(String, u64)> = levels
+        .iter()
+        .flat_map(|l| chains.iter().map(move |&n| (l, n)))
+        .map(|(l, n)| {
+            let point = Point {
+                size: l.size,
+                chains: n,
+                ..template.clone()
+            };
+            (l.name.clone(), super::sweep::cost_ms(&point))
+        })
+        .collect();
+    observer.planned(&costs);
+    'levels: for (k, level) in levels.iter().enumerate() {
+        let mut measured = Vec::new();
+        for (i, &n) in chains.iter().enumerate() {
+            if observer.interrupted() {
+                break 'levels;
+            }
+            let label = format!("{} ({}): {n} chains", level.name, HumanBytes(level.size));
+            let point = Point {
+                size: level.size,
+                chains: n,
+                ..template.clone()
+            };
+            let step = Step {
+                index: k * chains.len() + i,
+                total,
+                label: &label,
+                cost_ms: super::sweep::cost_ms(&point),
+            };
+            observer.begin(&step);
+            let m = engine
+                .measure(&point)
+                .with_context(|| format!("measuring {label}"))?;
+            measured.push((n, m.ns_per_load.median));
+            observer.end(&step);
+        }
+        let points = mlp::points(&measured, template.line);
+        let s = mlp::saturation(&points);
+        results.push(MlpLevel {
+            name: level.name.clone(),
+            size_bytes: level.size,
+            points,
+            saturation_chains: s.chains,
+            saturation_parallelism: s.parallelism,
+            confidence: s.confidence,
+            notes: s.notes,
+        });
+        observer.checkpoint(&results)?;
+    }
+    Ok(results)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_are_named_after_the_caches_and_memory() {
+        let caches = [
+            CacheInfo::example(1, 32 << 10),
+            CacheInfo::example(2, 1 << 20),
+        ];
+        let levels = default_levels(&caches, Some(16 << 30));
+        let names: Vec<&str> = levels.iter().map(|l| l.name.as_str()).collect();
+        assert_eq!(names, ["L1d", "L2", "memory"]);
+        assert_eq!(levels[0].size, 16 << 10);
+    }
+}
