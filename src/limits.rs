@@ -121,9 +121,10 @@ pub fn stride(bytes: u64, origin: Origin) -> Result<u64, LimitError> {
 }
 
 /// The largest node spacing (`--line`), bytes.
-pub const MAX_LINE: u64 = 1 << 20;
+pub const MAX_LINE: u64 = 1 << 30;
 
-/// Node spacing (line size) in bytes: a multiple of 8 from 8 to 1 MiB.
+/// Node spacing (line size) in bytes: a multiple of 8 from 8 to 1 GiB (a
+/// page of the largest size, for `memlat tlb`).
 pub fn line(bytes: u64, origin: Origin) -> Result<u64, LimitError> {
     if bytes >= 8 && bytes.is_multiple_of(8) && bytes <= MAX_LINE {
         Ok(bytes)
@@ -131,7 +132,7 @@ pub fn line(bytes: u64, origin: Origin) -> Result<u64, LimitError> {
         reject(
             origin,
             bytes,
-            "node spacing must be a multiple of 8 bytes, from 8 to 1M, e.g. 64",
+            "node spacing must be a multiple of 8 bytes, from 8 to 1G, e.g. 64",
         )
     }
 }

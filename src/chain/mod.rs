@@ -82,14 +82,16 @@ enum Order {
         len: u64,
         offset: u64,
     },
-    /// Node k sits at byte `order.apply(k) * spacing + offset`; with a
-    /// `pair`, each such node is followed by one `pair` bytes after it.
+    /// Node k sits at byte `order.apply(k) * spacing + offset` (plus
+    /// `(slot * skew) mod spacing` with a skew); with a `pair`, each such node
+    /// is followed by one `pair` bytes after it.
     Random {
         order: ZeroFirst,
         nodes: u64,
         spacing: u64,
         offset: u64,
         pair: u64,
+        skew: u64,
     },
     /// `cycles` disjoint random cycles of `per_cycle` nodes each, walked
     /// interleaved (`memlat mlp`): load k is cycle `k mod cycles`, step
@@ -146,6 +148,15 @@ impl PageOrder {
     fn node(&self, position: u64) -> u64 {
         let page = self.page(position / self.per_page);
         page * self.per_page + self.within(page).apply(position % self.per_page)
+    }
+}
+
+/// How far into its slot a skewed chain puts slot `slot`'s node.
+fn skewed(slot: u64, skew: u64, spacing: u64) -> u64 {
+    if skew == 0 {
+        0
+    } else {
+        ((slot as u128 * skew as u128) % spacing as u128) as u64
     }
 }
 
@@ -225,6 +236,7 @@ impl Chain {
             Order::Random {
                 spacing,
                 offset: at,
+                skew: 0,
                 ..
             } if offset < *spacing => *at = offset,
             _ => {}
@@ -267,6 +279,28 @@ impl Chain {
         }
     }
 
+    /// The random chain with slot `s`'s node `(s * skew) mod line` bytes
+    /// into its slot (`memlat tlb`: one line per page, successive pages'
+    /// lines in successive cache sets, so that many pages' lines fit the
+    /// caches as well as the same lines packed). Only for a random chain
+    /// without offset or pair, `skew` a multiple of 8 below the slot; other
+    /// chains are returned as they are.
+    pub fn with_skew(mut self, skew: u64) -> Chain {
+        if let Order::Random {
+            spacing,
+            offset: 0,
+            pair: 0,
+            skew: at,
+            ..
+        } = &mut self.order
+            && skew.is_multiple_of(WORD)
+            && skew < *spacing
+        {
+            *at = skew;
+        }
+        self
+    }
+
     /// The random chain with a dependent second load in every slot: slot X,
     /// then X + `pair`, then the next slot (multichase's `critword`): the
     /// second load hits in X's line, in a line fetched with it, or misses.
@@ -277,6 +311,7 @@ impl Chain {
             spacing,
             offset,
             pair: at,
+            skew: 0,
             ..
         } = &mut self.order
             && pair.is_multiple_of(WORD)
@@ -299,6 +334,7 @@ impl Chain {
                 spacing: line,
                 offset: 0,
                 pair: 0,
+                skew: 0,
             },
         })
     }
@@ -387,8 +423,12 @@ impl Chain {
                 spacing,
                 offset,
                 pair: 0,
+                skew,
                 ..
-            } => order.apply(position) * spacing + offset,
+            } => {
+                let slot = order.apply(position);
+                slot * spacing + offset + skewed(slot, *skew, *spacing)
+            }
             Order::Random {
                 order,
                 spacing,
@@ -479,10 +519,12 @@ impl Chain {
                 spacing,
                 offset,
                 pair,
+                skew,
             } => {
+                let place = |slot: u64| slot * spacing + offset + skewed(slot, *skew, *spacing);
                 for node in 0..*nodes {
-                    let next = order.apply((order.invert(node) + 1) % nodes) * spacing + offset;
-                    let mut here = node * spacing + offset;
+                    let next = place(order.apply((order.invert(node) + 1) % nodes));
+                    let mut here = place(node);
                     if *pair > 0 {
                         words[(here / WORD) as usize] = encode(here, here + pair);
                         here += pair;
@@ -587,6 +629,13 @@ mod tests {
         assert_eq!(chain.len(), 128);
         assert_eq!(chain.node_offset(1), chain.node_offset(0) + 64);
         assert_eq!(chain.distinct_blocks(64), 128);
+        follows_its_offsets(&chain);
+        // Skewed: one line a page, successive pages in successive sets.
+        let chain = Chain::random(100 * 4096, 4096, 2).unwrap().with_skew(64);
+        assert!((0..100).all(|k| {
+            let at = chain.node_offset(k);
+            at % 4096 == (at / 4096 * 64) % 4096
+        }));
         follows_its_offsets(&chain);
         // What does not fit is left as it was.
         let chain = Chain::random(64 * 512, 512, 9).unwrap().with_pair(512);

@@ -161,6 +161,41 @@ pub enum Command {
     ///   memlat loaded --traffic nt-write --delays 10000,1000,100,0 --format json
     #[command(verbatim_doc_comment)]
     Loaded(LoadedArgs),
+    /// Core-to-core latency: the one-way time of a cache line moving between
+    /// every pair of CPUs (compare-and-swap ping-pong, and a write answered on
+    /// a second line), as a matrix ordered by topology, a heatmap, and medians
+    /// by relation (same core, same L2/L3, same node, other node).
+    ///
+    /// Each pair is two pinned threads; each sample is timed over enough round
+    /// trips to last 200 us (never a 0 ns from a coarse clock); 15 samples.
+    ///
+    /// Examples:
+    ///   memlat c2c
+    ///   memlat c2c --cpus 0-7 --method cas --plot c2c.png
+    ///   memlat c2c --pairs sample:500 --format json -o c2c.json   # large machines
+    #[command(verbatim_doc_comment)]
+    C2c(C2cArgs),
+    /// The NUMA matrix: idle memory latency from a CPU of each node to memory
+    /// bound (mbind) to each node, memory-only nodes (CXL, HBM) as columns; a
+    /// heatmap with --plot. On a single-node machine: a 1x1 matrix, said.
+    ///
+    /// Examples:
+    ///   memlat numa
+    ///   memlat numa -n 512M --plot numa.png --format json
+    #[command(verbatim_doc_comment)]
+    Numa(NumaArgs),
+    /// TLB reach and miss cost: for N pages, one line in each (in successive
+    /// cache sets) against the same lines packed, N from 8 up: the difference
+    /// is translation alone. Finds the L1 dTLB and L2 TLB reach (entries x page
+    /// size) and what each miss costs, for 4 KiB and 2 MiB pages (1 GiB where
+    /// the hugetlb pool has them), with CPUID's TLB descriptors beside.
+    ///
+    /// Examples:
+    ///   memlat tlb
+    ///   memlat tlb --page-sizes 4k --max-pages 16384 --plot tlb.png
+    #[command(verbatim_doc_comment)]
+    #[command(mut_arg("sample_ms", |a| a.default_value("5")))]
+    Tlb(TlbArgs),
     /// Find the cache levels in a latency curve: each level's capacity and
     /// latency (ns, cycles) with a confidence, sysfs and CPUID beside (seed 004, Problem 1).
     ///
@@ -577,6 +612,100 @@ pub struct AssocArgs {
     pub max_lines: Option<u64>,
 
     /// Flags shared with the other measuring commands.
+    #[command(flatten)]
+    pub measure: MeasureArgs,
+}
+
+/// `memlat c2c`.
+#[derive(Debug, Clone, Args)]
+pub struct C2cArgs {
+    /// CPUs to measure, e.g. 0-7,16 [default: every CPU memlat may use].
+    #[arg(long, value_name = "LIST")]
+    pub cpus: Option<String>,
+
+    /// Methods, comma-separated: cas, read-write [default: both].
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub method: Vec<crate::experiments::c2c::Method>,
+
+    /// Pairs to measure: all, or sample:K (K pairs at random, said in the output).
+    #[arg(long, value_name = "all|sample:K", default_value = "all", value_parser = parse_pairs)]
+    pub pairs: crate::experiments::c2c::Pairs,
+
+    /// Draw the matrix as a heatmap to FILE (.svg or .png); a second method
+    /// goes to FILE with the method's name added.
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
+
+    /// Output format: text, json, csv (one row per pair) or markdown.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+
+    /// Write the output to FILE instead of standard output.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Hide the progress bar (it is only drawn when stderr is a terminal).
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
+/// `all` or `sample:K`.
+fn parse_pairs(text: &str) -> Result<crate::experiments::c2c::Pairs, String> {
+    use crate::experiments::c2c::Pairs;
+    match text {
+        "all" => Ok(Pairs::All),
+        _ => match text.strip_prefix("sample:").map(str::parse::<usize>) {
+            Some(Ok(k)) if k > 0 => Ok(Pairs::Sample(k)),
+            _ => Err(format!(
+                "{text}: give all or sample:K with K at least 1, e.g. sample:500"
+            )),
+        },
+    }
+}
+
+/// `memlat numa`.
+#[derive(Debug, Clone, Args)]
+pub struct NumaArgs {
+    /// The chain's buffer [default: 4x the last-level cache, 256M to 1G].
+    #[arg(short = 'n', long, value_name = "BYTES", value_parser = parse_size)]
+    pub size: Option<u64>,
+
+    /// Draw the matrix as a heatmap to FILE (.svg or .png).
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
+
+    /// Hide the progress bar (it is only drawn when stderr is a terminal).
+    #[arg(long)]
+    pub no_progress: bool,
+
+    /// Flags shared with the other measuring commands (not --cpu or --node:
+    /// every node's CPU and memory are measured).
+    #[command(flatten)]
+    pub measure: MeasureArgs,
+}
+
+/// `memlat tlb`.
+#[derive(Debug, Clone, Args)]
+pub struct TlbArgs {
+    /// Page sizes, comma-separated: 4k, 2m (transparent huge pages), 1g
+    /// (hugetlb pool) [default: 4k and 2m].
+    #[arg(long, value_name = "SIZES", value_delimiter = ',', value_parser = ["4k", "2m", "1g"])]
+    pub page_sizes: Vec<String>,
+
+    /// Most pages to touch [default: 8192 of 4 KiB, 1024 of 2 MiB (less when
+    /// memory is short), 16 of 1 GiB].
+    #[arg(long, value_name = "N")]
+    pub max_pages: Option<u64>,
+
+    /// Draw translation cost against pages, one line per page size, to FILE (.svg or .png).
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
+
+    /// Hide the progress bar (it is only drawn when stderr is a terminal).
+    #[arg(long)]
+    pub no_progress: bool,
+
+    /// Flags shared with the other measuring commands (not --pages or --pattern).
     #[command(flatten)]
     pub measure: MeasureArgs,
 }

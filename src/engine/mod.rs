@@ -239,8 +239,11 @@ impl Engine {
             if point.chains > 1 {
                 Chain::interleaved(point.size, point.line, u64::from(point.chains), seed)
             } else {
-                Chain::build(point.pattern, point.size, point.stride, point.line, seed)
-                    .map(|c| c.with_offset(point.offset).with_pair(point.pair))
+                Chain::build(point.pattern, point.size, point.stride, point.line, seed).map(|c| {
+                    c.with_offset(point.offset)
+                        .with_pair(point.pair)
+                        .with_skew(point.skew)
+                })
             }
         };
         let mut chain = build(point.seed)?;

@@ -28,6 +28,10 @@ pub struct Point {
     /// visited right after it (a dependent pair, `memlat linesize`); a
     /// multiple of 8 below the line. 0: none.
     pub pair: u64,
+    /// With a random chain: slot `s`'s node sits `(s * skew) mod line` bytes
+    /// into its slot (`memlat tlb`: one line a page, in successive cache
+    /// sets); a multiple of 8 below the line, without offset or pair. 0: none.
+    pub skew: u64,
     /// Random chains walked side by side in one thread (1 to 16; `memlat
     /// mlp`): disjoint cycles through the buffer whose misses overlap.
     pub chains: u32,
@@ -62,6 +66,7 @@ impl Default for Point {
             pattern: Pattern::Random,
             offset: 0,
             pair: 0,
+            skew: 0,
             chains: 1,
             kernel: KernelKind::Pointer,
             line: 64,
@@ -161,6 +166,18 @@ impl Point {
             return Err(Error::Invalid(format!(
                 "pair {}: only a random chain takes a pair, a multiple of 8 that fits in the line after the offset",
                 self.pair
+            )));
+        }
+        if self.skew != 0
+            && !(self.pattern == Pattern::Random
+                && self.skew.is_multiple_of(8)
+                && self.skew < self.line
+                && self.offset == 0
+                && self.pair == 0)
+        {
+            return Err(Error::Invalid(format!(
+                "skew {}: only a random chain without offset or pair takes a skew, a multiple of 8 below the line",
+                self.skew
             )));
         }
         if self.chains != 1 {

@@ -8,15 +8,18 @@
 //! - [`doctor`]: what the machine lets memlat measure.
 
 pub mod assoc;
+pub mod c2c;
 pub mod doctor;
 pub mod fixed_levels;
 pub mod linesize;
 pub mod loaded;
 pub mod loaduse;
 pub mod mlp;
+pub mod numa;
 pub mod points;
 pub mod quick;
 pub mod sweep;
+pub mod tlb;
 
 /// One step of an experiment (usually a point), for progress reports.
 #[derive(Debug, Clone, Copy)]

@@ -247,3 +247,106 @@ mod tests {
         }
     }
 }
+
+/// A data TLB as CPUID describes it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct TlbClaim {
+    /// 1 for the first level, 2 for the second.
+    pub level: u32,
+    /// `data`, `load`, `store` or `unified`.
+    pub kind: String,
+    /// Page sizes it holds, bytes.
+    pub page_bytes: Vec<u64>,
+    /// Entries.
+    pub entries: u64,
+}
+
+/// Decodes one subleaf of Intel's leaf 0x18 (deterministic address
+/// translation parameters): EDX[4:0] type (0 none, 1 data, 2 instruction,
+/// 3 unified, 4 load, 5 store), EDX[7:5] level, EBX[3:0] the 4K/2M/4M/1G
+/// page sizes held, EBX[31:16] ways, ECX sets. Instruction TLBs are left out.
+pub fn decode_tlb(ebx: u32, ecx: u32, edx: u32) -> Option<TlbClaim> {
+    let kind = match edx & 0x1f {
+        1 => "data",
+        3 => "unified",
+        4 => "load",
+        5 => "store",
+        _ => return None,
+    };
+    let sizes = [4u64 << 10, 2 << 20, 4 << 20, 1 << 30];
+    let page_bytes = sizes
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| ebx & (1 << i) != 0)
+        .map(|(_, &s)| s)
+        .collect();
+    Some(TlbClaim {
+        level: (edx >> 5) & 7,
+        kind: kind.into(),
+        page_bytes,
+        entries: u64::from(ebx >> 16) * u64::from(ecx),
+    })
+}
+
+/// The data TLBs CPUID lists: Intel's leaf 0x18, AMD's leaves 0x8000_0005
+/// (L1) and 0x8000_0006 (L2); empty off x86 or where the hypervisor hides them.
+pub fn tlbs() -> Vec<TlbClaim> {
+    let Some(cpu) = cpu() else {
+        return Vec::new();
+    };
+    let max_leaf = cpuid(0, 0).map_or(0, |r| r.0);
+    match cpu.vendor.as_str() {
+        "GenuineIntel" if max_leaf >= 0x18 => {
+            let last = cpuid(0x18, 0).map_or(0, |r| r.0).min(31);
+            (0..=last)
+                .filter_map(|sub| {
+                    let (_, ebx, ecx, edx) = cpuid(0x18, sub)?;
+                    decode_tlb(ebx, ecx, edx)
+                })
+                .collect()
+        }
+        "AuthenticAMD" | "HygonGenuine" => {
+            let max_ext = cpuid(0x8000_0000, 0).map_or(0, |r| r.0);
+            let mut out = Vec::new();
+            if max_ext >= 0x8000_0006 {
+                let (l1_big, l1_4k, ..) = cpuid(0x8000_0005, 0).unwrap_or_default();
+                let (l2_big, l2_4k, ..) = cpuid(0x8000_0006, 0).unwrap_or_default();
+                let claim = |level, page: u64, entries: u64| TlbClaim {
+                    level,
+                    kind: "data".into(),
+                    page_bytes: vec![page],
+                    entries,
+                };
+                // L1: [23:16] data entries; L2: [27:16] data entries.
+                out.push(claim(1, 4 << 10, u64::from((l1_4k >> 16) & 0xff)));
+                out.push(claim(1, 2 << 20, u64::from((l1_big >> 16) & 0xff)));
+                out.push(claim(2, 4 << 10, u64::from((l2_4k >> 16) & 0xfff)));
+                out.push(claim(2, 2 << 20, u64::from((l2_big >> 16) & 0xfff)));
+                out.retain(|c| c.entries > 0);
+            }
+            out
+        }
+        _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tlb_tests {
+    use super::*;
+
+    #[test]
+    fn leaf_0x18_subleaves_decode() {
+        // A load DTLB for 4K pages, level 1, 6 ways x 16 sets = 96 entries.
+        let t = decode_tlb(1 | (6 << 16), 16, 4 | (1 << 5)).unwrap();
+        assert_eq!((t.level, t.kind.as_str(), t.entries), (1, "load", 96));
+        assert_eq!(t.page_bytes, [4096]);
+        // A unified STLB for 4K and 2M pages, 8 ways x 256 sets.
+        let t = decode_tlb(3 | (8 << 16), 256, 3 | (2 << 5)).unwrap();
+        assert_eq!((t.level, t.entries), (2, 2048));
+        assert_eq!(t.page_bytes, [4096, 2 << 20]);
+        // Instruction TLBs and empty subleaves are left out.
+        assert!(decode_tlb(1 | (8 << 16), 16, 2 | (1 << 5)).is_none());
+        assert!(decode_tlb(0, 0, 0).is_none());
+        let _ = tlbs();
+    }
+}

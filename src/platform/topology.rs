@@ -14,6 +14,24 @@ pub struct Cpu {
     pub core: usize,
     /// Its NUMA node, when the kernel says.
     pub node: Option<usize>,
+    /// The group of CPUs sharing its L2 (the smallest CPU number of them).
+    pub l2: Option<usize>,
+    /// The group of CPUs sharing its L3 (the smallest CPU number of them).
+    pub l3: Option<usize>,
+}
+
+/// The smallest CPU sharing `cpu`'s cache of `level` (data or unified), from sysfs.
+fn cache_group(cpu: usize, level: u32) -> Option<usize> {
+    let base = format!("/sys/devices/system/cpu/cpu{cpu}/cache");
+    (0..8).find_map(|index| {
+        let dir = format!("{base}/index{index}");
+        let read = |f: &str| std::fs::read_to_string(format!("{dir}/{f}")).ok();
+        let kind = read("type")?;
+        if read("level")?.trim().parse::<u32>().ok()? != level || kind.trim() == "Instruction" {
+            return None;
+        }
+        parse_cpu_list(&read("shared_cpu_list")?).into_iter().min()
+    })
 }
 
 /// The CPUs this process may use.
@@ -39,6 +57,8 @@ impl Topology {
                     cpu,
                     core: siblings.iter().copied().min().unwrap_or(cpu).min(cpu),
                     node: nodes.iter().find(|n| n.cpus.contains(&cpu)).map(|n| n.node),
+                    l2: cache_group(cpu, 2),
+                    l3: cache_group(cpu, 3),
                 }
             })
             .collect();
@@ -47,7 +67,8 @@ impl Topology {
 
     /// A machine of `nodes` nodes x `cores` cores x `threads` SMT threads,
     /// numbered as Linux usually does: first thread of every core, then the
-    /// second (CPU `t * nodes * cores + n * cores + c`).
+    /// second (CPU `t * nodes * cores + n * cores + c`); an L2 per core, an
+    /// L3 per node.
     pub fn fake(nodes: usize, cores: usize, threads: usize) -> Topology {
         let per_thread = nodes * cores;
         let mut cpus = Vec::new();
@@ -58,6 +79,8 @@ impl Topology {
                         cpu: t * per_thread + n * cores + c,
                         core: n * cores + c,
                         node: Some(n),
+                        l2: Some(n * cores + c),
+                        l3: Some(n * cores),
                     });
                 }
             }

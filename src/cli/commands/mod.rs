@@ -1,6 +1,7 @@
 //! One file per command: options -> engine -> export. No measuring code here.
 
 pub mod assoc;
+pub mod c2c;
 pub mod detect;
 pub mod doctor;
 pub mod events;
@@ -9,11 +10,13 @@ pub mod linesize;
 pub mod loaded;
 pub mod loaduse;
 pub mod mlp;
+pub mod numa;
 pub mod plot;
 pub mod prefetchers;
 pub mod quick;
 pub mod run;
 pub mod sweep;
+pub mod tlb;
 
 use std::time::Duration;
 
@@ -41,6 +44,9 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Some(Command::Loaduse(args)) => loaduse::run(&args),
         Some(Command::Mlp(args)) => mlp::run(&args),
         Some(Command::Loaded(args)) => loaded::run(&args),
+        Some(Command::C2c(args)) => c2c::run(&args),
+        Some(Command::Numa(args)) => numa::run(&args),
+        Some(Command::Tlb(args)) => tlb::run(&args),
         Some(Command::Detect(args)) => detect::run(&args),
         Some(Command::Levels(args)) => levels::run(&args),
         Some(Command::Assoc(args)) => assoc::run(&args),
@@ -95,6 +101,7 @@ pub(crate) fn prepare_with_events(
         pattern: args.pattern.unwrap_or(default_pattern),
         offset: 0,
         pair: 0,
+        skew: 0,
         chains: 1,
         kernel: args.kernel,
         line: match args.line {

@@ -17,7 +17,7 @@ use super::{Chart, ImageFormat, PANEL_HEIGHT, WIDTH};
 static FONT: &[u8] = include_bytes!("../../../assets/DejaVuSans.ttf");
 
 /// The family name charts ask for; bound to the embedded font.
-const FAMILY: &str = "sans-serif";
+pub(super) const FAMILY: &str = "sans-serif";
 
 /// Line colours, in the order series get them (distinct for colour-blind readers first).
 const COLOURS: [RGBColor; 8] = [
@@ -71,7 +71,7 @@ impl Ranged for Axis {
     }
 }
 
-fn register_font() {
+pub(super) fn register_font() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         plotters::style::register_font(FAMILY, FontStyle::Normal, FONT)

@@ -8,10 +8,12 @@
 
 mod axis;
 mod draw;
+pub mod heatmap;
 pub mod loaded;
 pub mod loaduse;
 pub mod mlp;
 pub mod sweep;
+pub mod tlb;
 
 use std::path::Path;
 

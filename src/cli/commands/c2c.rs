@@ -1,0 +1,218 @@
+//! `memlat c2c`: the core-to-core matrix (see [`crate::experiments::c2c`]).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use serde::Serialize;
+
+use super::{notice, warn};
+use crate::cli::files::Output;
+use crate::cli::interrupt::{Guard, Interrupted};
+use crate::cli::progress::{Progress, Stoppable};
+use crate::cli::{C2cArgs, Format};
+use crate::error::usage;
+use crate::experiments::c2c::{self, C2cMatrix, Method, Pairs};
+use crate::output::document::Document;
+use crate::output::plot::ImageFormat;
+use crate::output::plot::heatmap::{self, Heatmap};
+use crate::output::table::{Cell, Table};
+use crate::platform;
+use crate::platform::system::parse_cpu_list;
+use crate::platform::topology::Topology;
+
+/// What `memlat c2c --format json` prints: the first method's matrix at the
+/// top, every method's in `methods`.
+#[derive(Serialize)]
+struct C2cOutput<'a> {
+    #[serde(flatten)]
+    first: &'a C2cMatrix,
+    methods: &'a [C2cMatrix],
+    /// `all`, or how many pairs of how many were sampled.
+    pairs: String,
+    /// Whether every planned pair was measured (not cut short).
+    complete: bool,
+}
+
+/// The plot file of the `k`th method: FILE, then FILE-<method>.ext.
+fn plot_path(path: &Path, k: usize, method: &str) -> PathBuf {
+    if k == 0 {
+        return path.to_path_buf();
+    }
+    let stem = path
+        .file_stem()
+        .map_or("c2c".into(), |s| s.to_string_lossy().into_owned());
+    let ext = path
+        .extension()
+        .map_or("png".into(), |e| e.to_string_lossy().into_owned());
+    path.with_file_name(format!("{stem}-{method}.{ext}"))
+}
+
+/// Runs `memlat c2c`.
+pub fn run(args: &C2cArgs) -> Result<()> {
+    if let Some(path) = &args.plot {
+        ImageFormat::of(path, "--plot")?;
+    }
+    let allowed = platform::allowed_cpus();
+    let cpus: Vec<usize> = match &args.cpus {
+        Some(list) => {
+            let cpus = parse_cpu_list(list);
+            if cpus.is_empty() {
+                return usage(format!("--cpus {list}: give CPUs such as 0-7,16"));
+            }
+            if let Some(bad) = cpus.iter().find(|c| !allowed.contains(c)) {
+                return usage(format!(
+                    "--cpus {list}: CPU {bad} is not one this process may use ({})",
+                    super::cpu_list(&allowed)
+                ));
+            }
+            cpus
+        }
+        None => allowed.clone(),
+    };
+    if cpus.len() < 2 {
+        return usage("--cpus: give at least two CPUs (a line moves between two)");
+    }
+    let methods = if args.method.is_empty() {
+        vec![Method::Cas, Method::ReadWrite]
+    } else {
+        args.method.clone()
+    };
+    let output = Output::create(args.output.as_deref())?;
+    let topology = Topology::read(&allowed);
+    let order = c2c::ordered(&topology, &cpus);
+    let pairs = c2c::planned_pairs(order.len(), args.pairs, 1);
+    let all = order.len() * (order.len() - 1) / 2;
+    let seconds = (pairs.len() * methods.len()) as f64 * 0.005;
+    eprintln!(
+        "memlat c2c: {} pair(s) of {} CPUs{}, {} method(s); about {:.0} s",
+        pairs.len(),
+        order.len(),
+        if pairs.len() < all {
+            format!(" (a sample of {all})")
+        } else {
+            String::new()
+        },
+        methods.len(),
+        seconds.max(1.0)
+    );
+    let guard = Guard::install();
+    let mut observer = Stoppable(Progress::new(!args.no_progress));
+    let results = c2c::run(&topology, &order, &pairs, &methods, &mut observer)?;
+    observer.0.clear();
+    drop(guard);
+    let complete = results.iter().all(|r| r.pairs_measured == pairs.len());
+    if let Some(path) = &args.plot {
+        for (k, r) in results.iter().enumerate() {
+            let file = plot_path(path, k, &r.method);
+            heatmap::draw(&file, &heatmap_of(r))?;
+            notice(&format!("heatmap written to {}", file.display()));
+        }
+    }
+    let pairs_text = match args.pairs {
+        Pairs::All => "all".to_string(),
+        Pairs::Sample(_) => format!("sample of {} of {all}", pairs.len()),
+    };
+    let content = match args.format {
+        Format::Json => crate::output::json(&C2cOutput {
+            first: &results[0],
+            methods: &results,
+            pairs: pairs_text,
+            complete,
+        })?,
+        Format::Csv => pairs_table(&results).csv(),
+        Format::Text => document(&results, &topology).text(),
+        Format::Markdown => document(&results, &topology).markdown(),
+    };
+    output.write(&content)?;
+    if !complete {
+        warn("interrupted: the pairs above were measured, the rest are null");
+        return Err(Interrupted("memlat c2c: interrupted".into()).into());
+    }
+    Ok(())
+}
+
+fn heatmap_of(r: &C2cMatrix) -> Heatmap {
+    Heatmap {
+        title: format!(
+            "Core to core: one-way latency of a cache line ({}), ns",
+            r.method
+        ),
+        labels: r.cpus.iter().map(usize::to_string).collect(),
+        row_name: "CPU (topology order)".into(),
+        column_name: "CPU".into(),
+        values: r.matrix_ns.clone(),
+        footnote: format!(
+            "memlat c2c --method {}: median of 15 samples per pair; {}",
+            r.method,
+            r.clusters
+                .iter()
+                .map(|c| format!("{} {:.0} ns", c.name, c.median_ns))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// One row per measured pair.
+fn pairs_table(results: &[C2cMatrix]) -> Table {
+    let mut t = Table::new(&["method", "from", "to", "ns", "min_ns"]);
+    for r in results {
+        for (i, &a) in r.cpus.iter().enumerate() {
+            for (j, &b) in r.cpus.iter().enumerate().skip(i + 1) {
+                if let (Some(ns), Some(min)) = (r.matrix_ns[i][j], r.min_ns[i][j]) {
+                    t.row(vec![
+                        r.method.clone().into(),
+                        (a as u64).into(),
+                        (b as u64).into(),
+                        Cell::float(ns, 1),
+                        Cell::float(min, 1),
+                    ]);
+                }
+            }
+        }
+    }
+    t
+}
+
+fn document(results: &[C2cMatrix], topology: &Topology) -> Document {
+    let mut d = Document::new(
+        "memlat c2c: one-way latency of a cache line between two CPUs, ns (median of 15 samples)",
+    );
+    for r in results {
+        let mut header = vec![format!("{} from\\to", r.method)];
+        header.extend(r.cpus.iter().map(|c| c.to_string()));
+        let header: Vec<&str> = header.iter().map(String::as_str).collect();
+        let mut t = Table::new(&header);
+        for (i, &a) in r.cpus.iter().enumerate() {
+            let mut row: Vec<Cell> = vec![(a as u64).into()];
+            row.extend(
+                r.matrix_ns[i]
+                    .iter()
+                    .map(|v| v.map_or(Cell::from("-"), |ns| Cell::float(ns, 1))),
+            );
+            t.row(row);
+        }
+        for c in &r.clusters {
+            t.note(format!(
+                "{}: {:.1} ns (median of {} pair(s))",
+                c.name, c.median_ns, c.pairs
+            ));
+        }
+        d.table(t);
+    }
+    let mut lines = Vec::new();
+    for (i, &a) in results[0].cpus.iter().enumerate() {
+        for &b in &results[0].cpus[i + 1..] {
+            if let (Some(ca), Some(cb)) = (topology.get(a), topology.get(b))
+                && ca.core == cb.core
+            {
+                lines.push(format!("CPUs {a} and {b} are SMT siblings of one core"));
+            }
+        }
+    }
+    if lines.is_empty() && results[0].cpus.len() <= 4 {
+        lines.push("no two of these CPUs are SMT siblings (sysfs thread_siblings_list)".into());
+    }
+    d.lines(lines);
+    d
+}

@@ -1,0 +1,252 @@
+//! `memlat tlb`: TLB reach and miss cost per page size (see
+//! [`crate::experiments::tlb`]).
+
+use anyhow::Result;
+use serde::Serialize;
+
+use super::{notice, prepare, warn};
+use crate::chain::Pattern;
+use crate::cli::files::Output;
+use crate::cli::interrupt::{Guard, Interrupted};
+use crate::cli::progress::{Progress, Stoppable};
+use crate::cli::{Format, TlbArgs};
+use crate::error::usage;
+use crate::experiments::tlb::{self, PagePlan, TlbPageResult};
+use crate::output::document::Document;
+use crate::output::plot::ImageFormat;
+use crate::output::table::{Cell, Table};
+use crate::platform::{self, PageRequest, cpuid, system};
+use crate::units::HumanBytes;
+
+/// What `memlat tlb --format json` prints.
+#[derive(Serialize)]
+struct TlbOutput<'a> {
+    /// One entry per page size.
+    page_bytes: &'a [TlbPageResult],
+    /// Whether this machine is a virtual machine (page walks are two-dimensional).
+    virtual_machine: bool,
+    /// Whether every planned point was measured.
+    complete: bool,
+}
+
+/// The plans for the page sizes asked (or the defaults).
+fn plans(args: &TlbArgs) -> Result<(Vec<PagePlan>, Vec<String>)> {
+    let mut notes = Vec::new();
+    let available = platform::mem_available_bytes().unwrap_or(4 << 30);
+    let gig_free = system::huge_pools()
+        .iter()
+        .find(|p| p.page_bytes == 1 << 30)
+        .map_or(0, |p| p.free);
+    let asked: Vec<String> = if args.page_sizes.is_empty() {
+        let mut d = vec!["4k".to_string(), "2m".to_string()];
+        if gig_free >= 4 {
+            d.push("1g".into());
+        } else {
+            notes.push("1 GiB pages: the hugetlb pool has fewer than 4 free (sysctl vm.nr_hugepages with hugepagesz=1G), not measured".into());
+        }
+        d
+    } else {
+        args.page_sizes.clone()
+    };
+    let mut out = Vec::new();
+    for size in &asked {
+        let (page_bytes, request, default_max) = match size.as_str() {
+            "4k" => (4u64 << 10, PageRequest::Base, 8192),
+            "2m" => (
+                2 << 20,
+                PageRequest::Thp,
+                (available / 4 / (2 << 20)).min(1024),
+            ),
+            _ => {
+                if gig_free < 2 {
+                    return usage(
+                        "--page-sizes 1g: the hugetlb pool has no free 1 GiB pages; reserve some (hugepagesz=1G hugepages=N on the kernel command line)",
+                    );
+                }
+                (1 << 30, PageRequest::Huge1G, gig_free.min(16))
+            }
+        };
+        let max_pages = args.max_pages.unwrap_or(default_max);
+        if max_pages < tlb::MIN_PAGES {
+            return usage(format!(
+                "--max-pages {max_pages}: give at least {} (or less memory is free than {} pages of {} need)",
+                tlb::MIN_PAGES,
+                tlb::MIN_PAGES,
+                HumanBytes(page_bytes)
+            ));
+        }
+        let span = max_pages.saturating_mul(page_bytes);
+        if span > available / 2 {
+            return usage(format!(
+                "--max-pages {max_pages}: {} pages of {} need {}, more than half the memory available; give fewer",
+                max_pages,
+                HumanBytes(page_bytes),
+                HumanBytes(span)
+            ));
+        }
+        out.push(PagePlan {
+            page_bytes,
+            request,
+            max_pages,
+        });
+    }
+    Ok((out, notes))
+}
+
+/// Runs `memlat tlb`.
+pub fn run(args: &TlbArgs) -> Result<()> {
+    if args.measure.pattern.is_some() {
+        return usage(
+            "--pattern: memlat tlb chooses its chains (one line a page, and the same lines packed)",
+        );
+    }
+    if let Some(path) = &args.plot {
+        ImageFormat::of(path, "--plot")?;
+    }
+    let output = Output::create(args.measure.output.as_deref())?;
+    let (plans, notes) = plans(args)?;
+    let mut prepared = prepare(&args.measure, Pattern::Random, 3)?;
+    for note in prepared.notices.iter().chain(&notes) {
+        notice(note);
+    }
+    let claims = cpuid::tlbs();
+    let vm = cpuid::under_hypervisor() || system::hypervisor().is_some();
+    let guard = Guard::install();
+    let mut observer = Stoppable(Progress::new(!args.no_progress));
+    let template = prepared.template.clone();
+    let mut results = tlb::run(
+        &mut prepared.engine,
+        &template,
+        &plans,
+        &claims,
+        &mut observer,
+    )?;
+    observer.0.clear();
+    drop(guard);
+    let complete = results.len() == plans.len()
+        && results
+            .iter()
+            .zip(&plans)
+            .all(|(r, p)| r.points.len() == tlb::counts(p.max_pages).len());
+    for r in &mut results {
+        if r.cpuid.is_empty() {
+            r.notes.push("CPUID lists no TLB for this page size here (leaf 0x18 or 0x8000_0005/6; hypervisors often hide them): compare with the vendor's documentation for the core".into());
+        }
+        if vm {
+            r.notes.push("a virtual machine: a page walk goes through the guest's and the host's page tables (two-dimensional), so it costs more than on bare metal".into());
+        }
+    }
+    if let Some(path) = &args.plot {
+        crate::output::plot::tlb::plot(&results, path)?;
+        notice(&format!("plot written to {}", path.display()));
+    }
+    let content = match args.measure.format {
+        Format::Json => crate::output::json(&TlbOutput {
+            page_bytes: &results,
+            virtual_machine: vm,
+            complete,
+        })?,
+        Format::Csv => points_table(&results).csv(),
+        Format::Text => document(&results).text(),
+        Format::Markdown => document(&results).markdown(),
+    };
+    output.write(&content)?;
+    if !complete {
+        warn("interrupted: the page counts above were measured, the rest were not");
+        return Err(Interrupted("memlat tlb: interrupted".into()).into());
+    }
+    Ok(())
+}
+
+fn points_table(results: &[TlbPageResult]) -> Table {
+    let mut t = Table::new(&[
+        "page_bytes",
+        "pages",
+        "spread_ns",
+        "packed_ns",
+        "translation_ns",
+    ]);
+    for r in results {
+        for p in &r.points {
+            t.row(vec![
+                r.page_bytes.into(),
+                p.pages.into(),
+                Cell::float(p.spread_ns, 3),
+                Cell::float(p.packed_ns, 3),
+                Cell::float(p.translation_ns, 3),
+            ]);
+        }
+    }
+    t
+}
+
+fn levels_table(r: &TlbPageResult) -> Table {
+    let mut t = Table::new(&[
+        "<level",
+        "entries",
+        "measured between",
+        "reach",
+        "miss costs ns",
+        "cycles",
+        "<CPUID says",
+    ]);
+    for (k, l) in r.levels.iter().enumerate() {
+        let claim = r
+            .cpuid
+            .iter()
+            .filter(|c| c.level as usize == k + 1)
+            .map(|c| format!("{} {} entries", c.kind, c.entries))
+            .collect::<Vec<_>>()
+            .join(", ");
+        t.row(vec![
+            l.name.clone().into(),
+            l.entries.into(),
+            format!("{}..{}", l.entries_bracket[0], l.entries_bracket[1]).into(),
+            HumanBytes(l.reach_bytes).to_string().into(),
+            Cell::float(l.miss_cost_ns, 2),
+            if l.miss_cost_cycles > 0.0 {
+                Cell::float(l.miss_cost_cycles, 1)
+            } else {
+                "?".into()
+            },
+            if claim.is_empty() {
+                "-".to_string()
+            } else {
+                claim
+            }
+            .into(),
+        ]);
+    }
+    if r.levels.is_empty() {
+        t.note("(no TLB level found)");
+    }
+    for n in &r.notes {
+        t.note(format!("note: {n}"));
+    }
+    t
+}
+
+fn document(results: &[TlbPageResult]) -> Document {
+    let mut d = Document::new(
+        "memlat tlb: TLB reach (entries x page size) and what a miss costs, from one line a page against the same lines packed",
+    );
+    for r in results {
+        d.lines(vec![format!(
+            "{} pages ({}):",
+            HumanBytes(r.page_bytes),
+            r.pages_obtained
+        )]);
+        d.table(levels_table(r));
+        let mut t = Table::new(&["pages", "one line a page ns", "packed ns", "translation ns"]);
+        for p in &r.points {
+            t.row(vec![
+                p.pages.into(),
+                Cell::float(p.spread_ns, 2),
+                Cell::float(p.packed_ns, 2),
+                Cell::float(p.translation_ns, 2),
+            ]);
+        }
+        d.table(t);
+    }
+    d
+}

@@ -1,0 +1,356 @@
+//! `memlat tlb`: the reach of each TLB level and the cost of missing it.
+//!
+//! For N pages, a random chain with one line in each page (line `k` of page
+//! `k` lies `k x 64 bytes` into it, so successive pages' lines fill
+//! successive cache sets) against the same N lines packed into N x 64
+//! contiguous bytes. Both hold N lines of data, so caches serve them
+//! alike; the difference is translation alone. It stays near zero while
+//! the L1 dTLB holds N pages, steps up by an L2 TLB hit beyond its entries,
+//! and again by a page walk beyond the L2 TLB. The steps are found by the
+//! same plateau detection as cache levels ([`crate::analysis::detect`]),
+//! with the page count in place of the size.
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+
+use super::{Observer, Step};
+use crate::analysis::detect::{self, CurvePoint};
+use crate::chain::Pattern;
+use crate::engine::{Engine, Point};
+use crate::platform::PageRequest;
+use crate::platform::cpuid::TlbClaim;
+
+/// Page counts per doubling: sizes 19% apart place a reach within 10%.
+pub const STEPS_PER_DOUBLING: u32 = 4;
+
+/// Fewest pages measured.
+pub const MIN_PAGES: u64 = 8;
+
+/// The pages to sweep for one page size.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PagePlan {
+    /// Page size, bytes.
+    pub page_bytes: u64,
+    /// How to ask for such pages.
+    pub request: PageRequest,
+    /// Most pages measured.
+    pub max_pages: u64,
+}
+
+/// Page counts from [`MIN_PAGES`] to `max`, [`STEPS_PER_DOUBLING`] a doubling.
+pub fn counts(max: u64) -> Vec<u64> {
+    let mut out: Vec<u64> = (0..)
+        .map(|k| {
+            (MIN_PAGES as f64 * 2f64.powf(f64::from(k) / f64::from(STEPS_PER_DOUBLING))).round()
+                as u64
+        })
+        .take_while(|&n| n <= max)
+        .collect();
+    out.dedup();
+    out
+}
+
+/// One page count.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct TlbPoint {
+    /// Pages touched (one line each).
+    pub pages: u64,
+    /// ns per load, one line a page.
+    pub spread_ns: f64,
+    /// ns per load, the same lines packed.
+    pub packed_ns: f64,
+    /// The difference: translation cost per load, ns.
+    pub translation_ns: f64,
+}
+
+/// One TLB level found.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TlbLevel {
+    /// `L1 dTLB`, `L2 TLB`, ...
+    pub name: String,
+    /// Entries: the page count where translation cost leaves this level's plateau.
+    pub entries: u64,
+    /// Page counts measured either side of it.
+    pub entries_bracket: [u64; 2],
+    /// Entries x page size, bytes.
+    pub reach_bytes: u64,
+    /// What a load costs more once this level misses, ns.
+    pub miss_cost_ns: f64,
+    /// The same in core cycles (0 when the clock is unknown).
+    pub miss_cost_cycles: f64,
+}
+
+/// One page size's result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TlbPageResult {
+    /// Page size, bytes.
+    pub page_bytes: u64,
+    /// The backing obtained for the largest buffer.
+    pub pages_obtained: String,
+    /// Every page count.
+    pub points: Vec<TlbPoint>,
+    /// Levels found, first level first.
+    pub levels: Vec<TlbLevel>,
+    /// Translation cost past every level found (a page walk when two levels
+    /// were found), ns; null when no miss showed.
+    pub beyond_all_ns: Option<f64>,
+    /// What CPUID says about TLBs holding this page size.
+    pub cpuid: Vec<TlbClaim>,
+    /// What to keep in mind.
+    pub notes: Vec<String>,
+}
+
+/// Bytes a page count stands for in the detector: one line a page.
+const LINE: u64 = 64;
+
+/// Names of the levels in order.
+const NAMES: [&str; 3] = ["L1 dTLB", "L2 TLB", "L3 TLB"];
+
+/// Finds the TLB levels in `points` (by page count) for `page_bytes` pages;
+/// `ghz` converts to cycles (0: unknown).
+pub fn read(
+    points: &[TlbPoint],
+    page_bytes: u64,
+    ghz: f64,
+) -> (Vec<TlbLevel>, Option<f64>, Vec<String>) {
+    let mut notes = Vec::new();
+    let Some(base) = points.first().map(|p| p.packed_ns) else {
+        return (Vec::new(), None, vec!["no points".into()]);
+    };
+    // Translation cost on top of a hit, kept positive for the log-scale
+    // detector; pages scaled to bytes of lines (64 each), the unit the
+    // detector places capacities in.
+    let curve: Vec<CurvePoint> = points
+        .iter()
+        .map(|p| {
+            let ns = base + p.translation_ns.max(0.0);
+            CurvePoint {
+                size_bytes: p.pages * LINE,
+                ns,
+                ns_min: ns,
+                ns_max: ns,
+                cycles: 0.0,
+            }
+        })
+        .collect();
+    let found = detect::detect(&curve, &[]);
+    let plateaus = &found.levels;
+    let mut levels = Vec::new();
+    for (k, pair) in plateaus.windows(2).enumerate() {
+        let (this, next) = (&pair[0], &pair[1]);
+        let (Some(size), Some([lo, hi])) = (this.size_bytes, this.size_bracket_bytes) else {
+            continue;
+        };
+        let (entries, lo, hi) = (size / LINE, lo / LINE, hi / LINE);
+        let cost = next.latency_ns - this.latency_ns;
+        levels.push(TlbLevel {
+            name: NAMES
+                .get(k)
+                .map_or_else(|| format!("L{} TLB", k + 1), |n| n.to_string()),
+            entries,
+            entries_bracket: [lo, hi],
+            reach_bytes: entries.saturating_mul(page_bytes),
+            miss_cost_ns: cost,
+            miss_cost_cycles: if ghz > 0.0 { cost * ghz } else { 0.0 },
+        });
+    }
+    let largest = points.last().map_or(0, |p| p.pages);
+    // Already paying at the fewest pages: no first-level TLB holds them.
+    if let Some(first) = plateaus.first()
+        && first.latency_ns - base > (0.1 * base).max(0.3)
+    {
+        notes.push(format!(
+            "from {} pages on, every load already costs {:.2} ns more than packed: no first-level TLB entry holds these pages (under a hypervisor, guest huge pages backed by smaller host pages are often held only at the second level)",
+            points[0].pages,
+            first.latency_ns - base
+        ));
+    }
+    let beyond = plateaus
+        .last()
+        .filter(|_| !levels.is_empty())
+        .map(|l| l.latency_ns - base);
+    match levels.len() {
+        0 => notes.push(format!(
+            "no step in translation cost up to {largest} pages: the TLB level serving them holds at least that many (raise --max-pages)"
+        )),
+        1 => notes.push(format!(
+            "one step up to {largest} pages: whether its cost is a second-level TLB hit or a page walk, this sweep cannot tell (the next level's reach lies beyond it)"
+        )),
+        _ => notes.push(format!(
+            "beyond the {} level's reach every load takes a page walk: {:.1} ns more than an L1 dTLB hit",
+            levels.last().map_or("last", |l| l.name.as_str()),
+            beyond.unwrap_or(f64::NAN)
+        )),
+    }
+    (levels, beyond, notes)
+}
+
+/// Measures every page count of every plan: the spread and the packed
+/// chain at each; `template` carries the shared settings.
+pub fn run(
+    engine: &mut Engine,
+    template: &Point,
+    plans: &[PagePlan],
+    claims: &[TlbClaim],
+    observer: &mut dyn Observer<Vec<TlbPageResult>>,
+) -> Result<Vec<TlbPageResult>> {
+    let steps: Vec<(usize, u64)> = plans
+        .iter()
+        .enumerate()
+        .flat_map(|(i, p)| counts(p.max_pages).into_iter().map(move |n| (i, n)))
+        .collect();
+    let labels: Vec<String> = steps
+        .iter()
+        .map(|&(i, n)| {
+            format!(
+                "{} pages of {}",
+                n,
+                crate::units::HumanBytes(plans[i].page_bytes)
+            )
+        })
+        .collect();
+    observer.planned(&labels.iter().map(|l| (l.clone(), 60)).collect::<Vec<_>>());
+    let mut results: Vec<TlbPageResult> = Vec::new();
+    let ghz = engine.clock_ghz();
+    for (index, &(i, pages)) in steps.iter().enumerate() {
+        if observer.interrupted() {
+            break;
+        }
+        let plan = &plans[i];
+        let step = Step {
+            index,
+            total: steps.len(),
+            label: &labels[index],
+            cost_ms: 60,
+        };
+        observer.begin(&step);
+        let spread = engine
+            .measure(&Point {
+                size: pages * plan.page_bytes,
+                pattern: Pattern::Random,
+                line: plan.page_bytes,
+                skew: 64,
+                pages: plan.request,
+                ..template.clone()
+            })
+            .with_context(|| format!("measuring {}", labels[index]))?;
+        let packed = engine
+            .measure(&Point {
+                size: (pages * 64).max(128),
+                pattern: Pattern::Random,
+                line: 64,
+                pages: plan.request,
+                ..template.clone()
+            })
+            .with_context(|| format!("measuring {} packed", labels[index]))?;
+        if results
+            .last()
+            .is_none_or(|r| r.page_bytes != plan.page_bytes)
+        {
+            results.push(TlbPageResult {
+                page_bytes: plan.page_bytes,
+                pages_obtained: String::new(),
+                points: Vec::new(),
+                levels: Vec::new(),
+                beyond_all_ns: None,
+                cpuid: claims
+                    .iter()
+                    .filter(|c| c.page_bytes.contains(&plan.page_bytes))
+                    .cloned()
+                    .collect(),
+                notes: Vec::new(),
+            });
+        }
+        let r = results.last_mut().expect("pushed above");
+        r.pages_obtained = spread.page_backing.obtained.clone();
+        if plan.page_bytes > 4096 && spread.page_backing.huge_fraction < 0.9 {
+            let note = format!(
+                "only {:.0}% of the buffer came in {} pages: translation is partly by smaller pages",
+                spread.page_backing.huge_fraction * 100.0,
+                crate::units::HumanBytes(plan.page_bytes)
+            );
+            if !r.notes.contains(&note) {
+                r.notes.push(note);
+            }
+        }
+        r.points.push(TlbPoint {
+            pages,
+            spread_ns: spread.ns_per_load.median,
+            packed_ns: packed.ns_per_load.median,
+            translation_ns: spread.ns_per_load.median - packed.ns_per_load.median,
+        });
+        observer.checkpoint(&results)?;
+        observer.end(&step);
+    }
+    for r in &mut results {
+        let (levels, beyond, notes) = read(&r.points, r.page_bytes, ghz);
+        r.levels = levels;
+        r.beyond_all_ns = beyond;
+        r.notes.extend(notes);
+    }
+    Ok(results)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_step_a_quarter_doubling() {
+        let c = counts(64);
+        assert_eq!(c, [8, 10, 11, 13, 16, 19, 23, 27, 32, 38, 45, 54, 64]);
+        assert!(counts(4).is_empty());
+    }
+
+    /// A TLB of `l1` entries (+`stlb` ns beyond) and `l2` entries (+`walk` ns beyond).
+    fn model(l1: u64, l2: u64, stlb: f64, walk: f64) -> Vec<TlbPoint> {
+        counts(16384)
+            .into_iter()
+            .map(|pages| {
+                let t = if pages <= l1 {
+                    0.0
+                } else if pages <= l2 {
+                    stlb
+                } else {
+                    walk
+                };
+                TlbPoint {
+                    pages,
+                    spread_ns: 1.3 + t,
+                    packed_ns: 1.3,
+                    translation_ns: t,
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn finds_both_levels_and_the_walk() {
+        let (levels, beyond, notes) = read(&model(96, 2048, 1.8, 25.0), 4096, 3.9);
+        assert_eq!(levels.len(), 2, "{levels:?} {notes:?}");
+        assert_eq!(levels[0].name, "L1 dTLB");
+        let off = |got: u64, want: f64| (got as f64 / want - 1.0).abs();
+        assert!(off(levels[0].entries, 96.0) < 0.25, "{levels:?}");
+        assert!(off(levels[1].entries, 2048.0) < 0.25, "{levels:?}");
+        assert_eq!(levels[0].reach_bytes, levels[0].entries * 4096);
+        assert!((levels[0].miss_cost_ns - 1.8).abs() < 0.3);
+        assert!((levels[0].miss_cost_cycles - 1.8 * 3.9).abs() < 1.5);
+        assert!((beyond.unwrap() - 25.0).abs() < 2.0);
+        assert!(notes[0].contains("page walk"));
+    }
+
+    #[test]
+    fn one_step_or_none_is_said() {
+        let (levels, _, notes) = read(&model(32, 1 << 30, 2.0, 0.0), 2 << 20, 0.0);
+        assert_eq!(levels.len(), 1);
+        assert!(notes[0].contains("cannot tell"));
+        assert_eq!(levels[0].miss_cost_cycles, 0.0);
+        let (levels, beyond, notes) = read(&model(1 << 30, 1 << 31, 2.0, 9.0), 4096, 3.0);
+        assert!(levels.is_empty() && beyond.is_none());
+        assert!(notes[0].contains("raise --max-pages"));
+        // Every count already misses the first level (a VM's fractured pages).
+        let (levels, _, notes) = read(&model(0, 1 << 30, 1.8, 0.0), 2 << 20, 3.0);
+        assert!(levels.is_empty());
+        assert!(notes[0].contains("already costs 1.80 ns"), "{notes:?}");
+    }
+}

@@ -1,0 +1,178 @@
+//! A square matrix as a heatmap (`memlat c2c`, `memlat numa`): one cell per
+//! pair, darker for slower, the value written in each cell when they fit.
+
+use std::path::Path;
+
+use anyhow::{Result, anyhow};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::ImageFormat;
+use super::draw::{FAMILY, register_font};
+
+/// What to draw.
+#[derive(Debug, Clone, Default)]
+pub struct Heatmap {
+    /// Caption above the matrix.
+    pub title: String,
+    /// Row and column labels, in matrix order.
+    pub labels: Vec<String>,
+    /// What the rows are (e.g. `CPU`, `from node`).
+    pub row_name: String,
+    /// What the columns are.
+    pub column_name: String,
+    /// Values (ns); `None` is drawn empty (the diagonal of c2c).
+    pub values: Vec<Vec<Option<f64>>>,
+    /// Small print under the matrix.
+    pub footnote: String,
+}
+
+/// Pixel size of the whole image.
+const SIZE: u32 = 900;
+
+/// Light (fast) to dark (slow).
+fn colour(fraction: f64) -> RGBColor {
+    let f = fraction.clamp(0.0, 1.0);
+    let lerp = |a: f64, b: f64| (a + (b - a) * f).round() as u8;
+    RGBColor(lerp(255.0, 8.0), lerp(247.0, 48.0), lerp(188.0, 107.0))
+}
+
+fn drawing<E: std::fmt::Display>(error: E) -> anyhow::Error {
+    anyhow!("drawing the heatmap: {error}")
+}
+
+/// Draws `map` to `path` (SVG or PNG by extension), replacing it only when done.
+pub fn draw(path: &Path, map: &Heatmap) -> Result<()> {
+    let format = ImageFormat::of(path, "the plot file")?;
+    register_font();
+    let name = path
+        .file_name()
+        .map_or_else(|| "heatmap".into(), |n| n.to_string_lossy().into_owned());
+    let temporary = path.with_file_name(format!(".{}.{name}", std::process::id()));
+    let drawn = match format {
+        ImageFormat::Svg => {
+            let root = SVGBackend::new(&temporary, (SIZE, SIZE)).into_drawing_area();
+            paint(&root, map).and_then(|()| root.present().map_err(drawing))
+        }
+        ImageFormat::Png => {
+            let root = BitMapBackend::new(&temporary, (SIZE, SIZE)).into_drawing_area();
+            paint(&root, map).and_then(|()| root.present().map_err(drawing))
+        }
+    }
+    .and_then(|()| std::fs::rename(&temporary, path).map_err(anyhow::Error::from));
+    if drawn.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    drawn.map_err(|e| e.context(format!("writing {}", path.display())))
+}
+
+fn paint<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, map: &Heatmap) -> Result<()> {
+    root.fill(&WHITE).map_err(drawing)?;
+    let n = map.labels.len().max(1) as i32;
+    let (left, top, bottom) = (110, 70, 110);
+    let side = (SIZE as i32 - left - 40).min(SIZE as i32 - top - bottom);
+    let cell = (side / n).max(1);
+    let text = |size: u32| TextStyle::from((FAMILY, size).into_font()).color(&BLACK);
+    root.draw(&Text::new(map.title.clone(), (20, 20), text(20)))
+        .map_err(drawing)?;
+    let finite: Vec<f64> = map
+        .values
+        .iter()
+        .flatten()
+        .flatten()
+        .copied()
+        .filter(|v| v.is_finite())
+        .collect();
+    let lo = finite.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = finite.iter().copied().fold(0.0, f64::max);
+    let show_values = n <= 24;
+    for (i, row) in map.values.iter().enumerate() {
+        for (j, value) in row.iter().enumerate() {
+            let (x, y) = (left + j as i32 * cell, top + i as i32 * cell);
+            let fill = match value {
+                Some(v) if hi > lo => colour((v - lo) / (hi - lo)),
+                Some(_) => colour(0.5),
+                None => RGBColor(235, 235, 235),
+            };
+            root.draw(&Rectangle::new(
+                [(x, y), (x + cell, y + cell)],
+                fill.filled(),
+            ))
+            .map_err(drawing)?;
+            if let (Some(v), true) = (value, show_values) {
+                let dark = hi > lo && (v - lo) / (hi - lo) > 0.55;
+                let style = TextStyle::from((FAMILY, 13).into_font())
+                    .color(if dark { &WHITE } else { &BLACK })
+                    .pos(Pos::new(HPos::Center, VPos::Center));
+                root.draw(&Text::new(
+                    format!("{v:.0}"),
+                    (x + cell / 2, y + cell / 2),
+                    style,
+                ))
+                .map_err(drawing)?;
+            }
+        }
+    }
+    let every = (map.labels.len() / 32).max(1);
+    for (k, label) in map
+        .labels
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| k % every == 0)
+    {
+        let centre = k as i32 * cell + cell / 2;
+        let right =
+            TextStyle::from((FAMILY, 13).into_font()).pos(Pos::new(HPos::Right, VPos::Center));
+        root.draw(&Text::new(label.clone(), (left - 6, top + centre), right))
+            .map_err(drawing)?;
+        let below =
+            TextStyle::from((FAMILY, 13).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
+        root.draw(&Text::new(
+            label.clone(),
+            (left + centre, top + n * cell + 6),
+            below,
+        ))
+        .map_err(drawing)?;
+    }
+    let under = top + n * cell + 30;
+    root.draw(&Text::new(
+        format!(
+            "rows: {}, columns: {}; light {lo:.0} ns to dark {hi:.0} ns",
+            map.row_name, map.column_name
+        ),
+        (left, under),
+        text(14),
+    ))
+    .map_err(drawing)?;
+    root.draw(&Text::new(
+        map.footnote.clone(),
+        (left, under + 22),
+        text(12),
+    ))
+    .map_err(drawing)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_small_matrix_draws_to_svg_and_png() {
+        let dir = tempfile::tempdir().unwrap();
+        let map = Heatmap {
+            title: "test".into(),
+            labels: vec!["0".into(), "1".into()],
+            row_name: "CPU".into(),
+            column_name: "CPU".into(),
+            values: vec![vec![None, Some(40.0)], vec![Some(42.0), None]],
+            footnote: "made in a test".into(),
+        };
+        for name in ["m.svg", "m.png"] {
+            let path = dir.path().join(name);
+            draw(&path, &map).unwrap();
+            assert!(std::fs::metadata(&path).unwrap().len() > 100);
+        }
+    }
+}
