@@ -193,3 +193,27 @@ fn detect_json_carries_brackets_and_the_translation() {
             .contains("bracket")
     );
 }
+
+#[test]
+fn version_0_1_0_files_read_as_schema_1_and_compare() {
+    let old = fixture("intel-xeon-glc-kvm-thp.json");
+    let result = SweepResult::load(&old).unwrap();
+    assert_eq!((result.schema_version, result.kind.as_str()), (1, "sweep"));
+    assert!(result.host.is_none());
+    assert!(result.older_notice(&old).unwrap().contains("schema 1"));
+    // Two Intel guests' sweeps, 0.1.0 against this version's: every level
+    // and point they share, with the conditions that differ first.
+    let out = assert_cmd::Command::cargo_bin("memlat")
+        .unwrap()
+        .arg("compare")
+        .arg(&old)
+        .arg(fixture("intel-glc-kvm-2026-11-22.json"))
+        .args(["--format", "json"])
+        .assert()
+        .success();
+    let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    assert!(rows.iter().any(|r| r["key"] == "level L1"), "{rows:?}");
+    let first = &v["conditions"][0];
+    assert_eq!(first["differs"], true, "{first}");
+}

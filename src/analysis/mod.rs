@@ -8,6 +8,7 @@
 //! - [`stats`]: summaries, ratios with intervals, rank tests.
 
 pub mod assoc;
+pub mod compare;
 pub mod detect;
 pub mod knee;
 pub mod linesize;

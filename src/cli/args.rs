@@ -196,6 +196,37 @@ pub enum Command {
     #[command(verbatim_doc_comment)]
     #[command(mut_arg("sample_ms", |a| a.default_value("5")))]
     Tlb(TlbArgs),
+    /// Results side by side: the points two or more result files share (same
+    /// series and size, or level), each difference as a ratio of medians with
+    /// a 95% bootstrap interval from the repeats, called significant only
+    /// beyond 2%; the conditions that differ (CPU, kernel, pages, clock,
+    /// version...) listed first. Takes run, quick, sweep and levels results,
+    /// and merged files.
+    ///
+    /// Examples:
+    ///   memlat compare thp.json 4k.json
+    ///   memlat compare a.json b.json c.json --plot overlay.png --format markdown
+    #[command(verbatim_doc_comment)]
+    Compare(CompareArgs),
+    /// One self-contained HTML page (inline SVG plots and styles, no network)
+    /// of result files: the machine, the method, every table and plot, the
+    /// warnings. --format markdown for an issue or a wiki.
+    ///
+    /// Examples:
+    ///   memlat report sweep.json levels.json -o report.html
+    ///   memlat report sweep.json --format markdown -o report.md
+    #[command(verbatim_doc_comment)]
+    Report(ReportArgs),
+    /// Results of one kind from many hosts in one table: FILES or
+    /// DIRECTORIES (searched for .json), keyed by the host each result
+    /// records; CSV (one row per host and point) or JSON (a merged file that
+    /// compare and report read).
+    ///
+    /// Examples:
+    ///   memlat merge results/ -o fleet.csv
+    ///   memlat merge host*/run.json -o fleet.json
+    #[command(verbatim_doc_comment)]
+    Merge(MergeArgs),
     /// Find the cache levels in a latency curve: each level's capacity and
     /// latency (ns, cycles) with a confidence, sysfs and CPUID beside (seed 004, Problem 1).
     ///
@@ -708,6 +739,60 @@ pub struct TlbArgs {
     /// Flags shared with the other measuring commands (not --pages or --pattern).
     #[command(flatten)]
     pub measure: MeasureArgs,
+}
+
+/// `memlat compare`.
+#[derive(Debug, Clone, Args)]
+pub struct CompareArgs {
+    /// Result files (JSON written by memlat), the first the reference.
+    #[arg(value_name = "RESULT.json", required = true, num_args = 2..)]
+    pub results: Vec<PathBuf>,
+
+    /// Overlay the results' curves to FILE (.svg or .png).
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
+
+    /// Output format: text, json, csv or markdown.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+
+    /// Write the output to FILE instead of standard output.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+/// `memlat report`.
+#[derive(Debug, Clone, Args)]
+pub struct ReportArgs {
+    /// Result files (JSON written by memlat, or merged).
+    #[arg(value_name = "RESULT.json", required = true)]
+    pub results: Vec<PathBuf>,
+
+    /// Output format: html (one self-contained page) or markdown.
+    #[arg(long, value_name = "FORMAT", default_value = "html", value_parser = ["html", "markdown"])]
+    pub format: String,
+
+    /// Write the report to FILE instead of standard output.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+/// `memlat merge`.
+#[derive(Debug, Clone, Args)]
+pub struct MergeArgs {
+    /// Result files, or directories searched for *.json.
+    #[arg(value_name = "FILE_OR_DIR", required = true)]
+    pub inputs: Vec<PathBuf>,
+
+    /// Only results of this kind (run, sweep, quick, levels...) [default: the
+    /// one kind found; several kinds are refused].
+    #[arg(long, value_name = "KIND")]
+    pub kind: Option<String>,
+
+    /// Where to write: .csv (one row per host and point) or .json (a merged
+    /// file for compare and report); without it, CSV on standard output.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 /// `memlat loaded`.

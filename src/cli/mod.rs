@@ -8,6 +8,7 @@ pub mod args;
 pub mod commands;
 pub mod errors;
 pub mod files;
+pub mod inputs;
 pub mod interrupt;
 pub mod progress;
 

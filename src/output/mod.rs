@@ -15,3 +15,28 @@ use serde::Serialize;
 pub fn json<T: Serialize>(value: &T) -> Result<String> {
     Ok(serde_json::to_string_pretty(value)? + "\n")
 }
+
+/// The version of the result JSON layout: 2 adds `schema_version`, `kind`
+/// and `host` to every result (memlat 0.1.0's files, without them, are 1).
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// A result with what every result JSON starts with: its schema version,
+/// its kind (`run`, `sweep`, `mlp`...) and the host it was measured on.
+#[derive(Serialize)]
+struct Envelope<'a, T: Serialize> {
+    schema_version: u32,
+    kind: &'a str,
+    host: crate::platform::host::Host,
+    #[serde(flatten)]
+    result: &'a T,
+}
+
+/// `value` (a JSON object) as a result of `kind` on this host, pretty-printed.
+pub fn result_json<T: Serialize>(kind: &str, value: &T) -> Result<String> {
+    json(&Envelope {
+        schema_version: SCHEMA_VERSION,
+        kind,
+        host: crate::platform::host::Host::this(),
+        result: value,
+    })
+}

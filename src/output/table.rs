@@ -138,6 +138,11 @@ impl Table {
         }
     }
 
+    /// Whether the table has no rows.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
     /// Adds a row (one cell per column).
     pub fn row(&mut self, cells: Vec<Cell>) -> &mut Self {
         debug_assert_eq!(cells.len(), self.columns.len(), "one cell per column");
@@ -244,6 +249,51 @@ impl Table {
         }
         out
     }
+
+    /// The table as an HTML `<table>` (text escaped), its notes as a list under it.
+    pub fn html(&self) -> String {
+        let mut out = String::from("<table>\n<tr>");
+        for c in &self.columns {
+            let class = match c.align {
+                Align::Left => "l",
+                Align::Right => "r",
+            };
+            let _ = write!(out, "<th class=\"{class}\">{}</th>", escape_html(&c.name));
+        }
+        out.push_str("</tr>\n");
+        for row in &self.rows {
+            out.push_str("<tr>");
+            for (c, cell) in self.columns.iter().zip(row) {
+                let class = match c.align {
+                    Align::Left => "l",
+                    Align::Right => "r",
+                };
+                let _ = write!(
+                    out,
+                    "<td class=\"{class}\">{}</td>",
+                    escape_html(&cell.human())
+                );
+            }
+            out.push_str("</tr>\n");
+        }
+        out.push_str("</table>\n");
+        if !self.notes.is_empty() {
+            out.push_str("<ul class=\"notes\">\n");
+            for note in &self.notes {
+                let _ = writeln!(out, "<li>{}</li>", escape_html(note));
+            }
+            out.push_str("</ul>\n");
+        }
+        out
+    }
+}
+
+/// `text` with `&`, `<`, `>` and `"` escaped for HTML.
+pub fn escape_html(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 #[cfg(test)]

@@ -93,11 +93,14 @@ pub fn run(args: &AssocArgs) -> Result<()> {
     report_cycle_source(&prepared.engine);
     let status = prepared.prefetch.status.clone();
     let content = match args.measure.format {
-        Format::Json => output::json(&AssocOutput {
-            levels: &results,
-            source: machine.source,
-            prefetchers: &status,
-        })?,
+        Format::Json => output::result_json(
+            "assoc",
+            &AssocOutput {
+                levels: &results,
+                source: machine.source,
+                prefetchers: &status,
+            },
+        )?,
         Format::Csv => points_table(&results).csv(),
         Format::Text => document(&results, &status).text(),
         Format::Markdown => document(&results, &status).markdown(),

@@ -113,12 +113,15 @@ pub fn run(args: &C2cArgs) -> Result<()> {
         Pairs::Sample(_) => format!("sample of {} of {all}", pairs.len()),
     };
     let content = match args.format {
-        Format::Json => crate::output::json(&C2cOutput {
-            first: &results[0],
-            methods: &results,
-            pairs: pairs_text,
-            complete,
-        })?,
+        Format::Json => crate::output::result_json(
+            "c2c",
+            &C2cOutput {
+                first: &results[0],
+                methods: &results,
+                pairs: pairs_text,
+                complete,
+            },
+        )?,
         Format::Csv => pairs_table(&results).csv(),
         Format::Text => document(&results, &topology).text(),
         Format::Markdown => document(&results, &topology).markdown(),

@@ -67,6 +67,11 @@ pub fn run(args: &DetectArgs) -> Result<()> {
         ),
         None => quick_sweep(args)?,
     };
+    if let Some(path) = &args.results
+        && let Some(note) = result.older_notice(path)
+    {
+        super::notice(&note);
+    }
     let curve = result.curve();
     if curve.is_empty() {
         return usage(
@@ -82,17 +87,20 @@ pub fn run(args: &DetectArgs) -> Result<()> {
     };
     cross_check_cpuid(&mut detection, &result.sysfs_caches, &cpuid_caches);
     let content = match args.measure.format {
-        Format::Json => output::json(&DetectOutput {
-            levels: &detection.levels,
-            translation: detection.translation,
-            capacity_definition: &detection.capacity_definition,
-            notes: &detection.notes,
-            source,
-            points: curve.len(),
-            sysfs_caches: &result.sysfs_caches,
-            cpuid_caches: &cpuid_caches,
-            prefetchers,
-        })?,
+        Format::Json => output::result_json(
+            "detect",
+            &DetectOutput {
+                levels: &detection.levels,
+                translation: detection.translation,
+                capacity_definition: &detection.capacity_definition,
+                notes: &detection.notes,
+                source,
+                points: curve.len(),
+                sysfs_caches: &result.sysfs_caches,
+                cpuid_caches: &cpuid_caches,
+                prefetchers,
+            },
+        )?,
         Format::Csv => detect::levels_table(&detection).csv(),
         Format::Text | Format::Markdown => {
             let mut d =

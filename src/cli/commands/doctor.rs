@@ -24,7 +24,7 @@ pub fn run(args: &DoctorArgs) -> Result<()> {
     eprintln!("memlat doctor: reading the system and timing the clock chains on CPU {cpu} ...");
     let report = Report::of(&Facts::gather(cpu));
     let content = match args.format {
-        Format::Json => output::json(&report)?,
+        Format::Json => output::result_json("doctor", &report)?,
         Format::Text => findings::text(&report),
         Format::Csv => findings::table(&report).csv(),
         Format::Markdown => findings::document(&report).markdown(),

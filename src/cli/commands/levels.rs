@@ -112,13 +112,16 @@ pub fn run(args: &LevelsArgs) -> Result<()> {
     eprintln!("wrote {}", csv_path.display());
     let status = prepared.prefetch.status.clone();
     let content = match args.measure.format {
-        Format::Json => output::json(&LevelsOutput {
-            name: &machine.name,
-            source: machine.source,
-            csv: csv_path.display().to_string(),
-            prefetchers: &status,
-            levels: &summaries,
-        })?,
+        Format::Json => output::result_json(
+            "levels",
+            &LevelsOutput {
+                name: &machine.name,
+                source: machine.source,
+                csv: csv_path.display().to_string(),
+                prefetchers: &status,
+                levels: &summaries,
+            },
+        )?,
         Format::Csv => levels::csv(&rows),
         Format::Text | Format::Markdown => {
             let mut d = Document::new(format!(

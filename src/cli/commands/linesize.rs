@@ -114,20 +114,23 @@ pub fn run(args: &LinesizeArgs) -> Result<()> {
     let stride_estimate = linesize::estimate(stride_points);
     let status = prepared.prefetch.status.clone();
     let content = match args.measure.format {
-        Format::Json => output::json(&LinesizeOutput {
-            line_bytes: reading.line_bytes.or(estimate.line_bytes),
-            fetch_bytes: linesize::fetch_bytes(reading.line_bytes, estimate.line_bytes),
-            pairs: &curves.pairs,
-            lone_ns: curves.lone_ns,
-            pair_reading: &reading,
-            claimed_line_bytes: machine.line_bytes,
-            size,
-            points,
-            estimate: &estimate,
-            stride_points,
-            stride_estimate: &stride_estimate,
-            prefetchers: &status,
-        })?,
+        Format::Json => output::result_json(
+            "linesize",
+            &LinesizeOutput {
+                line_bytes: reading.line_bytes.or(estimate.line_bytes),
+                fetch_bytes: linesize::fetch_bytes(reading.line_bytes, estimate.line_bytes),
+                pairs: &curves.pairs,
+                lone_ns: curves.lone_ns,
+                pair_reading: &reading,
+                claimed_line_bytes: machine.line_bytes,
+                size,
+                points,
+                estimate: &estimate,
+                stride_points,
+                stride_estimate: &stride_estimate,
+                prefetchers: &status,
+            },
+        )?,
         Format::Csv => table(points, stride_points).csv(),
         Format::Text | Format::Markdown => {
             let d = document(

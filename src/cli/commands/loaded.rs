@@ -108,7 +108,7 @@ pub fn run(args: &LoadedArgs) -> Result<()> {
         notice(&format!("plot written to {}", path.display()));
     }
     let content = match args.measure.format {
-        Format::Json => crate::output::json(&result)?,
+        Format::Json => crate::output::result_json("loaded", &result)?,
         Format::Csv => table(&result).csv(),
         Format::Text => document(&result).text(),
         Format::Markdown => document(&result).markdown(),

@@ -95,7 +95,7 @@ pub fn run(args: &LoaduseArgs) -> Result<()> {
     let content = match args.measure.format {
         Format::Text => render::text(&result),
         Format::Markdown => render::document(&result).markdown(),
-        Format::Json => output::json(&result)?,
+        Format::Json => output::result_json("loaduse", &result)?,
         Format::Csv => render::csv(&result),
     };
     output.write(&content)

@@ -124,12 +124,15 @@ pub fn run(args: &MlpArgs) -> Result<()> {
         notice(&format!("plot written to {}", path.display()));
     }
     let content = match args.measure.format {
-        Format::Json => crate::output::json(&MlpOutput {
-            levels: &results,
-            cpu,
-            line_bytes: template.line,
-            complete,
-        })?,
+        Format::Json => crate::output::result_json(
+            "mlp",
+            &MlpOutput {
+                levels: &results,
+                cpu,
+                line_bytes: template.line,
+                complete,
+            },
+        )?,
         Format::Csv => points_table(&results).csv(),
         Format::Text => document(&results, cpu).text(),
         Format::Markdown => document(&results, cpu).markdown(),

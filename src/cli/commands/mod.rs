@@ -2,6 +2,7 @@
 
 pub mod assoc;
 pub mod c2c;
+pub mod compare;
 pub mod detect;
 pub mod doctor;
 pub mod events;
@@ -9,11 +10,13 @@ pub mod levels;
 pub mod linesize;
 pub mod loaded;
 pub mod loaduse;
+pub mod merge;
 pub mod mlp;
 pub mod numa;
 pub mod plot;
 pub mod prefetchers;
 pub mod quick;
+pub mod report;
 pub mod run;
 pub mod sweep;
 pub mod tlb;
@@ -47,6 +50,9 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Some(Command::C2c(args)) => c2c::run(&args),
         Some(Command::Numa(args)) => numa::run(&args),
         Some(Command::Tlb(args)) => tlb::run(&args),
+        Some(Command::Compare(args)) => compare::run(&args),
+        Some(Command::Report(args)) => report::run(&args),
+        Some(Command::Merge(args)) => merge::run(&args),
         Some(Command::Detect(args)) => detect::run(&args),
         Some(Command::Levels(args)) => levels::run(&args),
         Some(Command::Assoc(args)) => assoc::run(&args),

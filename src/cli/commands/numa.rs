@@ -104,7 +104,7 @@ pub fn run(args: &NumaArgs) -> Result<()> {
     }
     let complete = result.matrix_ns.iter().flatten().all(Option::is_some);
     let content = match args.measure.format {
-        Format::Json => crate::output::json(&result)?,
+        Format::Json => crate::output::result_json("numa", &result)?,
         Format::Csv => table(&result).csv(),
         Format::Text => document(&result).text(),
         Format::Markdown => document(&result).markdown(),

@@ -12,6 +12,9 @@ use crate::output::plot::{self, ImageFormat};
 pub fn run(args: &PlotArgs) -> Result<()> {
     ImageFormat::of(&args.output, "-o/--output")?;
     let result = SweepResult::load(&args.results)?;
+    if let Some(note) = result.older_notice(&args.results) {
+        super::notice(&note);
+    }
     if result.points.is_empty() {
         return usage(format!(
             "{} has no measured points yet; plot it once the sweep has finished a point",

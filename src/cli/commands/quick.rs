@@ -76,10 +76,13 @@ pub fn run(args: &QuickArgs) -> Result<()> {
     }
     report_cycle_source(&engine);
     let content = match args.measure.format {
-        Format::Json => output::json(&QuickResult {
-            points: &points,
-            sysfs_caches: &caches,
-        })?,
+        Format::Json => output::result_json(
+            "quick",
+            &QuickResult {
+                points: &points,
+                sysfs_caches: &caches,
+            },
+        )?,
         Format::Csv => csv::samples(&points),
         Format::Text => document(&points, &caches).text(),
         Format::Markdown => document(&points, &caches).markdown(),

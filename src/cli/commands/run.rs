@@ -161,7 +161,7 @@ fn render(m: &Measurement, format: Format, view: View) -> Result<String> {
     Ok(match format {
         Format::Text if view == View::Seed => text::seed_view(m),
         Format::Text | Format::Markdown => text::measurement(m),
-        Format::Json => output::json(m)?,
+        Format::Json => output::result_json("run", m)?,
         Format::Csv => csv::samples(std::slice::from_ref(m)),
     })
 }

@@ -141,11 +141,14 @@ pub fn run(args: &TlbArgs) -> Result<()> {
         notice(&format!("plot written to {}", path.display()));
     }
     let content = match args.measure.format {
-        Format::Json => crate::output::json(&TlbOutput {
-            page_bytes: &results,
-            virtual_machine: vm,
-            complete,
-        })?,
+        Format::Json => crate::output::result_json(
+            "tlb",
+            &TlbOutput {
+                page_bytes: &results,
+                virtual_machine: vm,
+                complete,
+            },
+        )?,
         Format::Csv => points_table(&results).csv(),
         Format::Text => document(&results).text(),
         Format::Markdown => document(&results).markdown(),

@@ -217,6 +217,13 @@ impl SweepPlan {
     pub fn start(&self) -> SweepResult {
         let resumed = self.resumed.as_ref();
         let mut result = SweepResult {
+            schema_version: crate::output::SCHEMA_VERSION,
+            kind: "sweep".into(),
+            host: Some(
+                resumed
+                    .and_then(|r| r.host.clone())
+                    .unwrap_or_else(crate::platform::host::Host::this),
+            ),
             memlat_version: env!("CARGO_PKG_VERSION").to_string(),
             started: resumed
                 .map_or_else(|| utc_timestamp(SystemTime::now()), |r| r.started.clone()),

@@ -111,6 +111,14 @@ pub struct SweepConfig {
     pub refined_sizes: Vec<u64>,
 }
 
+fn schema_one() -> u32 {
+    1
+}
+
+fn kind_sweep() -> String {
+    "sweep".into()
+}
+
 fn range_end_to() -> String {
     "to".into()
 }
@@ -163,6 +171,15 @@ impl SweepConfig {
 /// A sweep's results, complete or not. This is the JSON file's content.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SweepResult {
+    /// The layout of this file: 2 (1 for memlat 0.1.0's files, which lack it).
+    #[serde(default = "schema_one")]
+    pub schema_version: u32,
+    /// Always `sweep`.
+    #[serde(default = "kind_sweep")]
+    pub kind: String,
+    /// The host it was measured on (absent in 0.1.0's files).
+    #[serde(default)]
+    pub host: Option<crate::platform::host::Host>,
     /// memlat version that measured it.
     pub memlat_version: String,
     /// When the sweep started, UTC, ISO 8601.
@@ -198,6 +215,18 @@ impl SweepResult {
                 path.display()
             ))
             .into()
+        })
+    }
+
+    /// A notice for a file older than this memlat's layout, read all the same.
+    pub fn older_notice(&self, path: &Path) -> Option<String> {
+        (self.schema_version < crate::output::SCHEMA_VERSION).then(|| {
+            format!(
+                "{} was written by memlat {} (result schema {}, without host); read as such",
+                path.display(),
+                self.memlat_version,
+                self.schema_version
+            )
         })
     }
 

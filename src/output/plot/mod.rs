@@ -146,6 +146,22 @@ pub fn figure(path: &Path, charts: &[Chart]) -> Result<()> {
     drawn.map_err(|e| e.context(format!("writing {}", path.display())))
 }
 
+/// `charts` drawn as SVG and returned as text (for an HTML report): drawn to
+/// a temporary file, read back and removed.
+pub fn svg_string(charts: &[Chart]) -> Result<String> {
+    let path = std::env::temp_dir().join(format!(
+        "memlat-{}-{}.svg",
+        std::process::id(),
+        SVG_COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
+    figure(&path, charts)?;
+    let text = std::fs::read_to_string(&path);
+    let _ = std::fs::remove_file(&path);
+    Ok(text?)
+}
+
+static SVG_COUNTER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,121 @@
+//! `memlat merge`: results of one kind from many hosts in one table.
+
+use anyhow::Result;
+use serde_json::{Value, json};
+
+use crate::analysis::compare;
+use crate::cli::MergeArgs;
+use crate::cli::files::Output;
+use crate::cli::inputs::{self, Loaded};
+use crate::error::usage;
+use crate::output::table::{Cell, Table};
+
+/// Runs `memlat merge`.
+pub fn run(args: &MergeArgs) -> Result<()> {
+    let files = inputs::json_files(&args.inputs)?;
+    if files.is_empty() {
+        return usage("no .json files in the inputs given");
+    }
+    let mut results = inputs::load(&files)?;
+    if let Some(kind) = &args.kind {
+        results.retain(|r| &r.kind == kind);
+    }
+    let mut kinds: Vec<&str> = results.iter().map(|r| r.kind.as_str()).collect();
+    kinds.sort_unstable();
+    kinds.dedup();
+    match kinds.as_slice() {
+        [] => return usage("no results of that --kind in the inputs"),
+        [_] => {}
+        many => {
+            return usage(format!(
+                "the inputs hold results of several kinds ({}): choose one with --kind",
+                many.join(", ")
+            ));
+        }
+    }
+    let json_out = args
+        .output
+        .as_ref()
+        .is_some_and(|p| p.extension().is_some_and(|e| e == "json"));
+    let output = Output::create(args.output.as_deref())?;
+    let content = if json_out {
+        crate::output::json(&merged(&results, kinds[0]))?
+    } else {
+        table(&results).csv()
+    };
+    crate::cli::commands::notice(&format!(
+        "merged {} {} result(s) from {} host(s)",
+        results.len(),
+        kinds[0],
+        hosts(&results)
+    ));
+    output.write(&content)
+}
+
+fn hosts(results: &[Loaded]) -> usize {
+    let mut ids: Vec<String> = results
+        .iter()
+        .map(|r| host_field(r, "machine_id"))
+        .collect();
+    ids.sort();
+    ids.dedup();
+    ids.len()
+}
+
+fn host_field(r: &Loaded, field: &str) -> String {
+    r.value["host"][field]
+        .as_str()
+        .unwrap_or("unknown")
+        .to_string()
+}
+
+/// A merged file: every result as it was, with the file it came from.
+fn merged(results: &[Loaded], kind: &str) -> Value {
+    json!({
+        "schema_version": crate::output::SCHEMA_VERSION,
+        "kind": "merged",
+        "of_kind": kind,
+        "results": results.iter().map(|r| {
+            let mut v = r.value.clone();
+            if let Some(map) = v.as_object_mut() {
+                map.insert("_file".into(), json!(r.path.display().to_string()));
+            }
+            v
+        }).collect::<Vec<_>>(),
+    })
+}
+
+/// One row per host and point.
+fn table(results: &[Loaded]) -> Table {
+    let mut t = Table::new(&[
+        "hostname",
+        "cpu_model",
+        "kernel",
+        "machine_id",
+        "file",
+        "kind",
+        "point",
+        "series",
+        "size_bytes",
+        "ns_median",
+        "repeats",
+    ]);
+    for r in results {
+        for p in compare::measurements(&r.value) {
+            t.row(vec![
+                host_field(r, "hostname").into(),
+                host_field(r, "cpu_model").into(),
+                host_field(r, "kernel").into(),
+                host_field(r, "machine_id").into(),
+                r.path.display().to_string().into(),
+                r.kind.clone().into(),
+                p.key.clone().into(),
+                p.series.clone().into(),
+                p.size.into(),
+                Cell::float(p.median, 3),
+                (p.samples.len() as u64).into(),
+            ]);
+        }
+    }
+    t
+}

@@ -1,0 +1,274 @@
+//! `memlat report`: one self-contained HTML page (or Markdown) of result
+//! files: the machine, the method, every table and plot, the warnings. No
+//! network: plots are inline SVG, styles inline, no scripts or web fonts.
+
+use anyhow::Result;
+use serde_json::Value;
+
+use crate::analysis::compare;
+use crate::cli::ReportArgs;
+use crate::cli::files::Output;
+use crate::cli::inputs::{self, Loaded};
+use crate::experiments::doctor::{Facts, Report};
+use crate::experiments::sweep::SweepResult;
+use crate::output::plot::{self, Chart, Series};
+use crate::output::table::{Cell, Table, escape_html};
+
+/// How each kind of result was measured, in a few sentences.
+fn method(kind: &str) -> &'static str {
+    match kind {
+        "sweep" => {
+            "Pointer chasing at many working-set sizes (a geometric sequence of prime multiples of the line), with stride chains (which prefetchers follow) and random chains (which they cannot); every size's latency is the median of its repeats, each repeat timing A then 2A dependent loads and keeping the difference. Cache levels are found from the random curve alone: plateaus, and capacities where the latency leaves them, refined to 5%."
+        }
+        "run" | "quick" => {
+            "Pointer chasing: every load's address is the value the previous load returned, so loads cannot overlap and the time per load is the latency; each repeat times A then 2A loads and keeps the difference, the median over repeats is reported."
+        }
+        "levels" => {
+            "Seed 002's procedure: for each cache level a random walk over half of it, for memory 8x the last level, each iteration a fresh random chain."
+        }
+        "mlp" => {
+            "N random chains walked side by side in one thread: the time per load falls as the core overlaps misses, until it runs out of miss buffers."
+        }
+        "loaded" => {
+            "A chase while pinned threads load memory with swept delays: chase latency against the bandwidth they counted."
+        }
+        _ => "A memlat measurement; its JSON records how.",
+    }
+}
+
+/// Runs `memlat report`.
+pub fn run(args: &ReportArgs) -> Result<()> {
+    let output = Output::create(args.output.as_deref())?;
+    let results = inputs::load(&args.results)?;
+    let sections: Vec<Section> = results.iter().map(section).collect::<Result<_>>()?;
+    let machine = machine(&results);
+    let content = if args.format == "markdown" {
+        markdown(&machine, &sections)
+    } else {
+        html(&machine, &sections)
+    };
+    output.write(&content)
+}
+
+/// One result's part of the report.
+struct Section {
+    title: String,
+    method: &'static str,
+    tables: Vec<Table>,
+    charts: Vec<Chart>,
+    warnings: Vec<String>,
+}
+
+/// The machine: the hosts the results name, and the doctor's findings when
+/// the report is made on the host they were measured on.
+fn machine(results: &[Loaded]) -> Table {
+    let mut t = Table::new(&["<what", "<value", "<meaning"]);
+    let mut hosts: Vec<String> = results
+        .iter()
+        .map(|r| {
+            format!(
+                "{} ({}, kernel {})",
+                r.value["host"]["hostname"]
+                    .as_str()
+                    .unwrap_or("unknown host"),
+                r.value["host"]["cpu_model"]
+                    .as_str()
+                    .unwrap_or("CPU not recorded"),
+                r.value["host"]["kernel"].as_str().unwrap_or("?")
+            )
+        })
+        .collect();
+    hosts.dedup();
+    for h in &hosts {
+        t.row(vec![
+            "measured on".into(),
+            h.clone().into(),
+            "as recorded in the results".into(),
+        ]);
+    }
+    let here = crate::platform::host::Host::this();
+    if results
+        .iter()
+        .any(|r| r.value["host"]["machine_id"].as_str() == Some(here.machine_id.as_str()))
+    {
+        let cpu = crate::platform::current_cpu().unwrap_or(0);
+        for f in Report::of(&Facts::gather(cpu)).findings {
+            t.row(vec![f.what.into(), f.value.into(), f.meaning.into()]);
+        }
+        t.note("findings from `memlat doctor`, run now on the host the results were measured on");
+    } else {
+        t.note("made on another host than the results: run `memlat doctor` there for its findings");
+    }
+    t
+}
+
+/// The measurements of a result as a table: point, median, repeats.
+fn points_table(value: &Value) -> Table {
+    let mut t = Table::new(&["<point", "ns per load", "min", "max", "repeats"]);
+    for p in compare::measurements(value) {
+        let lo = p.samples.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = p.samples.iter().copied().fold(0.0, f64::max);
+        t.row(vec![
+            p.key.into(),
+            Cell::float(p.median, 2),
+            Cell::float(lo, 2),
+            Cell::float(hi, 2),
+            (p.samples.len() as u64).into(),
+        ]);
+    }
+    t
+}
+
+/// A curve chart of a result's measurements by size, one line per series.
+fn curve_chart(title: &str, value: &Value) -> Option<Chart> {
+    let found = compare::measurements(value);
+    if found.len() < 2 {
+        return None;
+    }
+    let mut lines: Vec<String> = found.iter().map(|p| p.series.clone()).collect();
+    lines.dedup();
+    Some(Chart {
+        title: title.to_string(),
+        x_label: "working-set size".into(),
+        y_label: "ns per load".into(),
+        x_log: true,
+        x_bytes: true,
+        y_log: true,
+        series: lines
+            .iter()
+            .map(|l| Series {
+                label: l.clone(),
+                points: found
+                    .iter()
+                    .filter(|p| &p.series == l)
+                    .map(|p| (p.size as f64, p.median))
+                    .collect(),
+            })
+            .collect(),
+        ..Chart::default()
+    })
+}
+
+/// Every string in arrays named `warnings` or `notes`, anywhere in the result.
+fn warnings(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                if (k == "warnings" || k == "notes")
+                    && let Some(items) = v.as_array()
+                {
+                    out.extend(items.iter().filter_map(|i| i.as_str().map(String::from)));
+                } else {
+                    warnings(v, out);
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| warnings(v, out)),
+        _ => {}
+    }
+}
+
+fn section(r: &Loaded) -> Result<Section> {
+    let mut tables = Vec::new();
+    let mut charts = Vec::new();
+    if r.kind == "sweep" {
+        let sweep: SweepResult = serde_json::from_value(r.value.clone())?;
+        if let Some(d) = sweep.detection.clone().or_else(|| sweep.detect()) {
+            tables.push(crate::analysis::detect::levels_table(&d));
+        }
+        charts.extend(plot::sweep::charts(
+            &sweep,
+            &plot::sweep::Metric::defaults(&sweep),
+            true,
+        ));
+    } else if let Some(chart) = curve_chart(&format!("{}: ns per load", r.label), &r.value) {
+        charts.push(chart);
+    }
+    let points = points_table(&r.value);
+    if !points.is_empty() {
+        tables.push(points);
+    }
+    let mut w = Vec::new();
+    warnings(&r.value, &mut w);
+    w.dedup();
+    Ok(Section {
+        title: format!("{} ({})", r.label, r.kind),
+        method: method(&r.kind),
+        tables,
+        charts,
+        warnings: w,
+    })
+}
+
+const STYLE: &str = "body{font-family:'DejaVu Sans',Verdana,sans-serif;max-width:1150px;margin:2em auto;color:#222;line-height:1.45}\
+h1{font-size:1.6em}h2{font-size:1.3em;border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}\
+table{border-collapse:collapse;margin:.8em 0;font-size:.9em}th,td{border:1px solid #ccc;padding:.25em .6em}\
+th{background:#f0f3f8}td.r,th.r{text-align:right}td.l,th.l{text-align:left}\
+ul.notes{font-size:.85em;color:#444}.warn{background:#fff6e0;border-left:4px solid #e69f00;padding:.5em 1em;font-size:.9em}\
+.plot svg{max-width:100%;height:auto;border:1px solid #eee}.method{color:#444}";
+
+fn html(machine: &Table, sections: &[Section]) -> String {
+    let mut out = format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>memlat report</title><style>{STYLE}</style></head><body>\n<h1>memlat report</h1>\n<p>memlat {} &middot; {} result(s). Every figure below was measured; claims of the system (sysfs, CPUID) are marked as such.</p>\n<h2>The machine</h2>\n{}",
+        env!("CARGO_PKG_VERSION"),
+        sections.len(),
+        machine.html()
+    );
+    for s in sections {
+        out += &format!(
+            "<h2>{}</h2>\n<p class=\"method\">{}</p>\n",
+            escape_html(&s.title),
+            escape_html(s.method)
+        );
+        for t in &s.tables {
+            out += &t.html();
+        }
+        for c in &s.charts {
+            match plot::svg_string(std::slice::from_ref(c)) {
+                Ok(svg) => {
+                    let body = svg.find("<svg").map_or(svg.as_str(), |i| &svg[i..]);
+                    out += &format!("<div class=\"plot\">{body}</div>\n");
+                }
+                Err(e) => {
+                    out += &format!(
+                        "<p class=\"warn\">plot not drawn: {}</p>\n",
+                        escape_html(&e.to_string())
+                    )
+                }
+            }
+        }
+        if !s.warnings.is_empty() {
+            out += "<div class=\"warn\"><b>Warnings and notes</b><ul>\n";
+            for w in &s.warnings {
+                out += &format!("<li>{}</li>\n", escape_html(w));
+            }
+            out += "</ul></div>\n";
+        }
+    }
+    out += "</body></html>\n";
+    out
+}
+
+fn markdown(machine: &Table, sections: &[Section]) -> String {
+    let mut out = format!(
+        "# memlat report\n\nmemlat {}, {} result(s).\n\n## The machine\n\n{}\n",
+        env!("CARGO_PKG_VERSION"),
+        sections.len(),
+        machine.markdown()
+    );
+    for s in sections {
+        out += &format!("## {}\n\n{}\n\n", s.title, s.method);
+        for t in &s.tables {
+            out += &t.markdown();
+            out.push('\n');
+        }
+        if !s.charts.is_empty() {
+            out += &format!("({} plot(s): see the HTML report)\n\n", s.charts.len());
+        }
+        for w in &s.warnings {
+            out += &format!("- warning: {w}\n");
+        }
+        out.push('\n');
+    }
+    out
+}

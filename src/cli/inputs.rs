@@ -1,0 +1,121 @@
+//! Reading result files back (`compare`, `report`, `merge`): any memlat
+//! result JSON, older ones included, and merged files expanded into the
+//! results they hold.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde_json::Value;
+
+use crate::error::UsageError;
+
+/// One result read back.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    /// How tables name it: the file name, and the host for a merged one.
+    pub label: String,
+    /// The file it came from.
+    pub path: PathBuf,
+    /// Its kind (`run`, `sweep`, ...), recorded or inferred.
+    pub kind: String,
+    /// The JSON.
+    pub value: Value,
+}
+
+/// The kind a result records, or the one its shape shows (memlat 0.1.0's
+/// files record none).
+pub fn kind_of(value: &Value) -> String {
+    if let Some(kind) = value["kind"].as_str() {
+        return kind.to_string();
+    }
+    let has = |k: &str| value.get(k).is_some();
+    if has("config") && has("points") {
+        "sweep".into()
+    } else if has("samples") && has("size") {
+        "run".into()
+    } else if has("points") && has("sysfs_caches") {
+        "quick".into()
+    } else if has("levels") {
+        "levels".into()
+    } else {
+        "unknown".into()
+    }
+}
+
+fn stem(path: &Path) -> String {
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
+}
+
+/// Reads `paths`, expanding merged files; says on stderr when a file is
+/// older than this memlat's layout.
+pub fn load(paths: &[PathBuf]) -> Result<Vec<Loaded>> {
+    let mut out = Vec::new();
+    for path in paths {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let value: Value = serde_json::from_str(&text).map_err(|e| {
+            UsageError(format!(
+                "{} is not a memlat result (JSON: {e}); give files written with --format json, --json or memlat merge",
+                path.display()
+            ))
+        })?;
+        if value["kind"] == "merged" {
+            for r in value["results"].as_array().into_iter().flatten() {
+                let host = r["host"]["hostname"].as_str().unwrap_or("?");
+                let file = r["_file"].as_str().unwrap_or("?");
+                out.push(Loaded {
+                    label: format!("{host}:{file}"),
+                    path: path.clone(),
+                    kind: kind_of(r),
+                    value: r.clone(),
+                });
+            }
+            continue;
+        }
+        if value.get("schema_version").is_none() {
+            crate::cli::commands::notice(&format!(
+                "{} has no schema_version (memlat 0.1.0, or a hand-made file): read as schema 1, without host",
+                path.display()
+            ));
+        }
+        out.push(Loaded {
+            label: stem(path),
+            path: path.clone(),
+            kind: kind_of(&value),
+            value,
+        });
+    }
+    Ok(out)
+}
+
+/// Every `.json` file under `inputs` (directories searched recursively, in
+/// name order), and the files named.
+pub fn json_files(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for input in inputs {
+        if input.is_dir() {
+            let mut entries: Vec<PathBuf> = std::fs::read_dir(input)
+                .with_context(|| format!("reading {}", input.display()))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .collect();
+            entries.sort();
+            for e in entries {
+                if e.is_dir() {
+                    out.extend(json_files(&[e])?);
+                } else if e.extension().is_some_and(|x| x == "json") {
+                    out.push(e);
+                }
+            }
+        } else if input.exists() {
+            out.push(input.clone());
+        } else {
+            return Err(
+                UsageError(format!("{}: no such file or directory", input.display())).into(),
+            );
+        }
+    }
+    Ok(out)
+}
