@@ -1,0 +1,75 @@
+"""memlat from Python: memory latency by pointer chasing, with the same engine
+(Rust) as the `memlat` command.
+
+    >>> import memlat
+    >>> memlat.run(16384)["ns_per_load"]["median"]      # an L1 hit, in ns
+    >>> points = memlat.sweep(stop=64 << 20)             # a random-chain sweep
+    >>> memlat.detect(points)["levels"]                  # levels from the curve
+    >>> memlat.to_pandas(points)                         # one row per point
+
+Every function measures with the GIL released and raises ValueError with
+memlat's own message when a setting is out of range.
+"""
+
+import json
+
+from . import _memlat
+
+__version__ = _memlat.__version__
+
+__all__ = ["run", "sweep", "sweep_result", "detect", "to_pandas"]
+
+
+def run(size, stride=64, pattern="stride", accesses=None, events=(), pages="thp",
+        cpu=None, repeats=5, sample_ms=50):
+    """One size and stride or pattern: the fields of `memlat run --format json`.
+
+    size, stride: bytes; pattern: "stride", "random" or "page-random";
+    accesses: loads per sample (None: calibrated to sample_ms); events: perf
+    event names (uncountable ones are null, with a warning); pages: "4k",
+    "thp", "2m" or "1g"; cpu: the CPU to pin to (None: the current one).
+    """
+    return json.loads(_memlat.run(int(size), int(stride), pattern, accesses,
+                                  list(events), pages, cpu, int(repeats), int(sample_ms)))
+
+
+def sweep_result(start=1024, stop=64 << 20, ratio=1.3, strides=(), random=True,
+                 repeats=3, sample_ms=5, pages="thp", cpu=None, refine=True):
+    """A whole sweep, as `memlat sweep --json` writes it (config, points, detection)."""
+    return json.loads(_memlat.sweep(int(start), int(stop), float(ratio),
+                                    [int(s) for s in strides], bool(random),
+                                    int(repeats), int(sample_ms), pages, cpu, bool(refine)))
+
+
+def sweep(start=1024, stop=64 << 20, ratio=1.3, strides=(), random=True, repeats=3,
+          sample_ms=5, pages="thp", cpu=None, refine=True):
+    """The points of a sweep (seed 004's sizes from start to stop, ratio apart):
+    a list of dicts, one per size and series, as `memlat run` returns them."""
+    return sweep_result(start, stop, ratio, strides, random, repeats, sample_ms,
+                        pages, cpu, refine)["points"]
+
+
+def detect(points):
+    """Cache levels from points (memlat.run or memlat.sweep results, or dicts
+    with `size` and `ns_per_load`): the fields of `memlat detect --format json`.
+    Pass one series (e.g. the random points) for one curve."""
+    random = [p for p in points if p.get("pattern", "random") == "random"]
+    return json.loads(_memlat.detect(json.dumps(random or list(points))))
+
+
+def to_pandas(points):
+    """One row per point: size, stride, pattern, ns and cycles (median, min,
+    max), page backing, and each counted event per load. Needs pandas."""
+    import pandas as pd
+
+    rows = []
+    for p in points if isinstance(points, list) else [points]:
+        row = {k: p.get(k) for k in ("size", "stride", "pattern", "kernel", "repeats", "cycle_source")}
+        for k in ("median", "min", "max"):
+            row[f"ns_{k}"] = p["ns_per_load"][k]
+            row[f"cycles_{k}"] = p["cycles_per_load"][k]
+        row["pages"] = p.get("page_backing", {}).get("obtained")
+        for name, value in (p.get("events") or {}).items():
+            row[name] = value.get("per_load") if isinstance(value, dict) else value
+        rows.append(row)
+    return pd.DataFrame(rows)

@@ -1,0 +1,72 @@
+"""memlat from Python: the same fields as the command, errors as exceptions,
+measurements with the GIL released."""
+
+import threading
+
+import pytest
+
+import memlat
+
+
+def test_run_gives_the_fields_of_memlat_run_json():
+    m = memlat.run(16384, repeats=2, sample_ms=5)
+    for key in ("schema_version", "kind", "host", "size", "stride", "pattern",
+                "ns_per_load", "cycles_per_load", "cycle_source", "samples",
+                "page_backing", "warnings"):
+        assert key in m, key
+    assert m["kind"] == "run" and m["size"] == 16384
+    ns = m["ns_per_load"]
+    assert 0 < ns["min"] <= ns["median"] <= ns["max"]
+    assert len(m["samples"]) == 2
+
+
+def test_software_events_are_counted_for_real():
+    m = memlat.run(65536, pattern="random", events=["task-clock", "page-faults"],
+                   repeats=2, sample_ms=5)
+    assert m["events"]["task-clock"] is not None
+
+
+def test_bad_settings_raise_with_memlats_message():
+    with pytest.raises(ValueError, match="size"):
+        memlat.run(0)
+    with pytest.raises(ValueError, match="pattern"):
+        memlat.run(4096, pattern="zigzag")
+    with pytest.raises(ValueError, match="ratio"):
+        memlat.sweep(ratio=1.0)
+
+
+def test_sweep_points_and_detection():
+    points = memlat.sweep(start=4096, stop=1 << 20, ratio=2, strides=[64],
+                          repeats=2, sample_ms=1)
+    sizes = [p["size"] for p in points if p["pattern"] == "random"]
+    assert sizes == sorted(sizes) and len(sizes) >= 7
+    assert {p["pattern"] for p in points} == {"stride", "random"}
+    d = memlat.detect(points)
+    assert d["levels"] and d["levels"][-1]["name"] == "memory"
+    assert all("size_bracket_bytes" in level for level in d["levels"])
+
+
+def test_to_pandas_has_a_row_per_point():
+    pd = pytest.importorskip("pandas")
+    points = memlat.sweep(start=4096, stop=64 << 10, ratio=2, repeats=2, sample_ms=1,
+                          refine=False)
+    df = memlat.to_pandas(points)
+    assert isinstance(df, pd.DataFrame) and len(df) == len(points)
+    assert (df["ns_median"] > 0).all()
+
+
+def test_the_gil_is_released_while_measuring():
+    ticks = 0
+    done = threading.Event()
+
+    def measure():
+        memlat.run(1 << 26, pattern="random", repeats=2, sample_ms=50)
+        done.set()
+
+    worker = threading.Thread(target=measure)
+    worker.start()
+    while not done.is_set():
+        ticks += 1
+    worker.join()
+    # Python code ran all the while memlat measured.
+    assert ticks > 1000
