@@ -224,42 +224,13 @@ pub fn run(
             cost_ms: 60,
         };
         observer.begin(&step);
-        let spread = engine
-            .measure(&Point {
-                size: pages * plan.page_bytes,
-                pattern: Pattern::Random,
-                line: plan.page_bytes,
-                skew: 64,
-                pages: plan.request,
-                ..template.clone()
-            })
+        let (spread, packed) = measure_count(engine, template, plan, pages)
             .with_context(|| format!("measuring {}", labels[index]))?;
-        let packed = engine
-            .measure(&Point {
-                size: (pages * 64).max(128),
-                pattern: Pattern::Random,
-                line: 64,
-                pages: plan.request,
-                ..template.clone()
-            })
-            .with_context(|| format!("measuring {} packed", labels[index]))?;
         if results
             .last()
             .is_none_or(|r| r.page_bytes != plan.page_bytes)
         {
-            results.push(TlbPageResult {
-                page_bytes: plan.page_bytes,
-                pages_obtained: String::new(),
-                points: Vec::new(),
-                levels: Vec::new(),
-                beyond_all_ns: None,
-                cpuid: claims
-                    .iter()
-                    .filter(|c| c.page_bytes.contains(&plan.page_bytes))
-                    .cloned()
-                    .collect(),
-                notes: Vec::new(),
-            });
+            results.push(empty_result(plan.page_bytes, claims));
         }
         let r = results.last_mut().expect("pushed above");
         r.pages_obtained = spread.page_backing.obtained.clone();
@@ -289,6 +260,50 @@ pub fn run(
         r.notes.extend(notes);
     }
     Ok(results)
+}
+
+/// One page count: N lines one a page, then the same N lines packed.
+fn measure_count(
+    engine: &mut Engine,
+    template: &Point,
+    plan: &PagePlan,
+    pages: u64,
+) -> Result<(crate::engine::Measurement, crate::engine::Measurement)> {
+    let spread = engine.measure(&Point {
+        size: pages * plan.page_bytes,
+        pattern: Pattern::Random,
+        line: plan.page_bytes,
+        skew: LINE,
+        pages: plan.request,
+        ..template.clone()
+    })?;
+    let packed = engine
+        .measure(&Point {
+            size: (pages * LINE).max(2 * LINE),
+            pattern: Pattern::Random,
+            line: LINE,
+            pages: plan.request,
+            ..template.clone()
+        })
+        .context("the same lines packed")?;
+    Ok((spread, packed))
+}
+
+/// A page size's result before its points, with the CPUID claims for it.
+fn empty_result(page_bytes: u64, claims: &[TlbClaim]) -> TlbPageResult {
+    TlbPageResult {
+        page_bytes,
+        pages_obtained: String::new(),
+        points: Vec::new(),
+        levels: Vec::new(),
+        beyond_all_ns: None,
+        cpuid: claims
+            .iter()
+            .filter(|c| c.page_bytes.contains(&page_bytes))
+            .cloned()
+            .collect(),
+        notes: Vec::new(),
+    }
 }
 
 #[cfg(test)]

@@ -87,85 +87,125 @@ pub fn host_name() -> String {
 
 /// Parses a profile (see the module documentation).
 pub fn parse(text: &str) -> Result<Machine, String> {
-    let mut name = None;
-    let mut line_bytes = None;
-    let mut sizes: Vec<(u32, u64)> = Vec::new();
-    let mut ways: Vec<(u32, u64)> = Vec::new();
+    let mut fields = Fields::default();
     // An editor's UTF-8 byte-order mark is not part of the first key.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     for (number, raw) in text.lines().enumerate() {
         let line = raw.split('#').next().unwrap_or("").trim();
-        if line.is_empty() {
-            continue;
-        }
-        let at = |msg: String| format!("line {}: {msg}", number + 1);
-        let (key, value) = line
-            .split_once(':')
-            .ok_or_else(|| at(format!("'{line}' is not 'key: value'")))?;
-        let (key, value) = (key.trim(), value.trim());
-        let lower = key.to_ascii_lowercase();
-        let size = || parse_size(value).map_err(|e| at(e.to_string()));
-        let count = || {
-            value
-                .parse::<u64>()
-                .ok()
-                .filter(|&v| v > 0)
-                .ok_or_else(|| at(format!("{key}: '{value}' is not a positive whole number")))
-        };
-        match lower.as_str() {
-            "name" => {
-                if value.is_empty()
-                    || !value
-                        .chars()
-                        .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
-                {
-                    return Err(at(format!(
-                        "name: '{value}' must be letters, digits, '-', '_' or '.' (it names the results file)"
-                    )));
-                }
-                name = Some(value.to_string());
-            }
-            "line_size" | "line" => {
-                let v = size()?;
-                if v < 8 || !v.is_power_of_two() {
-                    return Err(at(format!(
-                        "line_size: {v} is not a power of two of at least 8"
-                    )));
-                }
-                line_bytes = Some(v);
-            }
-            _ => {
-                let Some(rest) = lower.strip_prefix('l') else {
-                    return Err(at(format!(
-                        "unknown key '{key}' (expected name, line_size, L<n> or L<n>_ways)"
-                    )));
-                };
-                let (digits, field) = rest.split_once('_').unwrap_or((rest, ""));
-                let level: u32 = digits
-                    .parse()
-                    .ok()
-                    .filter(|&l| (1..=8).contains(&l))
-                    .ok_or_else(|| at(format!("unknown key '{key}'")))?;
-                let target = match field {
-                    "" | "size" => &mut sizes,
-                    "ways" => &mut ways,
-                    _ => return Err(at(format!("unknown key '{key}'"))),
-                };
-                let v = if field == "ways" { count()? } else { size()? };
-                let bound = if field == "ways" {
-                    crate::limits::ways(v, crate::limits::Origin::Setting("ways"))
-                } else {
-                    crate::limits::size(v, crate::limits::Origin::Setting("size"))
-                };
-                bound.map_err(|e| at(format!("{key}: {}", e.why)))?;
-                if target.iter().any(|&(l, _)| l == level) {
-                    return Err(at(format!("{key} given twice")));
-                }
-                target.push((level, v));
-            }
+        if !line.is_empty() {
+            fields
+                .read(line)
+                .map_err(|msg| format!("line {}: {msg}", number + 1))?;
         }
     }
-    sizes.sort();
+    fields.sizes.sort();
+    check_levels(&fields.sizes, &fields.ways)?;
+    let line = fields.line_bytes.unwrap_or(64);
+    let caches = fields
+        .sizes
+        .iter()
+        .map(|&(level, size_bytes)| {
+            let ways = fields
+                .ways
+                .iter()
+                .find(|(l, _)| *l == level)
+                .map(|&(_, w)| w);
+            CacheInfo::holding_data(level, size_bytes, Some(line), ways)
+        })
+        .collect();
+    Ok(Machine {
+        name: fields.name.unwrap_or_else(host_name),
+        line_bytes: line,
+        caches,
+        source: Source::Profile,
+    })
+}
+
+/// What a profile's lines say, as read so far.
+#[derive(Default)]
+struct Fields {
+    name: Option<String>,
+    line_bytes: Option<u64>,
+    /// (level, capacity bytes).
+    sizes: Vec<(u32, u64)>,
+    /// (level, ways).
+    ways: Vec<(u32, u64)>,
+}
+
+impl Fields {
+    /// Reads one `key: value` line (comments and blanks already removed).
+    fn read(&mut self, line: &str) -> Result<(), String> {
+        let (key, value) = line
+            .split_once(':')
+            .ok_or_else(|| format!("'{line}' is not 'key: value'"))?;
+        let (key, value) = (key.trim(), value.trim());
+        let lower = key.to_ascii_lowercase();
+        match lower.as_str() {
+            "name" => {
+                let allowed = |c: char| c.is_ascii_alphanumeric() || "-_.".contains(c);
+                if value.is_empty() || !value.chars().all(allowed) {
+                    return Err(format!(
+                        "name: '{value}' must be letters, digits, '-', '_' or '.' (it names the results file)"
+                    ));
+                }
+                self.name = Some(value.to_string());
+            }
+            "line_size" | "line" => {
+                let v = parse_size(value).map_err(|e| e.to_string())?;
+                if v < 8 || !v.is_power_of_two() {
+                    return Err(format!(
+                        "line_size: {v} is not a power of two of at least 8"
+                    ));
+                }
+                self.line_bytes = Some(v);
+            }
+            _ => self.read_level(key, &lower, value)?,
+        }
+        Ok(())
+    }
+
+    /// Reads `L<n>` / `L<n>_size` (a capacity) or `L<n>_ways`.
+    fn read_level(&mut self, key: &str, lower: &str, value: &str) -> Result<(), String> {
+        let Some(rest) = lower.strip_prefix('l') else {
+            return Err(format!(
+                "unknown key '{key}' (expected name, line_size, L<n> or L<n>_ways)"
+            ));
+        };
+        let (digits, field) = rest.split_once('_').unwrap_or((rest, ""));
+        let level: u32 = digits
+            .parse()
+            .ok()
+            .filter(|&l| (1..=8).contains(&l))
+            .ok_or_else(|| format!("unknown key '{key}'"))?;
+        let (target, v, bound) = match field {
+            "" | "size" => {
+                let v = parse_size(value).map_err(|e| e.to_string())?;
+                let bound = crate::limits::size(v, crate::limits::Origin::Setting("size"));
+                (&mut self.sizes, v, bound)
+            }
+            "ways" => {
+                let v = value
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|&v| v > 0)
+                    .ok_or_else(|| format!("{key}: '{value}' is not a positive whole number"))?;
+                let bound = crate::limits::ways(v, crate::limits::Origin::Setting("ways"));
+                (&mut self.ways, v, bound)
+            }
+            _ => return Err(format!("unknown key '{key}'")),
+        };
+        bound.map_err(|e| format!("{key}: {}", e.why))?;
+        if target.iter().any(|&(l, _)| l == level) {
+            return Err(format!("{key} given twice"));
+        }
+        target.push((level, v));
+        Ok(())
+    }
+}
+
+/// Levels must run L1, L2, ... without gaps, each larger than the one before,
+/// and ways only for levels given.
+fn check_levels(sizes: &[(u32, u64)], ways: &[(u32, u64)]) -> Result<(), String> {
     if sizes.is_empty() {
         return Err("no cache levels (add lines such as 'L1: 32K')".into());
     }
@@ -193,20 +233,7 @@ pub fn parse(text: &str) -> Result<Machine, String> {
     {
         return Err(format!("L{level}_ways given without L{level}"));
     }
-    let line = line_bytes.unwrap_or(64);
-    let caches = sizes
-        .iter()
-        .map(|&(level, size_bytes)| {
-            let ways = ways.iter().find(|(l, _)| *l == level).map(|&(_, w)| w);
-            CacheInfo::holding_data(level, size_bytes, Some(line), ways)
-        })
-        .collect();
-    Ok(Machine {
-        name: name.unwrap_or_else(host_name),
-        line_bytes: line,
-        caches,
-        source: Source::Profile,
-    })
+    Ok(())
 }
 
 #[cfg(test)]
