@@ -132,7 +132,9 @@ pub enum Command {
     #[command(mut_arg("sample_ms", |a| a.default_value("20")))]
     #[command(mut_arg("repeats", |a| a.help("Passes over the NOP range, each with a fresh random chain; per N the fastest is kept [default: 3]")))]
     Loaduse(LoaduseArgs),
-    /// Memory-level parallelism: N random chains walked side by side in one
+    /// Memory-level parallelism: misses in flight, from N chains side by side
+    ///
+    /// N random chains walked side by side in one
     /// thread, N = 1..16, at one size per level (as the table of `memlat`
     /// picks them): ns per load, loads and bytes per second, the effective
     /// parallelism (time per load of one chain over that of N), and where
@@ -144,7 +146,9 @@ pub enum Command {
     ///   memlat mlp --format json -o mlp.json
     #[command(verbatim_doc_comment)]
     Mlp(MlpArgs),
-    /// Latency under load: one thread chases a random chain beyond the caches
+    /// Latency under load: chase latency against the bandwidth of traffic threads
+    ///
+    /// One thread chases a random chain beyond the caches
     /// while --threads others read or write their own buffers, with a delay
     /// after every 4 KiB swept from heavy to none (MLC's loaded latency).
     /// Each point: the chase latency (min, median, max) and the bandwidth the
@@ -161,7 +165,9 @@ pub enum Command {
     ///   memlat loaded --traffic nt-write --delays 10000,1000,100,0 --format json
     #[command(verbatim_doc_comment)]
     Loaded(LoadedArgs),
-    /// Core-to-core latency: the one-way time of a cache line moving between
+    /// Core-to-core latency of a cache line between every pair of CPUs
+    ///
+    /// The one-way time of a cache line moving between
     /// every pair of CPUs (compare-and-swap ping-pong, and a write answered on
     /// a second line), as a matrix ordered by topology, a heatmap, and medians
     /// by relation (same core, same L2/L3, same node, other node).
@@ -175,7 +181,9 @@ pub enum Command {
     ///   memlat c2c --pairs sample:500 --format json -o c2c.json   # large machines
     #[command(verbatim_doc_comment)]
     C2c(C2cArgs),
-    /// The NUMA matrix: idle memory latency from a CPU of each node to memory
+    /// The NUMA matrix: idle memory latency from each node to each node's memory
+    ///
+    /// Idle memory latency from a CPU of each node to memory
     /// bound (mbind) to each node, memory-only nodes (CXL, HBM) as columns; a
     /// heatmap with --plot. On a single-node machine: a 1x1 matrix, said.
     ///
@@ -184,7 +192,9 @@ pub enum Command {
     ///   memlat numa -n 512M --plot numa.png --format json
     #[command(verbatim_doc_comment)]
     Numa(NumaArgs),
-    /// TLB reach and miss cost: for N pages, one line in each (in successive
+    /// TLB reach (entries x page size) and what a TLB miss costs
+    ///
+    /// For N pages, one line in each (in successive
     /// cache sets) against the same lines packed, N from 8 up: the difference
     /// is translation alone. Finds the L1 dTLB and L2 TLB reach (entries x page
     /// size) and what each miss costs, for 4 KiB and 2 MiB pages (1 GiB where
@@ -196,10 +206,12 @@ pub enum Command {
     #[command(verbatim_doc_comment)]
     #[command(mut_arg("sample_ms", |a| a.default_value("5")))]
     Tlb(TlbArgs),
-    /// Results side by side: the points two or more result files share (same
+    /// Results side by side: ratios with 95% intervals, differing conditions first
+    ///
+    /// The points two or more result files share (same
     /// series and size, or level), each difference as a ratio of medians with
     /// a 95% bootstrap interval from the repeats, called significant only
-    /// beyond 2%; the conditions that differ (CPU, kernel, pages, clock,
+    /// beyond 5%; the conditions that differ (CPU, kernel, pages, clock,
     /// version...) listed first. Takes run, quick, sweep and levels results,
     /// and merged files.
     ///
@@ -208,17 +220,20 @@ pub enum Command {
     ///   memlat compare a.json b.json c.json --plot overlay.png --format markdown
     #[command(verbatim_doc_comment)]
     Compare(CompareArgs),
-    /// One self-contained HTML page (inline SVG plots and styles, no network)
-    /// of result files: the machine, the method, every table and plot, the
-    /// warnings. --format markdown for an issue or a wiki.
+    /// One self-contained HTML page (or Markdown) of result files
+    ///
+    /// The machine, the method, every table and plot, the warnings: plots as
+    /// inline SVG, styles inline, no network. --format markdown for an issue
+    /// or a wiki.
     ///
     /// Examples:
     ///   memlat report sweep.json levels.json -o report.html
     ///   memlat report sweep.json --format markdown -o report.md
     #[command(verbatim_doc_comment)]
     Report(ReportArgs),
-    /// Results of one kind from many hosts in one table: FILES or
-    /// DIRECTORIES (searched for .json), keyed by the host each result
+    /// Results of one kind from many hosts in one table (CSV or merged JSON)
+    ///
+    /// FILES or DIRECTORIES (searched for .json), keyed by the host each result
     /// records; CSV (one row per host and point) or JSON (a merged file that
     /// compare and report read).
     ///
