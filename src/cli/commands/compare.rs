@@ -9,7 +9,7 @@ use crate::cli::inputs::{self, Loaded};
 use crate::cli::{CompareArgs, Format};
 use crate::error::usage;
 use crate::output::document::Document;
-use crate::output::plot::{Chart, ImageFormat, Series};
+use crate::output::plot::{Chart, ImageFormat};
 use crate::output::table::{Cell, Table};
 
 /// What `memlat compare --format json` prints.
@@ -72,32 +72,16 @@ pub fn run(args: &CompareArgs) -> Result<()> {
 
 /// Every result's lines on one log-log chart.
 fn overlay(results: &[Loaded], found: &[Vec<Found>]) -> Chart {
-    let mut series: Vec<Series> = Vec::new();
-    for (r, points) in results.iter().zip(found) {
-        let mut lines: Vec<String> = points.iter().map(|p| p.series.clone()).collect();
-        lines.dedup();
-        for line in lines {
-            series.push(Series {
-                label: format!("{}: {line}", r.label),
-                points: points
-                    .iter()
-                    .filter(|p| p.series == line)
-                    .map(|p| (p.size as f64, p.median))
-                    .collect(),
-            });
-        }
-    }
-    Chart {
-        title: "memlat compare: ns per load by working-set size".into(),
-        x_label: "working-set size".into(),
-        y_label: "ns per load".into(),
-        x_log: true,
-        x_bytes: true,
-        y_log: true,
-        series,
-        footnote: Some("median of each point's repeats".into()),
-        ..Chart::default()
-    }
+    let sets: Vec<(Option<&str>, &[Found])> = results
+        .iter()
+        .zip(found)
+        .map(|(r, f)| (Some(r.label.as_str()), f.as_slice()))
+        .collect();
+    crate::output::plot::measurements::chart(
+        "memlat compare: ns per load by working-set size",
+        &sets,
+        Some("median of each point's repeats".into()),
+    )
 }
 
 fn rows_table(labels: &[&str], rows: &[Row]) -> Table {

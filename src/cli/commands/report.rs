@@ -11,7 +11,7 @@ use crate::cli::files::Output;
 use crate::cli::inputs::{self, Loaded};
 use crate::experiments::doctor::{Facts, Report};
 use crate::experiments::sweep::SweepResult;
-use crate::output::plot::{self, Chart, Series};
+use crate::output::plot::{self, Chart};
 use crate::output::table::{Cell, Table, escape_html};
 
 /// How each kind of result was measured, in a few sentences.
@@ -122,31 +122,7 @@ fn points_table(value: &Value) -> Table {
 /// A curve chart of a result's measurements by size, one line per series.
 fn curve_chart(title: &str, value: &Value) -> Option<Chart> {
     let found = compare::measurements(value);
-    if found.len() < 2 {
-        return None;
-    }
-    let mut lines: Vec<String> = found.iter().map(|p| p.series.clone()).collect();
-    lines.dedup();
-    Some(Chart {
-        title: title.to_string(),
-        x_label: "working-set size".into(),
-        y_label: "ns per load".into(),
-        x_log: true,
-        x_bytes: true,
-        y_log: true,
-        series: lines
-            .iter()
-            .map(|l| Series {
-                label: l.clone(),
-                points: found
-                    .iter()
-                    .filter(|p| &p.series == l)
-                    .map(|p| (p.size as f64, p.median))
-                    .collect(),
-            })
-            .collect(),
-        ..Chart::default()
-    })
+    (found.len() >= 2).then(|| plot::measurements::chart(title, &[(None, &found)], None))
 }
 
 /// Every string in arrays named `warnings` or `notes`, anywhere in the result.

@@ -11,6 +11,7 @@ mod draw;
 pub mod heatmap;
 pub mod loaded;
 pub mod loaduse;
+pub mod measurements;
 pub mod mlp;
 pub mod sweep;
 pub mod tlb;
