@@ -124,51 +124,6 @@ fn intel_golden_cove_guest_to_2g_shows_translation_cost() {
 }
 
 #[test]
-fn zen4_guest_partial_curve() {
-    // The 2-vCPU Zen 4 KVM guest (random chain, median of 3; L1d 32 KiB,
-    // L2 1 MiB, L3 32 MiB shared): an independent chase found L1 at
-    // 1.1 ns, L2 at 3.9 ns to 1 MiB, a guest L3 share pausing at 11 ns
-    // for only two sizes, memory from 16 MiB at 150-177 ns.
-    let data: [(u64, f64, f64, f64); 19] = [
-        (4 * K, 1.10, 1.10, 1.11),
-        (16 * K, 1.22, 1.22, 1.22),
-        (24 * K, 1.42, 1.39, 1.43),
-        (32 * K, 1.08, 1.08, 1.14),
-        (48 * K, 3.86, 3.82, 4.04),
-        (64 * K, 3.90, 3.65, 4.18),
-        (128 * K, 3.87, 3.86, 4.00),
-        (256 * K, 4.29, 4.28, 4.40),
-        (512 * K, 4.80, 4.76, 4.85),
-        (768 * K, 5.55, 5.26, 6.30),
-        (M, 7.77, 7.69, 8.50),
-        (1536 * K, 11.42, 9.12, 11.75),
-        (2 * M, 10.88, 6.16, 10.92),
-        (4 * M, 109.6, 102.2, 124.7),
-        (8 * M, 137.95, 137.84, 154.27),
-        (16 * M, 151.5, 151.39, 156.81),
-        (32 * M, 157.28, 156.51, 157.88),
-        (64 * M, 158.89, 156.07, 163.2),
-        (256 * M, 176.69, 163.43, 180.83),
-    ];
-    let curve: Vec<memlat::analysis::detect::CurvePoint> = data
-        .iter()
-        .map(|&(s, ns, lo, hi)| memlat::analysis::detect::CurvePoint {
-            size_bytes: s,
-            ns,
-            ns_min: lo,
-            ns_max: hi,
-            cycles: ns * 3.66,
-        })
-        .collect();
-    let d = memlat::analysis::detect::detect(&curve, &[]);
-    println!("{}", describe(&d));
-    assert_eq!(names(&d), ["L1", "L2", "memory"], "{}", describe(&d));
-    check(&d, "L1", Some((32 * K, 48 * K)), (1.0, 1.3));
-    check(&d, "L2", Some((768 * K, 3 * M / 2)), (3.8, 4.4));
-    check(&d, "memory", None, (145.0, 165.0));
-}
-
-#[test]
 fn detect_json_carries_brackets_and_the_translation() {
     let out = assert_cmd::Command::cargo_bin("memlat")
         .unwrap()

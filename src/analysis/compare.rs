@@ -68,7 +68,7 @@ pub fn levels(value: &Value) -> Vec<Found> {
         .unwrap_or_default();
     let mut out = Vec::new();
     let mut lower = 0u64;
-    for level in levels {
+    for (k, level) in levels.iter().enumerate() {
         let name = level["name"].as_str().unwrap_or("?");
         let capacity = level["size_bytes"].as_u64();
         let upper = level["size_within_10pct_bytes"]
@@ -97,8 +97,7 @@ pub fn levels(value: &Value) -> Vec<Found> {
         }
         // The next level starts clear of this one's transition: 20% past its
         // capacity, or twice it before memory (transitions to memory are long).
-        let next_is_memory = levels.last().is_some_and(|l| l["size_bytes"].is_null())
-            && std::ptr::eq(level, &levels[levels.len().saturating_sub(2)]);
+        let next_is_memory = levels.get(k + 1).is_some_and(|n| n["size_bytes"].is_null());
         lower = match capacity {
             Some(c) if next_is_memory => 2 * c,
             Some(c) => (c as f64 * 1.2) as u64,

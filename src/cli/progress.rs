@@ -123,3 +123,17 @@ impl<R> Observer<R> for Stoppable {
         crate::cli::interrupt::interrupted()
     }
 }
+
+/// Runs `run` with Ctrl-C caught (the run stops after the step in progress)
+/// and the progress bar drawn when `show`; the bar is cleared and the
+/// previous SIGINT handler back before this returns, whatever `run` returned.
+pub fn until_ctrl_c<T>(
+    show: bool,
+    run: impl FnOnce(&mut Stoppable) -> anyhow::Result<T>,
+) -> anyhow::Result<T> {
+    let _guard = crate::cli::interrupt::Guard::install();
+    let mut observer = Stoppable(Progress::new(show));
+    let result = run(&mut observer);
+    observer.0.clear();
+    result
+}

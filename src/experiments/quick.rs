@@ -24,6 +24,14 @@ pub fn dram_size(last_level: u64, floor: u64) -> u64 {
         .clamp(floor, MAX_DRAM_SIZE.max(floor))
 }
 
+/// [`dram_size`] for `caches` (the last one claimed, or 64 MiB when none is),
+/// at least [`MIN_DRAM_SIZE`]: the memory row of `memlat`, and the chain
+/// `memlat loaded` and `memlat numa` chase.
+pub fn memory_size(caches: &[CacheInfo]) -> u64 {
+    let last = caches.last().map_or(64 << 20, |c| c.size_bytes);
+    dram_size(last, MIN_DRAM_SIZE)
+}
+
 /// One size well inside each data cache and beyond the one before it: half
 /// of L1, then the geometric middle between the previous level's capacity and
 /// this one's (seed 002's CACHE_SIZE/2 lets other tenants' use of a shared

@@ -285,7 +285,7 @@ fn capacity_note(c: &Capacity) -> String {
 }
 
 /// The notes of one level: unstable sizes and a memory that is too fast.
-fn level_notes(
+fn stability_notes(
     points: &[CurvePoint],
     level: &Level,
     neighbours: &[f64],
@@ -387,11 +387,11 @@ pub fn detect(curve: &[CurvePoint], sysfs: &[CacheInfo]) -> Detection {
             .into_iter()
             .flatten()
             .collect();
-        let mut level_notes_ = Vec::new();
+        let mut notes_here = Vec::new();
         if let Some(c) = &cap {
-            level_notes_.push(capacity_note(c));
+            notes_here.push(capacity_note(c));
         }
-        level_notes_.extend(level_notes(&points, level, &neighbours, is_memory));
+        notes_here.extend(stability_notes(&points, level, &neighbours, is_memory));
         detected.push(DetectedLevel {
             name: if is_memory {
                 "memory".to_string()
@@ -410,7 +410,7 @@ pub fn detect(curve: &[CurvePoint], sysfs: &[CacheInfo]) -> Detection {
                 sysfs_level(sysfs, k as u32 + 1).map(|c| c.size_bytes)
             },
             spread_ns: level.spread,
-            notes: level_notes_,
+            notes: notes_here,
         });
     }
     if let Some(l1) = detected

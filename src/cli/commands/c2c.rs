@@ -7,8 +7,8 @@ use serde::Serialize;
 
 use super::{notice, warn};
 use crate::cli::files::Output;
-use crate::cli::interrupt::{Guard, Interrupted};
-use crate::cli::progress::{Progress, Stoppable};
+use crate::cli::interrupt::Interrupted;
+use crate::cli::progress::until_ctrl_c;
 use crate::cli::{C2cArgs, Format};
 use crate::error::usage;
 use crate::experiments::c2c::{self, C2cMatrix, Method, Pairs};
@@ -95,11 +95,9 @@ pub fn run(args: &C2cArgs) -> Result<()> {
         methods.len(),
         seconds.max(1.0)
     );
-    let guard = Guard::install();
-    let mut observer = Stoppable(Progress::new(!args.no_progress));
-    let results = c2c::run(&topology, &order, &pairs, &methods, &mut observer)?;
-    observer.0.clear();
-    drop(guard);
+    let results = until_ctrl_c(!args.no_progress, |observer| {
+        c2c::run(&topology, &order, &pairs, &methods, observer)
+    })?;
     let complete = results.iter().all(|r| r.pairs_measured == pairs.len());
     if let Some(path) = &args.plot {
         for (k, r) in results.iter().enumerate() {

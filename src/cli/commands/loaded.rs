@@ -7,8 +7,8 @@ use super::{notice, prepare, warn};
 use crate::chain::Pattern;
 use crate::cli::commands::run::report_cycle_source;
 use crate::cli::files::Output;
-use crate::cli::interrupt::{Guard, Interrupted};
-use crate::cli::progress::{Progress, Stoppable};
+use crate::cli::interrupt::Interrupted;
+use crate::cli::progress::until_ctrl_c;
 use crate::cli::{Format, LoadedArgs};
 use crate::error::{UsageError, usage};
 use crate::experiments::loaded::{self, LoadedPlan, LoadedResult};
@@ -55,11 +55,7 @@ pub fn run(args: &LoadedArgs) -> Result<()> {
     let available = platform::mem_available_bytes();
     let chase_size = match args.size {
         Some(s) => limits::size(s, Origin::Flag("-n/--size")).map_err(UsageError::from)?,
-        None => {
-            let caches = caches::data_caches(chaser);
-            let last = caches.last().map_or(64 << 20, |c| c.size_bytes);
-            crate::experiments::quick::dram_size(last, crate::experiments::quick::MIN_DRAM_SIZE)
-        }
+        None => crate::experiments::quick::memory_size(&caches::data_caches(chaser)),
     };
     let traffic_size = match args.traffic_size {
         Some(s) => limits::size(s, Origin::Flag("--traffic-size")).map_err(UsageError::from)?,
@@ -97,11 +93,9 @@ pub fn run(args: &LoadedArgs) -> Result<()> {
         plan.cpus.traffic,
         HumanBytes(traffic_size)
     );
-    let guard = Guard::install();
-    let mut observer = Stoppable(Progress::new(!args.no_progress));
-    let result = loaded::run(&mut prepared.engine, &plan, &mut observer)?;
-    observer.0.clear();
-    drop(guard);
+    let result = until_ctrl_c(!args.no_progress, |observer| {
+        loaded::run(&mut prepared.engine, &plan, observer)
+    })?;
     report_cycle_source(&prepared.engine);
     if let Some(path) = &args.plot {
         crate::output::plot::loaded::plot(&result, path)?;

@@ -8,8 +8,8 @@ use super::{notice, prepare, warn};
 use crate::chain::Pattern;
 use crate::cli::commands::run::report_cycle_source;
 use crate::cli::files::Output;
-use crate::cli::interrupt::{Guard, Interrupted};
-use crate::cli::progress::{Progress, Stoppable};
+use crate::cli::interrupt::Interrupted;
+use crate::cli::progress::until_ctrl_c;
 use crate::cli::{Format, MlpArgs};
 use crate::error::{UsageError, usage};
 use crate::experiments::mlp::{self, LevelSize, MlpLevel};
@@ -106,18 +106,10 @@ pub fn run(args: &MlpArgs) -> Result<()> {
     let cpu = prepared.engine.cpu();
     let template = prepared.template.clone();
     let levels = levels(args, cpu, template.line)?;
-    let guard = Guard::install();
-    let mut observer = Stoppable(Progress::new(!args.no_progress));
-    let results = mlp::run(
-        &mut prepared.engine,
-        &template,
-        &levels,
-        &chains,
-        &mut observer,
-    )?;
-    observer.0.clear();
+    let results = until_ctrl_c(!args.no_progress, |observer| {
+        mlp::run(&mut prepared.engine, &template, &levels, &chains, observer)
+    })?;
     let complete = results.len() == levels.len();
-    drop(guard);
     report_cycle_source(&prepared.engine);
     if let Some(path) = &args.plot {
         crate::output::plot::mlp::plot(&results, cpu, path)?;

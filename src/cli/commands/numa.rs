@@ -5,8 +5,8 @@ use anyhow::Result;
 use super::{notice, prepare, warn};
 use crate::chain::Pattern;
 use crate::cli::files::Output;
-use crate::cli::interrupt::{Guard, Interrupted};
-use crate::cli::progress::{Progress, Stoppable};
+use crate::cli::interrupt::Interrupted;
+use crate::cli::progress::until_ctrl_c;
 use crate::cli::{Format, NumaArgs};
 use crate::engine::{Engine, Point};
 use crate::error::{UsageError, usage};
@@ -57,12 +57,7 @@ pub fn run(args: &NumaArgs) -> Result<()> {
     }
     let size = match args.size {
         Some(s) => limits::size(s, Origin::Flag("-n/--size")).map_err(UsageError::from)?,
-        None => {
-            let last = caches::data_caches(prepared.engine.cpu())
-                .last()
-                .map_or(64 << 20, |c| c.size_bytes);
-            crate::experiments::quick::dram_size(last, crate::experiments::quick::MIN_DRAM_SIZE)
-        }
+        None => crate::experiments::quick::memory_size(&caches::data_caches(prepared.engine.cpu())),
     };
     crate::engine::ensure_memory(size, platform::mem_available_bytes()).map_err(|e| {
         UsageError(format!(
@@ -92,11 +87,9 @@ pub fn run(args: &NumaArgs) -> Result<()> {
         }
         Ok(builder.build()?)
     };
-    let guard = Guard::install();
-    let mut observer = Stoppable(Progress::new(!args.no_progress));
-    let mut result = numa::run(&plan, &template, &mut engine_for, &mut observer)?;
-    observer.0.clear();
-    drop(guard);
+    let mut result = until_ctrl_c(!args.no_progress, |observer| {
+        numa::run(&plan, &template, &mut engine_for, observer)
+    })?;
     result.notes.extend(notes);
     if let Some(path) = &args.plot {
         heatmap::draw(path, &heatmap_of(&result))?;

@@ -7,8 +7,8 @@ use serde::Serialize;
 use super::{notice, prepare, warn};
 use crate::chain::Pattern;
 use crate::cli::files::Output;
-use crate::cli::interrupt::{Guard, Interrupted};
-use crate::cli::progress::{Progress, Stoppable};
+use crate::cli::interrupt::Interrupted;
+use crate::cli::progress::until_ctrl_c;
 use crate::cli::{Format, TlbArgs};
 use crate::error::usage;
 use crate::experiments::tlb::{self, PagePlan, TlbPageResult};
@@ -111,18 +111,10 @@ pub fn run(args: &TlbArgs) -> Result<()> {
     }
     let claims = cpuid::tlbs();
     let vm = cpuid::under_hypervisor() || system::hypervisor().is_some();
-    let guard = Guard::install();
-    let mut observer = Stoppable(Progress::new(!args.no_progress));
     let template = prepared.template.clone();
-    let mut results = tlb::run(
-        &mut prepared.engine,
-        &template,
-        &plans,
-        &claims,
-        &mut observer,
-    )?;
-    observer.0.clear();
-    drop(guard);
+    let mut results = until_ctrl_c(!args.no_progress, |observer| {
+        tlb::run(&mut prepared.engine, &template, &plans, &claims, observer)
+    })?;
     let complete = results.len() == plans.len()
         && results
             .iter()
