@@ -172,3 +172,55 @@ fn version_0_1_0_files_read_as_schema_1_and_compare() {
     let first = &v["conditions"][0];
     assert_eq!(first["differs"], true, "{first}");
 }
+
+/// The two Zen 3 Firecracker sweeps of ../shared/curves: `-a` once read as
+/// five cache levels (a noisy 3-point stretch of the L2 -> L3 ramp and 4
+/// noisy points at the end of the L3 share). Both must give three, with the
+/// ramp set aside as unresolved rather than named.
+fn zen3_guest(name: &str) -> Detection {
+    let d = detect(name);
+    assert_eq!(names(&d), ["L1", "L2", "L3", "memory"], "{}", describe(&d));
+    check(&d, "L1", Some((28 * K, 40 * K)), (1.2, 1.5));
+    check(&d, "L2", Some((200 * K, 560 * K)), (3.7, 4.3));
+    check(&d, "L3", Some((1800 * K, 8600 * K)), (14.0, 18.0));
+    check(&d, "memory", None, (100.0, 165.0));
+    for l in &d.levels[1..d.levels.len() - 1] {
+        let e = l.evidence.against_ramp.expect("a middle level was tested");
+        assert!(
+            e >= memlat::analysis::detect::EVIDENCE_MIN,
+            "{}: {e}",
+            l.name
+        );
+    }
+    d
+}
+
+#[test]
+fn amd_zen3_guest_run_a_has_three_levels_and_two_unresolved_stretches() {
+    let d = zen3_guest("amd-epyc-zen3-fc-thp-a.json");
+    let stretches: Vec<(u64, u64)> = d
+        .unresolved
+        .iter()
+        .map(|u| (u.from_bytes, u.to_bytes))
+        .collect();
+    // The ramp's 6-7 ns stretch (about 250-370 KiB) and the 20-27 ns one
+    // at the end of the L3 share (2.6-3.9 MiB).
+    assert!(
+        stretches.iter().any(|&(a, b)| a >= 240 * K && b <= 400 * K),
+        "{stretches:?}\n{}",
+        describe(&d)
+    );
+    assert!(
+        stretches.iter().any(|&(a, b)| a >= 2 * M && b <= 5 * M),
+        "{stretches:?}\n{}",
+        describe(&d)
+    );
+    let v = serde_json::to_value(&d).unwrap();
+    assert!(v["unresolved"][0]["ns_min"].as_f64().unwrap() > 4.0);
+    assert!(v["levels"][0]["evidence"]["passes"].as_u64().unwrap() >= 1);
+}
+
+#[test]
+fn amd_zen3_guest_run_b_has_three_levels() {
+    zen3_guest("amd-epyc-zen3-fc-thp-b.json");
+}

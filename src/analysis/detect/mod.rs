@@ -22,6 +22,7 @@
 mod capacity;
 mod clean;
 mod confidence;
+mod evidence;
 mod notes;
 mod segment;
 mod table;
@@ -30,6 +31,7 @@ pub mod tail;
 mod tests;
 
 pub use capacity::{CAPACITY_DEFINITION, PLACED, refinement_sizes};
+pub use evidence::{EVIDENCE_MIN, EVIDENCE_STRONG, Evidence, Unresolved};
 use notes::{compare_with_sysfs, describe_transitions, ratio, sysfs_level};
 pub use table::{levels_table, table};
 pub use tail::Translation;
@@ -89,6 +91,10 @@ pub struct DetectedLevel {
     /// The largest measured size whose latency is within 10% of the plateau.
     #[serde(default)]
     pub size_within_10pct_bytes: Option<u64>,
+    /// The smallest and largest measured sizes on the plateau itself: where
+    /// commands place a size inside this level (its middle, in log scale).
+    #[serde(default)]
+    pub plateau_bytes: Option<[u64; 2]>,
     /// Plateau latency (median of its points), ns.
     pub latency_ns: f64,
     /// Plateau latency in core cycles (median of its points; 0 when unknown).
@@ -99,6 +105,9 @@ pub struct DetectedLevel {
     pub sysfs_size_bytes: Option<u64>,
     /// Lowest and highest repeat seen on the plateau, ns.
     pub spread_ns: (f64, f64),
+    /// What stands behind the level: its test against a ramp, the passes over its points.
+    #[serde(default)]
+    pub evidence: Evidence,
     /// Remarks: capacity bounds, instability, disagreement with sysfs.
     pub notes: Vec<String>,
 }
@@ -108,6 +117,11 @@ pub struct DetectedLevel {
 pub struct Detection {
     /// Levels found, smallest first, memory last (empty only without points).
     pub levels: Vec<DetectedLevel>,
+    /// Stretches that looked like plateaus but could not be told from the
+    /// ramp between two levels (or were one more than sysfs lists, without
+    /// strong evidence): never reported as levels.
+    #[serde(default)]
+    pub unresolved: Vec<Unresolved>,
     /// A climb past memory that is translation cost, not a level.
     #[serde(default)]
     pub translation: Option<Translation>,
@@ -218,8 +232,26 @@ fn plateau_levels(points: &[CurvePoint], smoothed: &[CurvePoint]) -> Vec<Level> 
     levels
 }
 
-/// Notes where the curve pauses inside a transition without a plateau.
-fn pause_notes(points: &[CurvePoint], smoothed: &[CurvePoint], levels: &[Level]) -> Vec<String> {
+/// How many cache levels sysfs lists data (or unified) caches at: the prior
+/// on how many levels the curve shows.
+fn sysfs_cache_levels(sysfs: &[CacheInfo]) -> usize {
+    let mut levels: Vec<u32> = sysfs
+        .iter()
+        .filter(|c| c.holds_data())
+        .map(|c| c.level)
+        .collect();
+    levels.sort_unstable();
+    levels.dedup();
+    levels.len()
+}
+
+/// Where the curve pauses inside a transition without a plateau: each
+/// stretch with its note.
+fn pause_notes(
+    points: &[CurvePoint],
+    smoothed: &[CurvePoint],
+    levels: &[Level],
+) -> Vec<(Unresolved, String)> {
     let y: Vec<f64> = smoothed.iter().map(|p| p.ns.ln()).collect();
     let mut notes = Vec::new();
     let mut gaps: Vec<(usize, usize)> = levels.windows(2).map(|w| (w[0].end, w[1].start)).collect();
@@ -242,14 +274,15 @@ fn pause_notes(points: &[CurvePoint], smoothed: &[CurvePoint], levels: &[Level])
             let apart = below.is_none_or(|l| lo >= l.ns * MAX_BAND)
                 && above.is_none_or(|l| hi * MAX_BAND <= l.ns);
             if apart {
-                notes.push(format!(
+                let stretch = Unresolved::of(points, start, end);
+                notes.push((stretch, format!(
                     "between {} and {} the curve pauses at {:.1}..{:.1} ns ({} points): perhaps a level (for example a cache shared with others) too narrow or unsteady to call a plateau; a smaller --ratio or more --repeats would tell",
                     HumanBytes(run[0].size_bytes),
                     HumanBytes(run[run.len() - 1].size_bytes),
                     lo,
                     hi,
                     run.len()
-                ));
+                )));
             }
         }
     }
@@ -331,6 +364,7 @@ pub fn detect(curve: &[CurvePoint], sysfs: &[CacheInfo]) -> Detection {
     let points = clean::clean(curve, &mut notes);
     let mut detection = Detection {
         levels: Vec::new(),
+        unresolved: Vec::new(),
         translation: None,
         capacity_definition: CAPACITY_DEFINITION.into(),
         notes: Vec::new(),
@@ -360,7 +394,21 @@ pub fn detect(curve: &[CurvePoint], sysfs: &[CacheInfo]) -> Detection {
         }
         Some(Tail::Flat) => {}
     }
-    notes.extend(pause_notes(&points, &smoothed, &levels));
+    let selection = evidence::select(&points, levels, sigma, sysfs_cache_levels(sysfs));
+    levels = selection.levels;
+    notes.extend(selection.notes);
+    let mut unresolved = selection.unresolved;
+    for (stretch, note) in pause_notes(&points, &smoothed, &levels) {
+        if !unresolved
+            .iter()
+            .any(|u| u.overlaps(stretch.from_bytes, stretch.to_bytes))
+        {
+            notes.push(note);
+            unresolved.push(stretch);
+        }
+    }
+    unresolved.sort_by_key(|u| u.from_bytes);
+    detection.unresolved = unresolved;
     if let Some(first) = levels.first()
         && first.start > 0
     {
@@ -401,6 +449,12 @@ pub fn detect(curve: &[CurvePoint], sysfs: &[CacheInfo]) -> Detection {
             size_bytes: cap.map(|c| c.estimate),
             size_bracket_bytes: cap.map(|c| [c.low, c.high]),
             size_within_10pct_bytes: cap.map(|c| c.within_10pct),
+            plateau_bytes: level.plateau.then(|| {
+                [
+                    points[level.start].size_bytes,
+                    points[level.end - 1].size_bytes,
+                ]
+            }),
             latency_ns: level.ns,
             latency_cycles: level.cycles,
             confidence: confidence(&points, level, &neighbours, sigma, cap),
@@ -410,6 +464,10 @@ pub fn detect(curve: &[CurvePoint], sysfs: &[CacheInfo]) -> Detection {
                 sysfs_level(sysfs, k as u32 + 1).map(|c| c.size_bytes)
             },
             spread_ns: level.spread,
+            evidence: Evidence {
+                against_ramp: selection.against_ramp.get(k).copied().flatten(),
+                ..Evidence::default()
+            },
             notes: notes_here,
         });
     }

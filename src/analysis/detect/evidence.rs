@@ -1,0 +1,348 @@
+//! Whether each plateau is a level or a noisy stretch of the ramp between
+//! two levels, and how many levels the data must show to overrule sysfs.
+//!
+//! On a shared machine the climb from one level to the next is uneven:
+//! three points of it can sit within 20% of each other and pass for a
+//! plateau. The test here weighs each candidate against the alternative
+//! that it is part of the ramp: the straight line (in log size, log ns)
+//! from the end of the plateau below it to the start of the plateau above.
+//! With each point's own uncertainty (half the log-spread of its repeats,
+//! never less than the curve's typical spread), the evidence is
+//! `chi2(ramp) - chi2(plateau)`: how much better a flat level explains the
+//! points than the ramp does. A level needs [`EVIDENCE_MIN`]; beyond the
+//! number of data caches sysfs lists it needs [`EVIDENCE_STRONG`] and
+//! [`STRONG_POINTS`] points, and the output says why it was kept.
+
+use serde::{Deserialize, Serialize};
+
+use super::confidence::half_log_spread;
+use super::{CurvePoint, Level};
+use crate::units::HumanBytes;
+
+/// A plateau must explain its points this much better than the ramp
+/// (chi-square difference): about three standard errors for its one
+/// parameter, its latency.
+pub const EVIDENCE_MIN: f64 = 9.0;
+
+/// A level beyond those sysfs lists needs this much evidence...
+pub const EVIDENCE_STRONG: f64 = 30.0;
+
+/// ...and this many points.
+pub const STRONG_POINTS: usize = 4;
+
+/// The smallest per-point uncertainty in log latency: repeats that agree
+/// to the nanosecond still vary more than this from run to run.
+const SIGMA_FLOOR: f64 = 0.02;
+
+/// A stretch of the curve that looked like a plateau but could not be told
+/// from the ramp between two levels: reported as it is, never as a level.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Unresolved {
+    /// Smallest size of the stretch, bytes.
+    pub from_bytes: u64,
+    /// Largest size of the stretch, bytes.
+    pub to_bytes: u64,
+    /// Lowest latency (point median) in the stretch, ns.
+    pub ns_min: f64,
+    /// Highest latency (point median) in the stretch, ns.
+    pub ns_max: f64,
+}
+
+impl Unresolved {
+    /// The stretch of `points[start..end]`.
+    pub(super) fn of(points: &[CurvePoint], start: usize, end: usize) -> Unresolved {
+        let run = &points[start..end];
+        Unresolved {
+            from_bytes: run[0].size_bytes,
+            to_bytes: run[run.len() - 1].size_bytes,
+            ns_min: run.iter().map(|p| p.ns).fold(f64::INFINITY, f64::min),
+            ns_max: run.iter().map(|p| p.ns).fold(0.0, f64::max),
+        }
+    }
+
+    /// Whether the stretch overlaps `from..=to` (bytes).
+    pub fn overlaps(&self, from: u64, to: u64) -> bool {
+        self.from_bytes <= to && from <= self.to_bytes
+    }
+}
+
+/// What stands behind one level: the test against a ramp, and how often its
+/// points were measured.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Evidence {
+    /// Independent passes over the level's points (2 when `memlat sweep`
+    /// measured them again with fresh chains before deciding).
+    pub passes: u32,
+    /// Whether every pass found this level.
+    pub agree: bool,
+    /// Points of this level measured again with fresh chains.
+    pub remeasured_points: u32,
+    /// chi2(ramp) - chi2(plateau) for this level's points; null for the
+    /// first level and memory, which have no ramp on both sides.
+    #[serde(default)]
+    pub against_ramp: Option<f64>,
+}
+
+impl Default for Evidence {
+    fn default() -> Evidence {
+        Evidence {
+            passes: 1,
+            agree: true,
+            remeasured_points: 0,
+            against_ramp: None,
+        }
+    }
+}
+
+/// Levels kept, stretches set aside, and why.
+#[derive(Debug, Default)]
+pub(super) struct Selection {
+    /// Levels in size order, memory last.
+    pub levels: Vec<Level>,
+    /// The evidence against a ramp of each level (None: first level and memory).
+    pub against_ramp: Vec<Option<f64>>,
+    /// Plateaus set aside.
+    pub unresolved: Vec<Unresolved>,
+    /// What the reader should know about the choice.
+    pub notes: Vec<String>,
+}
+
+/// The uncertainty of one point's log latency.
+fn sigma(p: &CurvePoint, floor: f64) -> f64 {
+    half_log_spread(p).max(floor).max(SIGMA_FLOOR)
+}
+
+/// `chi2(ramp) - chi2(plateau)` of `candidate` between `below` and `above`.
+pub(super) fn against_ramp(
+    points: &[CurvePoint],
+    below: &Level,
+    candidate: &Level,
+    above: &Level,
+    floor: f64,
+) -> f64 {
+    let x0 = (points[below.end - 1].size_bytes as f64).ln();
+    let x1 = (points[above.start].size_bytes as f64).ln();
+    let (y0, y1) = (below.ns.ln(), above.ns.ln());
+    let flat = candidate.ns.ln();
+    let mut chi_ramp = 0.0;
+    let mut chi_flat = 0.0;
+    for p in &points[candidate.start..candidate.end] {
+        let x = (p.size_bytes as f64).ln();
+        let t = if x1 > x0 {
+            ((x - x0) / (x1 - x0)).clamp(0.0, 1.0)
+        } else {
+            0.5
+        };
+        let ramp = y0 + (y1 - y0) * t;
+        let y = p.ns.ln();
+        let s = sigma(p, floor);
+        chi_ramp += ((y - ramp) / s).powi(2);
+        chi_flat += ((y - flat) / s).powi(2);
+    }
+    chi_ramp - chi_flat
+}
+
+/// The evidence of every level against a ramp (None for the first and the last).
+fn evidences(points: &[CurvePoint], levels: &[Level], floor: f64) -> Vec<Option<f64>> {
+    (0..levels.len())
+        .map(|k| {
+            (k > 0 && k + 1 < levels.len())
+                .then(|| against_ramp(points, &levels[k - 1], &levels[k], &levels[k + 1], floor))
+        })
+        .collect()
+}
+
+/// The cache level (not the first, not memory) with the least evidence.
+fn weakest(evidence: &[Option<f64>]) -> Option<(usize, f64)> {
+    evidence
+        .iter()
+        .enumerate()
+        .filter_map(|(k, e)| e.map(|e| (k, e)))
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+}
+
+/// Keeps the plateaus of `levels` (memory last) that the data support
+/// against a ramp, and no more cache levels than `sysfs_count` (when
+/// non-zero) unless the evidence is strong. `floor` is the curve's typical
+/// per-point uncertainty.
+pub(super) fn select(
+    points: &[CurvePoint],
+    mut levels: Vec<Level>,
+    floor: f64,
+    sysfs_count: usize,
+) -> Selection {
+    let mut unresolved = Vec::new();
+    let mut notes = Vec::new();
+    let mut set_aside = |levels: &mut Vec<Level>, k: usize, why: String| {
+        let l = levels.remove(k);
+        let stretch = Unresolved::of(points, l.start, l.end);
+        notes.push(format!(
+            "unresolved: {}..{} at {:.1}..{:.1} ns ({} points) {why}; not reported as a level",
+            HumanBytes(stretch.from_bytes),
+            HumanBytes(stretch.to_bytes),
+            stretch.ns_min,
+            stretch.ns_max,
+            l.end - l.start
+        ));
+        unresolved.push(stretch);
+    };
+    // The ramp test, weakest first: removing one changes its neighbours' test.
+    loop {
+        let evidence = evidences(points, &levels, floor);
+        match weakest(&evidence) {
+            Some((k, e)) if e < EVIDENCE_MIN => set_aside(
+                &mut levels,
+                k,
+                format!(
+                    "fits the ramp between its neighbours nearly as well as a plateau (evidence {e:.1} < {EVIDENCE_MIN})"
+                ),
+            ),
+            _ => break,
+        }
+    }
+    // sysfs's count as a prior: more cache levels need strong evidence.
+    let caches = |levels: &[Level]| levels.len().saturating_sub(1);
+    while sysfs_count > 0 && caches(&levels) > sysfs_count {
+        let evidence = evidences(points, &levels, floor);
+        let Some((k, e)) = weakest(&evidence) else {
+            break;
+        };
+        let n = levels[k].end - levels[k].start;
+        if e >= EVIDENCE_STRONG && n >= STRONG_POINTS {
+            notes.push(format!(
+                "the curve shows {} cache levels where sysfs lists {sysfs_count}: each of them is a plateau of {STRONG_POINTS}+ points that a ramp explains far worse (evidence {EVIDENCE_STRONG}+; the weakest {e:.0})",
+                caches(&levels)
+            ));
+            break;
+        }
+        set_aside(
+            &mut levels,
+            k,
+            format!(
+                "is one plateau more than the {sysfs_count} data caches sysfs lists, without the strong evidence that would overrule it ({n} points, evidence {e:.1}; {EVIDENCE_STRONG} and {STRONG_POINTS} points needed)"
+            ),
+        );
+    }
+    unresolved.sort_by_key(|u| u.from_bytes);
+    Selection {
+        against_ramp: evidences(points, &levels, floor),
+        levels,
+        unresolved,
+        notes,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(size: u64, ns: f64, spread: f64) -> CurvePoint {
+        CurvePoint {
+            size_bytes: size,
+            ns,
+            ns_min: ns * (1.0 - spread),
+            ns_max: ns * (1.0 + spread),
+            cycles: 0.0,
+        }
+    }
+
+    fn level(points: &[CurvePoint], start: usize, end: usize) -> Level {
+        Level::of(points, start, end, true)
+    }
+
+    #[test]
+    fn a_short_plateau_far_from_the_ramp_is_a_level() {
+        // Intel's 3-8 MiB L3 share: flat at 36 ns between L2 (4.7) and memory (170).
+        let ns = [
+            4.7, 4.7, 4.8, 12.0, 35.8, 36.8, 37.7, 80.0, 168.0, 171.0, 170.0,
+        ];
+        let points: Vec<CurvePoint> = ns
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| {
+                point(
+                    (512 << 10) * 3u64.pow(i as u32) / 2u64.pow(i as u32),
+                    v,
+                    0.03,
+                )
+            })
+            .collect();
+        let levels = vec![
+            level(&points, 0, 3),
+            level(&points, 4, 7),
+            level(&points, 8, 11),
+        ];
+        let e = against_ramp(&points, &levels[0], &levels[1], &levels[2], 0.03);
+        assert!(e > EVIDENCE_STRONG, "{e}");
+        let s = select(&points, levels, 0.03, 3);
+        assert_eq!(s.levels.len(), 3);
+        assert!(s.unresolved.is_empty());
+    }
+
+    #[test]
+    fn three_noisy_points_on_a_ramp_are_unresolved() {
+        // Zen 3's L2 -> L3 ramp: 4 ns to 16 ns with three points near 6 ns.
+        let sizes = [
+            160, 190, 230, 250, 330, 380, 430, 560, 720, 940, 1200, 1600, 2000,
+        ];
+        let ns = [
+            4.0, 4.1, 4.0, 6.3, 7.0, 5.4, 9.0, 11.0, 14.6, 15.7, 15.4, 15.8, 16.4,
+        ];
+        let points: Vec<CurvePoint> = sizes
+            .iter()
+            .zip(ns)
+            .map(|(&s, v)| point(s << 10, v, 0.15))
+            .collect();
+        let levels = vec![
+            level(&points, 0, 3),
+            level(&points, 3, 6),
+            level(&points, 9, 13),
+        ];
+        let s = select(&points, levels, 0.05, 0);
+        assert_eq!(s.levels.len(), 2, "{:?}", s.notes);
+        assert_eq!(s.unresolved.len(), 1);
+        assert_eq!(s.unresolved[0].from_bytes, 250 << 10);
+        assert!(s.notes[0].contains("ramp"), "{:?}", s.notes);
+    }
+
+    #[test]
+    fn beyond_sysfs_only_strong_plateaus_stay() {
+        // Four clean cache plateaus where sysfs lists three: the weakest is
+        // strong (many tight points far off the ramp), so all stay, with a note.
+        let ns = [
+            1.0, 1.0, 1.0, 1.0, 4.0, 4.0, 4.0, 4.0, 15.0, 15.0, 15.0, 15.0,
+        ];
+        let mut ns = ns.to_vec();
+        ns.extend([40.0, 40.0, 40.0, 40.0, 120.0, 120.0, 120.0, 120.0]);
+        let points: Vec<CurvePoint> = ns
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| point(4096 << i, v, 0.01))
+            .collect();
+        let levels: Vec<Level> = (0..5).map(|k| level(&points, 4 * k, 4 * k + 4)).collect();
+        let s = select(&points, levels.clone(), 0.02, 3);
+        assert_eq!(s.levels.len(), 5);
+        assert!(
+            s.notes.iter().any(|n| n.contains("sysfs lists 3")),
+            "{:?}",
+            s.notes
+        );
+        // The same fourth level on three noisy points gives way to the prior.
+        let mut noisy = points.clone();
+        for p in &mut noisy[12..16] {
+            p.ns_min = p.ns * 0.86;
+            p.ns_max = p.ns * 1.16;
+        }
+        let levels = vec![
+            level(&noisy, 0, 4),
+            level(&noisy, 4, 8),
+            level(&noisy, 8, 12),
+            level(&noisy, 13, 16),
+            level(&noisy, 16, 20),
+        ];
+        let s = select(&noisy, levels, 0.02, 3);
+        assert_eq!(s.levels.len(), 4, "{:?}", s.notes);
+        assert_eq!(s.unresolved.len(), 1);
+        assert!(s.notes[0].contains("sysfs lists"), "{:?}", s.notes);
+    }
+}
