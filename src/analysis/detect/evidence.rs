@@ -16,7 +16,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::confidence::half_log_spread;
-use super::{CurvePoint, Level};
+use super::segment::{MIN_POINTS, MIN_SPAN};
+use super::{CurvePoint, Level, MEMORY_FLOOR_NS};
 use crate::units::HumanBytes;
 
 /// A plateau must explain its points this much better than the ramp
@@ -161,12 +162,54 @@ fn weakest(evidence: &[Option<f64>]) -> Option<(usize, f64)> {
         .min_by(|a, b| a.1.total_cmp(&b.1))
 }
 
+/// Points in a stretch that may be promoted to a level stay within this
+/// factor of each other (looser than a plateau's band, with no slope limit).
+const STRETCH_BAND: f64 = 1.3;
+
+/// The stretch between two levels that stands furthest off their ramp:
+/// the index it would take among `levels`, the level, and its evidence;
+/// None when no stretch of 3+ points spanning 1.2x in size passes [`EVIDENCE_MIN`].
+fn best_stretch(
+    points: &[CurvePoint],
+    smoothed: &[f64],
+    levels: &[Level],
+    floor: f64,
+) -> Option<(usize, Level, f64)> {
+    let mut best: Option<(usize, Level, f64)> = None;
+    for k in 1..levels.len() {
+        let (below, above) = (&levels[k - 1], &levels[k]);
+        for start in below.end..above.start {
+            let (mut lo, mut hi, mut end) = (smoothed[start], smoothed[start], start + 1);
+            while end < above.start
+                && hi.max(smoothed[end]) - lo.min(smoothed[end]) <= STRETCH_BAND.ln()
+            {
+                (lo, hi, end) = (lo.min(smoothed[end]), hi.max(smoothed[end]), end + 1);
+            }
+            let span = points[end - 1].size_bytes as f64 / points[start].size_bytes as f64;
+            if end - start < MIN_POINTS || span < MIN_SPAN {
+                continue;
+            }
+            let candidate = Level::of(points, start, end, true);
+            if candidate.ns >= MEMORY_FLOOR_NS {
+                continue;
+            }
+            let e = against_ramp(points, below, &candidate, above, floor);
+            if e >= EVIDENCE_MIN && best.as_ref().is_none_or(|b| e > b.2) {
+                best = Some((k, candidate, e));
+            }
+        }
+    }
+    best
+}
+
 /// Keeps the plateaus of `levels` (memory last) that the data support
 /// against a ramp, and no more cache levels than `sysfs_count` (when
-/// non-zero) unless the evidence is strong. `floor` is the curve's typical
-/// per-point uncertainty.
+/// non-zero) unless the evidence is strong, nor fewer unless no stretch
+/// between them stands off the ramp. `smoothed` holds the running-median
+/// log latencies; `floor` is the curve's typical per-point uncertainty.
 pub(super) fn select(
     points: &[CurvePoint],
+    smoothed: &[f64],
     mut levels: Vec<Level>,
     floor: f64,
     sysfs_count: usize,
@@ -223,6 +266,29 @@ pub(super) fn select(
             ),
         );
     }
+    // ...and fewer need evidence too: where sysfs lists more levels than
+    // the plateaus show, the stretch that stands furthest off its ramp
+    // (a shared cache's share often climbs too steadily to call flat) is
+    // taken as a level when it passes the same test.
+    while caches(&levels) < sysfs_count {
+        let Some((k, candidate, e)) = best_stretch(points, smoothed, &levels, floor) else {
+            break;
+        };
+        unresolved.retain(|u| {
+            !u.overlaps(
+                points[candidate.start].size_bytes,
+                points[candidate.end - 1].size_bytes,
+            )
+        });
+        notes.push(format!(
+            "{}..{} at {:.1} ns ({} points) rises too steadily to call flat, but sysfs lists {sysfs_count} data caches and it stands off the ramp between its neighbours (evidence {e:.1} >= {EVIDENCE_MIN}): taken as a level",
+            HumanBytes(points[candidate.start].size_bytes),
+            HumanBytes(points[candidate.end - 1].size_bytes),
+            candidate.ns,
+            candidate.end - candidate.start
+        ));
+        levels.insert(k, candidate);
+    }
     unresolved.sort_by_key(|u| u.from_bytes);
     Selection {
         against_ramp: evidences(points, &levels, floor),
@@ -244,6 +310,10 @@ mod tests {
             ns_max: ns * (1.0 + spread),
             cycles: 0.0,
         }
+    }
+
+    fn logs(points: &[CurvePoint]) -> Vec<f64> {
+        points.iter().map(|p| p.ns.ln()).collect()
     }
 
     fn level(points: &[CurvePoint], start: usize, end: usize) -> Level {
@@ -274,7 +344,7 @@ mod tests {
         ];
         let e = against_ramp(&points, &levels[0], &levels[1], &levels[2], 0.03);
         assert!(e > EVIDENCE_STRONG, "{e}");
-        let s = select(&points, levels, 0.03, 3);
+        let s = select(&points, &logs(&points), levels, 0.03, 3);
         assert_eq!(s.levels.len(), 3);
         assert!(s.unresolved.is_empty());
     }
@@ -298,7 +368,7 @@ mod tests {
             level(&points, 3, 6),
             level(&points, 9, 13),
         ];
-        let s = select(&points, levels, 0.05, 0);
+        let s = select(&points, &logs(&points), levels, 0.05, 0);
         assert_eq!(s.levels.len(), 2, "{:?}", s.notes);
         assert_eq!(s.unresolved.len(), 1);
         assert_eq!(s.unresolved[0].from_bytes, 250 << 10);
@@ -320,7 +390,7 @@ mod tests {
             .map(|(i, &v)| point(4096 << i, v, 0.01))
             .collect();
         let levels: Vec<Level> = (0..5).map(|k| level(&points, 4 * k, 4 * k + 4)).collect();
-        let s = select(&points, levels.clone(), 0.02, 3);
+        let s = select(&points, &logs(&points), levels.clone(), 0.02, 3);
         assert_eq!(s.levels.len(), 5);
         assert!(
             s.notes.iter().any(|n| n.contains("sysfs lists 3")),
@@ -340,9 +410,34 @@ mod tests {
             level(&noisy, 13, 16),
             level(&noisy, 16, 20),
         ];
-        let s = select(&noisy, levels, 0.02, 3);
+        let s = select(&noisy, &logs(&noisy), levels, 0.02, 3);
         assert_eq!(s.levels.len(), 4, "{:?}", s.notes);
         assert_eq!(s.unresolved.len(), 1);
         assert!(s.notes[0].contains("sysfs lists"), "{:?}", s.notes);
+    }
+
+    #[test]
+    fn a_steady_climb_off_the_ramp_is_the_level_sysfs_lists() {
+        // This Zen 4 guest's L3 share: 13.7 -> 17.1 ns over 2.6-5.9 MiB, too
+        // steep for a plateau, far above the ramp from L2 (3.8) to memory (140).
+        let sizes = [
+            150, 230, 350, 520, 780, 1170, 1750, 2630, 3940, 5910, 8870, 13300, 19950, 29900,
+        ];
+        let ns = [
+            3.8, 3.8, 4.2, 4.7, 6.8, 9.6, 11.9, 13.7, 14.8, 17.1, 23.6, 103.6, 110.0, 120.0,
+        ];
+        let points: Vec<CurvePoint> = sizes
+            .iter()
+            .zip(ns)
+            .map(|(&s, v)| point(s << 10, v, 0.04))
+            .collect();
+        let levels = vec![level(&points, 0, 3), level(&points, 11, 14)];
+        let s = select(&points, &logs(&points), levels.clone(), 0.03, 2);
+        assert_eq!(s.levels.len(), 3, "{:?}", s.notes);
+        assert!(s.notes[0].contains("taken as a level"), "{:?}", s.notes);
+        assert!((13.0..18.0).contains(&s.levels[1].ns), "{}", s.levels[1].ns);
+        // Without the prior (sysfs lists nothing), no level is invented.
+        let s = select(&points, &logs(&points), levels, 0.03, 0);
+        assert_eq!(s.levels.len(), 2);
     }
 }

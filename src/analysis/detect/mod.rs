@@ -394,7 +394,14 @@ pub fn detect(curve: &[CurvePoint], sysfs: &[CacheInfo]) -> Detection {
         }
         Some(Tail::Flat) => {}
     }
-    let selection = evidence::select(&points, levels, sigma, sysfs_cache_levels(sysfs));
+    let smoothed_y: Vec<f64> = smoothed.iter().map(|p| p.ns.ln()).collect();
+    let selection = evidence::select(
+        &points,
+        &smoothed_y,
+        levels,
+        sigma,
+        sysfs_cache_levels(sysfs),
+    );
     levels = selection.levels;
     notes.extend(selection.notes);
     let mut unresolved = selection.unresolved;
