@@ -398,13 +398,29 @@ pub struct RunArgs {
     pub measure: MeasureArgs,
 }
 
+/// Where a command takes the measured plateaus it places sizes in.
+#[derive(Debug, Clone, Args)]
+pub struct PlateauArgs {
+    /// Where the size inside each cache level comes from: the middle, in log
+    /// scale, of its measured plateau, read from `auto` (this machine's last
+    /// complete `memlat sweep`, remembered for 7 days, else a 2-7 s probe),
+    /// `probe` (a coarse probe now) or a sweep JSON of this machine.
+    #[arg(long, value_name = "auto|probe|FILE", default_value = "auto", value_parser = crate::experiments::plateaus::parse_source)]
+    pub plateaus: crate::experiments::plateaus::Source,
+}
+
 /// The quick table (no command).
 #[derive(Debug, Clone, Args)]
 pub struct QuickArgs {
-    /// Sizes to measure, comma-separated (e.g. 16K,256K,8M,1G) [default: one inside
-    /// each data cache sysfs lists, past the level before it, and 8x the last level for DRAM].
+    /// Sizes to measure, comma-separated (e.g. 16K,256K,8M,1G) [default: the
+    /// middle of each measured cache plateau (see --plateaus), and 4x the
+    /// last level for DRAM].
     #[arg(long, value_name = "SIZES", value_delimiter = ',', value_parser = parse_size)]
     pub sizes: Vec<u64>,
+
+    /// Where the sizes inside each level come from (see --plateaus).
+    #[command(flatten)]
+    pub plateaus: PlateauArgs,
 
     /// Flags shared with the other measuring commands.
     #[command(flatten)]
@@ -414,8 +430,8 @@ pub struct QuickArgs {
 /// `memlat mlp`.
 #[derive(Debug, Clone, Args)]
 pub struct MlpArgs {
-    /// Sizes to measure, comma-separated (e.g. 16K,1M,1G) [default: one inside
-    /// each data cache sysfs lists, and one beyond the last for memory].
+    /// Sizes to measure, comma-separated (e.g. 16K,1M,1G) [default: the middle
+    /// of each measured cache plateau (see --plateaus), and one beyond the last for memory].
     #[arg(long, value_name = "SIZES", value_delimiter = ',', value_parser = parse_size)]
     pub sizes: Vec<u64>,
 
@@ -431,6 +447,10 @@ pub struct MlpArgs {
     #[arg(long)]
     pub no_progress: bool,
 
+    /// Where the sizes inside each level come from (see --plateaus).
+    #[command(flatten)]
+    pub plateaus: PlateauArgs,
+
     /// Flags shared with the other measuring commands.
     #[command(flatten)]
     pub measure: MeasureArgs,
@@ -439,9 +459,9 @@ pub struct MlpArgs {
 /// `memlat loaduse`.
 #[derive(Debug, Clone, Args)]
 pub struct LoaduseArgs {
-    /// Data sources, comma-separated: l1, l2, l3 (3/4 of that cache, from
-    /// sysfs), dram (8x the last-level cache) or a working-set size such as 48K
-    /// [default: l1,l2,dram].
+    /// Data sources, comma-separated: l1, l2, l3 (the middle of that level's
+    /// measured plateau, see --plateaus), dram (4x the last level's measured
+    /// capacity) or a working-set size such as 48K [default: l1,l2,dram].
     #[arg(long, value_name = "LEVEL", value_delimiter = ',', value_parser = crate::experiments::loaduse::levels::parse_level)]
     pub level: Vec<crate::experiments::loaduse::levels::LevelChoice>,
 
@@ -457,6 +477,10 @@ pub struct LoaduseArgs {
     /// load-to-use figure for comparison).
     #[arg(long)]
     pub no_run: bool,
+
+    /// Where the sizes inside each level come from (see --plateaus).
+    #[command(flatten)]
+    pub plateaus: PlateauArgs,
 
     /// Flags shared with the other measuring commands (--kernel picks the
     /// comparison chase's kernel; the load-use kernels are always asm).
@@ -636,6 +660,10 @@ pub struct LevelsArgs {
     /// Where to write the per-iteration CSV [default: results_{name}.csv].
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
+
+    /// Where the sizes inside each level come from without --machine (see --plateaus).
+    #[command(flatten)]
+    pub plateaus: PlateauArgs,
 
     /// Flags shared with the other measuring commands (--format and -o: the summary).
     #[command(flatten)]

@@ -10,6 +10,7 @@ pub mod errors;
 pub mod files;
 pub mod inputs;
 pub mod interrupt;
+pub mod plateaus;
 pub mod progress;
 
 pub use args::*;

@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use crate::analysis::stats::Summary;
 use crate::engine::Measurement;
+use crate::experiments::plateaus::MeasuredLevels;
 use crate::output::table::{Cell, Table};
 use crate::platform::caches::Machine;
 use crate::units::HumanBytes;
@@ -67,6 +68,28 @@ pub fn plan(machine: &Machine, available: Option<u64>) -> (Vec<LevelSize>, Vec<S
         });
     }
     (sizes, notices)
+}
+
+/// Moves each cache level of `sizes` to the middle of its measured plateau
+/// (seed 002's half of the cache sits on the ramp of a shared level); a
+/// level with no measured plateau keeps its size, with a notice.
+pub fn place_in_plateaus(
+    sizes: &mut [LevelSize],
+    measured: &MeasuredLevels,
+    line: u64,
+    notices: &mut Vec<String>,
+) {
+    for level in sizes.iter_mut().filter(|l| l.level != "memory") {
+        match measured.levels.iter().find(|p| p.name == level.level) {
+            Some(p) => level.size = p.middle(line.max(8)),
+            None => notices.push(format!(
+                "no {} plateau was measured: {} keeps half of the cache sysfs lists ({})",
+                level.level,
+                level.level,
+                HumanBytes(level.size)
+            )),
+        }
+    }
 }
 
 /// One level's summary over its iterations.

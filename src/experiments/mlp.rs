@@ -8,38 +8,12 @@ use serde::Serialize;
 use super::{Observer, Step};
 use crate::analysis::mlp::{self, MlpPoint};
 use crate::engine::{Engine, Point};
-use crate::platform::caches::CacheInfo;
 use crate::units::HumanBytes;
 
 /// Chain counts by default: 1 to 16.
 pub const DEFAULT_MAX_CHAINS: u32 = crate::kernels::parallel::MAX_CHAINS as u32;
 
-/// One size to measure, named after the level it sits in.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LevelSize {
-    /// `L1`, `L2`, ..., `memory`, or the size itself when given.
-    pub name: String,
-    /// Buffer size, bytes.
-    pub size: u64,
-}
-
-/// The quick table's sizes, named by level (`memory` last).
-pub fn default_levels(caches: &[CacheInfo], mem_available: Option<u64>) -> Vec<LevelSize> {
-    let sizes = super::quick::default_sizes(caches, mem_available);
-    let last = sizes.len() - 1;
-    sizes
-        .into_iter()
-        .enumerate()
-        .map(|(k, size)| LevelSize {
-            name: match caches.get(k) {
-                Some(c) if k < last => c.name(),
-                _ if k == last => "memory".into(),
-                _ => HumanBytes(size).to_string(),
-            },
-            size,
-        })
-        .collect()
-}
+pub use super::plateaus::LevelSize;
 
 /// One level's result in `memlat mlp --format json`.
 #[derive(Debug, Clone, Serialize)]
@@ -125,21 +99,4 @@ pub fn run(
         observer.checkpoint(&results)?;
     }
     Ok(results)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn levels_are_named_after_the_caches_and_memory() {
-        let caches = [
-            CacheInfo::example(1, 32 << 10),
-            CacheInfo::example(2, 1 << 20),
-        ];
-        let levels = default_levels(&caches, Some(16 << 30));
-        let names: Vec<&str> = levels.iter().map(|l| l.name.as_str()).collect();
-        assert_eq!(names, ["L1d", "L2", "memory"]);
-        assert_eq!(levels[0].size, 16 << 10);
-    }
 }

@@ -16,6 +16,7 @@ pub mod loaded;
 pub mod loaduse;
 pub mod mlp;
 pub mod numa;
+pub mod plateaus;
 pub mod points;
 pub mod quick;
 pub mod sweep;

@@ -47,6 +47,7 @@ pub fn run(args: &LevelsArgs) -> Result<()> {
     }
     let output = Output::create(args.measure.output.as_deref())?;
     let profile = args.machine.as_deref().map(Machine::load).transpose()?;
+    let profile_given = profile.is_some();
     let mut prepared = prepare(&args.measure, Pattern::Random, args.iterations)?;
     let mut machine = profile.unwrap_or_else(|| Machine::from_sysfs(prepared.engine.cpu()));
     if let Some(name) = &args.name {
@@ -67,7 +68,18 @@ pub fn run(args: &LevelsArgs) -> Result<()> {
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("results_{}.csv", machine.name)));
     let csv_file = Output::create_for(Some(&csv_path), "--csv")?;
-    let (sizes, notes) = levels::plan(&machine, platform::mem_available_bytes());
+    let (mut sizes, mut notes) = levels::plan(&machine, platform::mem_available_bytes());
+    if profile_given {
+        notes.push("sizes from the --machine profile: half of each cache, as seed 002".into());
+    } else {
+        // sysfs's sizes land on the ramps of a shared machine: the measured plateaus place them.
+        let measured = crate::cli::plateaus::measured_levels(
+            &args.plateaus,
+            &mut prepared.engine,
+            &prepared.template,
+        )?;
+        levels::place_in_plateaus(&mut sizes, &measured, machine.line_bytes, &mut notes);
+    }
     for note in prepared.notices.iter().chain(&notes) {
         notice(note);
     }

@@ -39,8 +39,24 @@ pub fn run(args: &LoaduseArgs) -> Result<()> {
     let mut prepared = prepare(&args.measure, Pattern::Random, 3)?;
     let template = prepared.template.clone();
     let caches = caches::data_caches(prepared.engine.cpu());
-    let (specs, mut notes) = levels::resolve(
+    // Measured plateaus only where a level is named by number (or by default).
+    let measured = if args
+        .level
+        .iter()
+        .all(|c| matches!(c, levels::LevelChoice::Size(_)))
+        && !args.level.is_empty()
+    {
+        None
+    } else {
+        Some(crate::cli::plateaus::measured_levels(
+            &args.plateaus,
+            &mut prepared.engine,
+            &template,
+        )?)
+    };
+    let (specs, mut notes) = levels::resolve_measured(
         &args.level,
+        measured.as_ref(),
         &caches,
         template.line,
         platform::mem_available_bytes(),

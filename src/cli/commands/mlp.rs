@@ -19,7 +19,6 @@ use crate::output::document::Document;
 use crate::output::plot::ImageFormat;
 use crate::output::table::{Cell, Table};
 use crate::platform;
-use crate::platform::caches;
 use crate::units::HumanBytes;
 
 /// What `memlat mlp --format json` prints.
@@ -51,11 +50,17 @@ fn chain_counts(given: &[u32]) -> Result<Vec<u32>> {
     Ok(counts)
 }
 
-/// The sizes: --sizes (named by size) or one per level.
-fn levels(args: &MlpArgs, cpu: usize, line: u64) -> Result<Vec<LevelSize>> {
+/// The sizes: --sizes (named by size) or one per measured level.
+fn levels(args: &MlpArgs, prepared: &mut super::Prepared) -> Result<Vec<LevelSize>> {
     let available = platform::mem_available_bytes();
+    let line = prepared.template.line;
     let levels = if args.sizes.is_empty() {
-        mlp::default_levels(&caches::data_caches(cpu), available)
+        crate::cli::plateaus::measured_levels(
+            &args.plateaus,
+            &mut prepared.engine,
+            &prepared.template,
+        )?
+        .sizes(line, available)
     } else {
         args.sizes
             .iter()
@@ -105,7 +110,7 @@ pub fn run(args: &MlpArgs) -> Result<()> {
     }
     let cpu = prepared.engine.cpu();
     let template = prepared.template.clone();
-    let levels = levels(args, cpu, template.line)?;
+    let levels = levels(args, &mut prepared)?;
     let results = until_ctrl_c(!args.no_progress, |observer| {
         mlp::run(&mut prepared.engine, &template, &levels, &chains, observer)
     })?;

@@ -7,11 +7,13 @@ use super::{prepare, warn};
 use crate::chain::Pattern;
 use crate::cli::commands::run::report_cycle_source;
 use crate::cli::files::Output;
+use crate::cli::plateaus::measured_levels;
 use crate::cli::progress::Announce;
 use crate::cli::{Format, QuickArgs};
 use crate::engine::{CycleSource, Measurement, Point};
 use crate::error::UsageError;
-use crate::experiments::{points, quick};
+use crate::experiments::plateaus::{LevelSize, MeasuredLevels};
+use crate::experiments::points;
 use crate::limits::{self, Origin};
 use crate::output::document::Document;
 use crate::output::table::{Cell, Table};
@@ -24,6 +26,11 @@ use crate::units::HumanBytes;
 struct QuickResult<'a> {
     /// One measurement per size.
     points: &'a [Measurement],
+    /// The level each point was placed in (`L1`...`memory`; null for --sizes).
+    levels: Vec<Option<&'a str>>,
+    /// The measured plateaus the sizes were placed in, and where they came
+    /// from (null with --sizes).
+    plateaus: Option<&'a MeasuredLevels>,
     /// The caches sysfs claims, for comparison (not measured).
     sysfs_caches: &'a [CacheInfo],
 }
@@ -46,11 +53,27 @@ pub fn run(args: &QuickArgs) -> Result<()> {
     }
     let mut engine = prepared.engine;
     let caches = caches::data_caches(engine.cpu());
-    let sizes = if args.sizes.is_empty() {
-        quick::default_sizes(&caches, platform::mem_available_bytes())
+    let measured = if args.sizes.is_empty() {
+        Some(measured_levels(
+            &args.plateaus,
+            &mut engine,
+            &prepared.template,
+        )?)
     } else {
-        args.sizes.clone()
+        None
     };
+    let named: Vec<LevelSize> = match &measured {
+        Some(m) => m.sizes(prepared.template.line, platform::mem_available_bytes()),
+        None => args
+            .sizes
+            .iter()
+            .map(|&size| LevelSize {
+                name: String::new(),
+                size,
+            })
+            .collect(),
+    };
+    let sizes: Vec<u64> = named.iter().map(|l| l.size).collect();
     let mut planned: Vec<(String, Point)> = Vec::new();
     for &size in &sizes {
         let size = limits::size(size, Origin::Flag("--sizes")).map_err(UsageError::from)?;
@@ -80,17 +103,27 @@ pub fn run(args: &QuickArgs) -> Result<()> {
             "quick",
             &QuickResult {
                 points: &points,
+                levels: named
+                    .iter()
+                    .map(|l| (!l.name.is_empty()).then_some(l.name.as_str()))
+                    .collect(),
+                plateaus: measured.as_ref(),
                 sysfs_caches: &caches,
             },
         )?,
         Format::Csv => csv::samples(&points),
-        Format::Text => document(&points, &caches).text(),
-        Format::Markdown => document(&points, &caches).markdown(),
+        Format::Text => document(&points, &named, measured.as_ref(), &caches).text(),
+        Format::Markdown => document(&points, &named, measured.as_ref(), &caches).markdown(),
     };
     output.write(&content)
 }
 
-fn document(points: &[Measurement], caches: &[CacheInfo]) -> Document {
+fn document(
+    points: &[Measurement],
+    named: &[LevelSize],
+    measured: Option<&MeasuredLevels>,
+    caches: &[CacheInfo],
+) -> Document {
     let title = match points.first() {
         Some(first) => format!(
             "memlat: load latency by pointer chasing ({} chain, {}-byte nodes, {} kernel, CPU {})",
@@ -103,15 +136,21 @@ fn document(points: &[Measurement], caches: &[CacheInfo]) -> Document {
     };
     let mut t = Table::new(&[
         "<size",
+        "<level",
         "<sysfs: fits in",
         "ns/load",
         "cycles/load",
         "ns min..max",
         "pages",
     ]);
-    for m in points {
+    for (m, level) in points.iter().zip(named) {
         t.row(vec![
             HumanBytes(m.size).to_string().into(),
+            if level.name.is_empty() {
+                "-".into()
+            } else {
+                level.name.clone().into()
+            },
             fits_in(m.size, caches).into(),
             Cell::float(m.ns_per_load.median, 2),
             Cell::float(m.cycles_per_load.median, 2),
@@ -123,6 +162,9 @@ fn document(points: &[Measurement], caches: &[CacheInfo]) -> Document {
         t.note(format!(
             "clock suspect: {why}; the cycles column is not to be read"
         ));
+    }
+    if let Some(measured) = measured {
+        t.note(measured.describe());
     }
     if let Some(m) = points.last() {
         t.note(format!(

@@ -54,6 +54,9 @@ pub fn run(args: &SweepArgs) -> Result<()> {
         sweep::run(&mut prepared.engine, &plan, &mut observer)?
     };
     files.draw(&result)?;
+    if result.config.range_end_reason == "flat-dram" {
+        crate::cli::plateaus::remember(&result);
+    }
     super::run::report_cycle_source(&prepared.engine);
     summarise_warnings(&result);
     let content = match args.measure.format {

@@ -8,6 +8,7 @@
 use std::fmt;
 
 use crate::error::UsageError;
+use crate::experiments::plateaus::MeasuredLevels;
 use crate::platform::caches::CacheInfo;
 use crate::units::{HumanBytes, parse_size};
 
@@ -134,6 +135,67 @@ pub const DEFAULT_LEVELS: [LevelChoice; 3] = [
 
 /// Sizes when sysfs lists no caches (a 32 KiB L1 and a 1 MiB L2, 32 MiB last level).
 const FALLBACK_CACHES: [(u32, u64); 3] = [(1, 32 << 10), (2, 1 << 20), (3, 32 << 20)];
+
+/// Resolves `choices` (the defaults when empty): a cache level to the middle
+/// of its `measured` plateau, or 3/4 of the data cache sysfs lists when that
+/// level was not measured (said in a notice); DRAM to 4x the last level's
+/// measured capacity (else sysfs's); `available` caps DRAM's size at a
+/// quarter of it. Returns the working sets and notices for the reader.
+pub fn resolve_measured(
+    choices: &[LevelChoice],
+    measured: Option<&MeasuredLevels>,
+    caches: &[CacheInfo],
+    line: u64,
+    available: Option<u64>,
+) -> Result<(Vec<LevelSpec>, Vec<String>), UsageError> {
+    let (mut specs, mut notices) = resolve(choices, caches, line, available)?;
+    let Some(measured) = measured else {
+        return Ok((specs, notices));
+    };
+    let choices = if choices.is_empty() {
+        &DEFAULT_LEVELS[..]
+    } else {
+        choices
+    };
+    for spec in &mut specs {
+        let choice = choices.iter().find(|c| match c {
+            LevelChoice::Cache(n) => spec.name.trim_end_matches('d') == format!("L{n}"),
+            LevelChoice::Dram => spec.name == "DRAM",
+            LevelChoice::Size(_) => false,
+        });
+        match choice {
+            Some(LevelChoice::Cache(n)) => match measured.level(*n) {
+                Some(p) => {
+                    spec.size = p.middle(line);
+                    spec.basis = format!(
+                        "middle of the measured L{n} plateau {}..{}",
+                        HumanBytes(p.from_bytes),
+                        HumanBytes(p.to_bytes)
+                    );
+                }
+                None => notices.push(format!(
+                    "no L{n} plateau was measured: {} is {} instead",
+                    spec.name, spec.basis
+                )),
+            },
+            Some(LevelChoice::Dram) => {
+                if let Some(last) = measured.last_capacity() {
+                    let mut size = crate::experiments::quick::dram_size(last, MIN_DRAM_SIZE);
+                    if let Some(available) = available {
+                        size = size.min((available / 4) / line * line);
+                    }
+                    spec.size = size;
+                    spec.basis = format!(
+                        "4x the last measured level's capacity {} (64 MiB to 1 GiB)",
+                        HumanBytes(last)
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok((specs, notices))
+}
 
 /// Resolves `choices` (the defaults when empty) against the data caches sysfs
 /// lists; `available` caps DRAM's size at a quarter of it. Returns the working
@@ -305,5 +367,34 @@ mod tests {
         let (levels, notices) = resolve(&[LevelChoice::Dram], &caches, 64, Some(8 << 20)).unwrap();
         assert_eq!(levels[0].size, 2 << 20);
         assert!(notices[0].contains("--level dram"));
+    }
+
+    #[test]
+    fn measured_plateaus_place_cache_levels_and_dram() {
+        use crate::experiments::plateaus::Plateau;
+        let caches = [cache(1, 32 << 10), cache(2, 512 << 10), cache(3, 32 << 20)];
+        let measured = MeasuredLevels {
+            source: "probe".into(),
+            file: None,
+            measured: "now".into(),
+            levels: vec![Plateau {
+                name: "L2".into(),
+                from_bytes: 64 << 10,
+                to_bytes: 256 << 10,
+                ns: 4.0,
+                capacity_bytes: Some(4 << 20),
+            }],
+            memory_ns: None,
+        };
+        let (levels, notices) =
+            resolve_measured(&[], Some(&measured), &caches, 64, Some(64 << 30)).unwrap();
+        // L1 was not measured: sysfs's 3/4, said in a notice.
+        assert_eq!(levels[0].size, 24 << 10);
+        assert!(notices[0].contains("no L1 plateau"), "{notices:?}");
+        // L2 in the middle of its plateau, not in the 384 KiB ramp.
+        assert_eq!(levels[1].size, 128 << 10);
+        assert!(levels[1].basis.contains("measured L2 plateau"));
+        // DRAM: 4x the measured 4 MiB, at least 64 MiB.
+        assert_eq!(levels[2].size, 64 << 20);
     }
 }

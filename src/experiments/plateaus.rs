@@ -1,0 +1,382 @@
+//! Where each cache level's plateau lies on this machine, as measured: every
+//! command that places a size inside a level (the quick table, `loaduse`,
+//! `levels`, `mlp`, `bandwidth`) takes the middle, in log scale, of the
+//! measured plateau, not a fraction of what sysfs claims. On a shared guest
+//! the two differ: a Zen 3 guest's 512 KiB L2 serves at its latency only to
+//! about 256 KiB, and its 32 MiB L3 only to 3-4 MiB, so sysfs fractions land
+//! on the ramps between levels.
+//!
+//! The plateaus come from, in order of preference:
+//! - a sweep of this machine given with `--plateaus FILE`;
+//! - the last complete default `memlat sweep` of this machine, remembered
+//!   per machine id for [`REMEMBER_DAYS`] days (`--plateaus auto`, the default);
+//! - a coarse probe: a random-chain sweep at ratio 1.3, two short repeats,
+//!   up to [`PROBE_CAP`] at most (2-7 s; `--plateaus probe` forces one).
+//!
+//! Every result says which, so a reader knows what the sizes rest on.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+use super::Quiet;
+use super::sweep::{self, Range, RangeEnd, SeriesKey, SweepPlan, SweepResult};
+use crate::analysis::detect::Detection;
+use crate::chain::Pattern;
+use crate::engine::{Engine, Point};
+use crate::platform::caches::CacheInfo;
+use crate::platform::host::Host;
+use crate::units::HumanBytes;
+
+/// One size to measure, named after the level it sits in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LevelSize {
+    /// `L1`, `L2`, ..., `memory`, or the size itself when given.
+    pub name: String,
+    /// Buffer size, bytes.
+    pub size: u64,
+}
+
+/// One cache level's measured plateau.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Plateau {
+    /// `L1`, `L2`, ...
+    pub name: String,
+    /// Smallest measured size on the plateau, bytes.
+    pub from_bytes: u64,
+    /// Largest measured size on the plateau, bytes.
+    pub to_bytes: u64,
+    /// Its latency (median of its points), ns.
+    pub ns: f64,
+    /// Where the latency leaves it (the detector's capacity), bytes.
+    pub capacity_bytes: Option<u64>,
+}
+
+impl Plateau {
+    /// The geometric middle of the plateau, rounded down to `unit` bytes.
+    pub fn middle(&self, unit: u64) -> u64 {
+        let unit = unit.max(8);
+        let mid = ((self.from_bytes as f64) * (self.to_bytes as f64)).sqrt() as u64;
+        (mid / unit).max(2) * unit
+    }
+}
+
+/// The measured plateaus of this machine's cache levels, and where they came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MeasuredLevels {
+    /// `probe`, `file`, or `remembered`.
+    pub source: String,
+    /// The sweep file the plateaus were read from (file or remembered).
+    pub file: Option<PathBuf>,
+    /// When the sweep behind them started (UTC).
+    pub measured: String,
+    /// Cache levels, smallest first.
+    pub levels: Vec<Plateau>,
+    /// Memory's latency, ns, when the curve reached it.
+    pub memory_ns: Option<f64>,
+}
+
+/// The coarse probe's largest size: enough to reach memory past any L3 share.
+pub const PROBE_CAP: u64 = 256 << 20;
+
+/// A remembered sweep is used for this many days.
+pub const REMEMBER_DAYS: u64 = 7;
+
+impl MeasuredLevels {
+    /// The cache levels of `detection` with a plateau (memory excluded).
+    pub fn from_detection(detection: &Detection, source: &str, measured: &str) -> MeasuredLevels {
+        let levels = detection
+            .levels
+            .iter()
+            .filter(|l| l.name != "memory")
+            .filter_map(|l| {
+                let [from_bytes, to_bytes] = l.plateau_bytes?;
+                Some(Plateau {
+                    name: l.name.clone(),
+                    from_bytes,
+                    to_bytes,
+                    ns: l.latency_ns,
+                    capacity_bytes: l.size_bytes,
+                })
+            })
+            .collect();
+        MeasuredLevels {
+            source: source.into(),
+            file: None,
+            measured: measured.into(),
+            levels,
+            memory_ns: detection
+                .levels
+                .iter()
+                .find(|l| l.name == "memory")
+                .map(|l| l.latency_ns),
+        }
+    }
+
+    /// The plateaus of a sweep's detection, `None` without one.
+    pub fn from_sweep(result: &SweepResult, source: &str) -> Option<MeasuredLevels> {
+        let detection = result.detect()?;
+        let levels = MeasuredLevels::from_detection(&detection, source, &result.started);
+        (!levels.levels.is_empty()).then_some(levels)
+    }
+
+    /// Cache level `n` (1-based), when measured.
+    pub fn level(&self, n: u32) -> Option<&Plateau> {
+        self.levels.iter().find(|p| p.name == format!("L{n}"))
+    }
+
+    /// The capacity of the last cache level measured, bytes.
+    pub fn last_capacity(&self) -> Option<u64> {
+        let last = self.levels.last()?;
+        Some(last.capacity_bytes.unwrap_or(last.to_bytes))
+    }
+
+    /// One size in the middle of each plateau, then memory at
+    /// [`super::quick::dram_size`] of the last level's measured capacity,
+    /// at most a quarter of `available`.
+    pub fn sizes(&self, unit: u64, available: Option<u64>) -> Vec<LevelSize> {
+        let mut sizes: Vec<LevelSize> = self
+            .levels
+            .iter()
+            .map(|p| LevelSize {
+                name: p.name.clone(),
+                size: p.middle(unit),
+            })
+            .collect();
+        let last = self.last_capacity().unwrap_or(64 << 20);
+        let mut dram = super::quick::dram_size(last, super::quick::MIN_DRAM_SIZE);
+        if let Some(available) = available {
+            dram = dram.min(available / 4);
+        }
+        sizes.push(LevelSize {
+            name: "memory".into(),
+            size: dram,
+        });
+        sizes
+    }
+
+    /// One line for a reader: where the sizes come from.
+    pub fn describe(&self) -> String {
+        let plateaus: Vec<String> = self
+            .levels
+            .iter()
+            .map(|p| {
+                format!(
+                    "{} {}..{}",
+                    p.name,
+                    HumanBytes(p.from_bytes),
+                    HumanBytes(p.to_bytes)
+                )
+            })
+            .collect();
+        let from = match (&self.source[..], &self.file) {
+            ("probe", _) => "a coarse probe just now (--plateaus probe|FILE to choose)".to_string(),
+            (_, Some(file)) => format!(
+                "the {} sweep {} of {}",
+                self.source,
+                file.display(),
+                self.measured
+            ),
+            _ => format!("a {} sweep of {}", self.source, self.measured),
+        };
+        format!(
+            "sizes in the middle of the measured plateaus ({}), from {from}",
+            plateaus.join(", ")
+        )
+    }
+}
+
+/// Where `--plateaus` says to take the plateaus from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// The remembered sweep of this machine if recent, else a probe.
+    Auto,
+    /// A coarse probe now.
+    Probe,
+    /// A sweep JSON of this machine.
+    File(PathBuf),
+}
+
+/// Parses `--plateaus`: `auto`, `probe`, or a sweep JSON file.
+pub fn parse_source(text: &str) -> Result<Source, String> {
+    match text.trim() {
+        "" => Err("give auto, probe, or a sweep JSON file of this machine".into()),
+        "auto" => Ok(Source::Auto),
+        "probe" => Ok(Source::Probe),
+        path => Ok(Source::File(PathBuf::from(path))),
+    }
+}
+
+/// The coarse probe's plan: random chains from 4 KiB, ratio 1.3, two
+/// repeats of 2 ms, no refinement, ending at flat DRAM or at 4x the
+/// largest cache sysfs lists (64 MiB..[`PROBE_CAP`]), a quarter of `available` at most.
+pub fn probe_plan(
+    template: &Point,
+    cpu: usize,
+    caches: &[CacheInfo],
+    available: Option<u64>,
+) -> SweepPlan {
+    let largest = caches
+        .iter()
+        .map(|c| c.size_bytes)
+        .max()
+        .unwrap_or(32 << 20);
+    let mut to = largest.saturating_mul(4).clamp(64 << 20, PROBE_CAP);
+    if let Some(available) = available {
+        to = to.min(available / 4).max(1 << 20);
+    }
+    let template = Point {
+        pattern: Pattern::Random,
+        repeats: 2,
+        until_precise: false,
+        sample_time: Duration::from_millis(2),
+        ..template.clone()
+    };
+    let range = Range {
+        from: 4 << 10,
+        to,
+        ratio: sweep::DEFAULT_RATIO,
+        end: RangeEnd::FlatDram,
+    };
+    let series = vec![SeriesKey::pattern(Pattern::Random)];
+    let mut plan = SweepPlan::new(template, cpu, range, series, Vec::new(), caches.to_vec());
+    plan.config.refine = false;
+    plan
+}
+
+/// Measures the coarse probe and reads its plateaus.
+pub fn probe(engine: &mut Engine, plan: &SweepPlan) -> Result<MeasuredLevels> {
+    let result = sweep::run(engine, plan, &mut Quiet).context("the plateau probe")?;
+    MeasuredLevels::from_sweep(&result, "probe").context(
+        "the plateau probe found no cache level: give sizes, or a sweep of this machine with --plateaus FILE",
+    )
+}
+
+/// The file a complete sweep of this machine is remembered in:
+/// `$XDG_CACHE_HOME/memlat/` (or `~/.cache/memlat/`), per machine id.
+pub fn remembered_path(host: &Host) -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache")))?;
+    let id: String = host
+        .machine_id
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .collect();
+    Some(base.join("memlat").join(format!("sweep-{id}.json")))
+}
+
+/// Whether `result` may stand for this machine's plateaus: complete, the
+/// same machine id and CPU model, a random series, recent enough.
+pub fn fits_this_machine(result: &SweepResult, host: &Host, age: Option<Duration>) -> bool {
+    let same = result
+        .host
+        .as_ref()
+        .is_some_and(|h| h.machine_id == host.machine_id && h.cpu_model == host.cpu_model);
+    let recent = age.is_some_and(|a| a <= Duration::from_secs(REMEMBER_DAYS * 86_400));
+    same && recent && result.complete && result.detection_series().is_some()
+}
+
+/// The remembered sweep of this machine, when there is one that fits.
+pub fn remembered(host: &Host) -> Option<MeasuredLevels> {
+    let path = remembered_path(host)?;
+    let age = std::fs::metadata(&path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| SystemTime::now().duration_since(t).ok());
+    let result = SweepResult::load(&path).ok()?;
+    if !fits_this_machine(&result, host, age) {
+        return None;
+    }
+    let mut levels = MeasuredLevels::from_sweep(&result, "remembered")?;
+    levels.file = Some(path);
+    Some(levels)
+}
+
+/// The plateaus of a sweep file of this machine.
+pub fn from_file(path: &Path) -> Result<MeasuredLevels> {
+    let result = SweepResult::load(path)?;
+    let mut levels = MeasuredLevels::from_sweep(&result, "file").with_context(|| {
+        format!(
+            "{}: no cache level with a plateau in this sweep; give another file or --plateaus probe",
+            path.display()
+        )
+    })?;
+    levels.file = Some(path.to_path_buf());
+    Ok(levels)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plateau(name: &str, from: u64, to: u64) -> Plateau {
+        Plateau {
+            name: name.into(),
+            from_bytes: from,
+            to_bytes: to,
+            ns: 1.0,
+            capacity_bytes: Some(to * 2),
+        }
+    }
+
+    #[test]
+    fn sizes_sit_in_the_log_middle_of_each_plateau_then_memory() {
+        let levels = MeasuredLevels {
+            source: "probe".into(),
+            file: None,
+            measured: "now".into(),
+            levels: vec![
+                plateau("L1", 4 << 10, 16 << 10),
+                plateau("L2", 40 << 10, 250 << 10),
+                plateau("L3", 1 << 20, 4 << 20),
+            ],
+            memory_ns: Some(120.0),
+        };
+        let sizes = levels.sizes(64, Some(64 << 30));
+        assert_eq!(sizes[0].size, 8 << 10);
+        assert_eq!(sizes[1].size, 100 << 10);
+        assert_eq!(sizes[2].size, 2 << 20);
+        // Memory: 4x the last capacity (8 MiB), at least 256 MiB.
+        assert_eq!(
+            (sizes[3].name.as_str(), sizes[3].size),
+            ("memory", 256 << 20)
+        );
+        assert_eq!(levels.level(2).unwrap().from_bytes, 40 << 10);
+        assert!(levels.describe().contains("L2 40 KiB..250 KiB"));
+        // A tiny plateau still gives a chain of at least two nodes.
+        assert_eq!(plateau("L1", 64, 64).middle(64), 128);
+    }
+
+    #[test]
+    fn sources_parse() {
+        assert_eq!(parse_source("auto"), Ok(Source::Auto));
+        assert_eq!(parse_source("probe"), Ok(Source::Probe));
+        assert_eq!(
+            parse_source("s.json"),
+            Ok(Source::File(PathBuf::from("s.json")))
+        );
+        assert!(parse_source(" ").is_err());
+    }
+
+    #[test]
+    fn the_probe_is_random_coarse_and_capped() {
+        let caches = [
+            CacheInfo::example(1, 32 << 10),
+            CacheInfo::example(3, 512 << 20),
+        ];
+        let plan = probe_plan(&Point::default(), 0, &caches, Some(24 << 30));
+        assert_eq!(plan.config.to, PROBE_CAP);
+        assert!(!plan.config.refine);
+        assert_eq!(plan.template.repeats, 2);
+        assert_eq!(
+            plan.config.series,
+            vec![SeriesKey::pattern(Pattern::Random)]
+        );
+        let small = probe_plan(&Point::default(), 0, &caches[..1], Some(24 << 30));
+        assert_eq!(small.config.to, 64 << 20);
+    }
+}
