@@ -123,6 +123,42 @@ pub struct Measurement {
     pub warnings: Vec<String>,
 }
 
+impl Measurement {
+    /// Pools `other`'s repeats (the same point measured again, with fresh
+    /// chains) into this one: samples appended with their repeat numbers
+    /// continued, summaries and event medians recomputed, time added.
+    pub fn pool(&mut self, other: Measurement) {
+        let offset = self.samples.len() as u32;
+        self.samples
+            .extend(other.samples.into_iter().map(|s| Sample {
+                repeat: s.repeat + offset,
+                ..s
+            }));
+        let ns: Vec<f64> = self.samples.iter().map(|s| s.ns_per_load).collect();
+        let cycles: Vec<f64> = self.samples.iter().map(|s| s.cycles_per_load).collect();
+        if let (Some(n), Some(c)) = (Summary::of(&ns), Summary::of(&cycles)) {
+            self.ns_per_load = n;
+            self.cycles_per_load = c;
+        }
+        for (name, value) in self.events.iter_mut() {
+            let values: Vec<f64> = self
+                .samples
+                .iter()
+                .filter_map(|s| s.events.get(name).copied().flatten())
+                .collect();
+            *value = Summary::of(&values).map(|s| s.median);
+        }
+        self.repeats += other.repeats;
+        self.seconds += other.seconds;
+        self.warmup_loads += other.warmup_loads;
+        for w in other.warnings {
+            if !self.warnings.contains(&w) {
+                self.warnings.push(w);
+            }
+        }
+    }
+}
+
 /// The block size seed 004 counts distinct blocks in.
 pub const BLOCK: u64 = 64;
 

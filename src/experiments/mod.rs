@@ -15,6 +15,7 @@ pub mod linesize;
 pub mod loaded;
 pub mod loaduse;
 pub mod mlp;
+pub mod noise;
 pub mod numa;
 pub mod plateaus;
 pub mod points;

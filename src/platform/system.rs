@@ -184,11 +184,33 @@ fn cpu_times(stat: &str) -> Vec<(usize, u64, u64, u64)> {
         .collect()
 }
 
+/// One reading of /proc/stat's per-CPU counters, to compare with a later one.
+#[derive(Debug, Clone, Default)]
+pub struct CpuTimes(Vec<(usize, u64, u64, u64)>);
+
+impl CpuTimes {
+    /// The counters now (empty where /proc/stat cannot be read).
+    pub fn now() -> CpuTimes {
+        CpuTimes(cpu_times(&read("/proc/stat").unwrap_or_default()))
+    }
+
+    /// Each CPU's busy and steal fractions between `before` and this reading.
+    pub fn load_since(&self, before: &CpuTimes) -> Vec<CpuLoad> {
+        load_between(&before.0, &self.0)
+    }
+}
+
 /// How busy each CPU is over `window` (the caller's own thread counts too).
 pub fn cpu_load(window: Duration) -> Vec<CpuLoad> {
-    let before = cpu_times(&read("/proc/stat").unwrap_or_default());
+    let before = CpuTimes::now();
     std::thread::sleep(window);
-    let after = cpu_times(&read("/proc/stat").unwrap_or_default());
+    CpuTimes::now().load_since(&before)
+}
+
+fn load_between(
+    before: &[(usize, u64, u64, u64)],
+    after: &[(usize, u64, u64, u64)],
+) -> Vec<CpuLoad> {
     after
         .iter()
         .filter_map(|&(cpu, total, idle, steal)| {

@@ -132,6 +132,45 @@ pub struct Detection {
     pub notes: Vec<String>,
 }
 
+impl Detection {
+    /// Fills each level's `evidence` from a sweep that measured
+    /// `remeasured` sizes again: how many of its plateau's points were, and
+    /// whether the first pass (`first_pass`: plateaus as `(from, to, ns)`)
+    /// found a level there too (overlapping sizes, latency within [`LEVEL_RATIO`]).
+    pub fn record_passes(&mut self, remeasured: &[u64], first_pass: &[(u64, u64, f64)]) {
+        if remeasured.is_empty() {
+            return;
+        }
+        for level in &mut self.levels {
+            let Some([from, to]) = level.plateau_bytes else {
+                continue;
+            };
+            let count = remeasured
+                .iter()
+                .filter(|&&s| (from..=to).contains(&s))
+                .count() as u32;
+            if count == 0 {
+                continue;
+            }
+            level.evidence.remeasured_points = count;
+            level.evidence.passes = 2;
+            level.evidence.agree = first_pass.iter().any(|&(a, b, ns)| {
+                a <= to
+                    && from <= b
+                    && ns.max(level.latency_ns) < ns.min(level.latency_ns) * LEVEL_RATIO
+            });
+        }
+    }
+
+    /// The plateaus found, as `(from_bytes, to_bytes, ns)`.
+    pub fn plateaus(&self) -> Vec<(u64, u64, f64)> {
+        self.levels
+            .iter()
+            .filter_map(|l| l.plateau_bytes.map(|[a, b]| (a, b, l.latency_ns)))
+            .collect()
+    }
+}
+
 /// A repeat below this fraction of its point's median is a disturbed timing.
 pub const BOGUS_FRACTION: f64 = 0.1;
 

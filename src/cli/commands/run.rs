@@ -1,5 +1,6 @@
 //! `memlat run`: one size, one stride or pattern, one trustworthy figure.
 
+use crate::experiments::noise::Noise;
 use anyhow::Result;
 
 use super::{notice, prepare_with_events, warn};
@@ -106,12 +107,22 @@ fn measure_and_print(args: &RunArgs, view: View) -> Result<()> {
             &crate::platform::caches::data_caches(prepared.engine.cpu()),
         )?;
     }
+    let watch = crate::experiments::noise::Watch::start(&mut prepared.engine, &spec);
     let measurement = prepared.engine.measure(&spec)?;
+    let noise = watch.finish(&mut prepared.engine, &spec, &[measurement.ns_per_load.cv]);
     report_cycle_source(&prepared.engine);
     for warning in &measurement.warnings {
         warn(warning);
     }
-    output.write(&render(&measurement, args.measure.format, view)?)
+    if noise.noisy() {
+        warn(&noise.describe());
+    }
+    output.write(&render(
+        &measurement,
+        Some(&noise),
+        args.measure.format,
+        view,
+    )?)
 }
 
 /// Longest a sample (A + 2A loads, a round) may take with -a: five minutes.
@@ -157,11 +168,23 @@ fn check_duration(
     Ok(())
 }
 
-fn render(m: &Measurement, format: Format, view: View) -> Result<String> {
+fn render(m: &Measurement, noise: Option<&Noise>, format: Format, view: View) -> Result<String> {
     Ok(match format {
         Format::Text if view == View::Seed => text::seed_view(m),
-        Format::Text | Format::Markdown => text::measurement(m),
-        Format::Json => output::result_json("run", m)?,
+        Format::Text | Format::Markdown => {
+            let mut text = text::measurement(m);
+            if let Some(noise) = noise {
+                text += &format!("{}\n", noise.describe());
+            }
+            text
+        }
+        Format::Json => {
+            let mut value = serde_json::to_value(m)?;
+            if let (Some(object), Some(noise)) = (value.as_object_mut(), noise) {
+                object.insert("noise".into(), serde_json::to_value(noise)?);
+            }
+            output::result_json("run", &value)?
+        }
         Format::Csv => csv::samples(std::slice::from_ref(m)),
     })
 }

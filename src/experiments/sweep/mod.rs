@@ -14,6 +14,7 @@
 //! # Ok(()) }
 //! ```
 
+mod remeasure;
 mod result;
 pub mod seq;
 
@@ -151,6 +152,8 @@ impl SweepPlan {
                 events,
                 refine: true,
                 refined_sizes: Vec::new(),
+                remeasured_sizes: Vec::new(),
+                first_pass_levels: Vec::new(),
             },
             template,
             sysfs_caches,
@@ -233,6 +236,7 @@ impl SweepPlan {
             total_seconds: resumed.map_or(0.0, |r| r.total_seconds),
             complete: false,
             detection: None,
+            noise: None,
         };
         result.sort_points();
         result
@@ -279,10 +283,16 @@ pub fn run(
     let started = Instant::now();
     let base_seconds = result.total_seconds;
     let mut clock = || base_seconds + started.elapsed().as_secs_f64();
+    let watch = crate::experiments::noise::Watch::start(engine, &plan.template);
     measure_grid(engine, plan, &mut result, observer, &mut clock)?;
     if result.config.refine && !observer.interrupted() {
         refine(engine, plan, &mut result, observer, &mut clock)?;
     }
+    if result.config.refine && !observer.interrupted() {
+        remeasure::remeasure(engine, plan, &mut result, observer, &mut clock)?;
+    }
+    let cvs: Vec<f64> = result.points.iter().map(|m| m.ns_per_load.cv).collect();
+    result.noise = Some(watch.finish(engine, &plan.template, &cvs));
     result.complete = result.config.sizes.iter().all(|&size| {
         result
             .config

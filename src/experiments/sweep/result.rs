@@ -109,6 +109,16 @@ pub struct SweepConfig {
     /// beside `sizes`, ascending.
     #[serde(default)]
     pub refined_sizes: Vec<u64>,
+    /// Sizes of the detection series measured again with fresh chains before
+    /// the levels were decided (short or weak plateaus, unresolved stretches,
+    /// and on a noisy machine the sizes that place a level's edge); their
+    /// repeats are pooled with the first pass's.
+    #[serde(default)]
+    pub remeasured_sizes: Vec<u64>,
+    /// The levels the first pass found, before re-measuring: `[from_bytes,
+    /// to_bytes, ns]` of each plateau (memory included).
+    #[serde(default)]
+    pub first_pass_levels: Vec<(u64, u64, f64)>,
 }
 
 fn schema_one() -> u32 {
@@ -197,6 +207,10 @@ pub struct SweepResult {
     /// Levels detected from the curve (random series, else the largest stride);
     /// `None` until the sweep ends.
     pub detection: Option<Detection>,
+    /// How noisy the machine was during the sweep: steal time, the repeats'
+    /// spread, a canary measured at the start and the end.
+    #[serde(default)]
+    pub noise: Option<crate::experiments::noise::Noise>,
 }
 
 impl SweepResult {
@@ -290,7 +304,14 @@ impl SweepResult {
     /// Runs hierarchy detection on the curve (sysfs shown beside).
     pub fn detect(&self) -> Option<Detection> {
         let curve = self.curve();
-        (!curve.is_empty()).then(|| crate::analysis::detect::detect(&curve, &self.sysfs_caches))
+        (!curve.is_empty()).then(|| {
+            let mut d = crate::analysis::detect::detect(&curve, &self.sysfs_caches);
+            d.record_passes(
+                &self.config.remeasured_sizes,
+                &self.config.first_pass_levels,
+            );
+            d
+        })
     }
 
     /// Whether `m` is the measurement of the point (size, key) with this sweep's kernel.
