@@ -138,45 +138,70 @@ pub struct PairReading {
     pub notes: Vec<String>,
 }
 
-/// A second load above twice the hit latency and this fraction of the way
-/// to a lone miss no longer hits the first load's line.
+/// The step in second-load latency at the line must be at least this
+/// fraction of the way from a hit to a lone miss...
 pub const HIT_FRACTION: f64 = 0.05;
 
+/// ...and at least this many ns.
+pub const MIN_STEP_NS: f64 = 0.3;
+
 /// Reads dependent pairs (the smallest distance must lie within the line:
-/// its second load is the hit reference) against a lone load of `lone_ns`.
+/// its second load is a hit) against a lone load of `lone_ns`. The line is
+/// where the second load's latency steps up most: the largest gap between
+/// the slowest second load below a distance and the fastest one from it on.
+/// A step, not a threshold on one point: the second load is twice a pair's
+/// mean less a lone load, so each figure carries both their noise.
 pub fn read_pairs(points: &[PairPoint], lone_ns: f64) -> PairReading {
     let mut sorted = points.to_vec();
     sorted.sort_by_key(|p| p.distance);
     let mut notes = Vec::new();
-    let Some(hit_ns) = sorted.first().map(|p| p.second_ns.max(0.1)) else {
+    let Some(first) = sorted.first().map(|p| p.second_ns.max(0.1)) else {
         return PairReading {
             line_bytes: None,
             notes: vec!["no pairs measured".into()],
         };
     };
-    if lone_ns < 4.0 * hit_ns {
+    if lone_ns < 4.0 * first {
         notes.push(format!(
-            "a lone load ({lone_ns:.1} ns) is not clearly slower than a second load in its line ({hit_ns:.1} ns): the buffer may fit a fast level; give a larger -n/--size"
+            "a lone load ({lone_ns:.1} ns) is not clearly slower than a second load in its line ({first:.1} ns): the buffer may fit a fast level; give a larger -n/--size"
         ));
         return PairReading {
             line_bytes: None,
             notes,
         };
     }
-    let threshold = 2.0 * hit_ns + HIT_FRACTION * (lone_ns - hit_ns);
-    let beyond: Vec<&PairPoint> = sorted.iter().filter(|p| p.second_ns > threshold).collect();
-    let line_bytes = beyond.first().map(|p| p.distance);
+    // From distance k on: its own second load and the median of the rest
+    // must stand above every one before it (one cheap outlier beyond the
+    // line, a buddy line prefetched in time, cannot hide the step).
+    let step = (1..sorted.len())
+        .map(|k| {
+            let below = sorted[..k].iter().map(|p| p.second_ns).fold(f64::MIN, f64::max);
+            let rest: Vec<f64> = sorted[k..].iter().map(|p| p.second_ns).collect();
+            let above = sorted[k].second_ns.min(crate::analysis::stats::median(&rest));
+            (k, above - below)
+        })
+        .max_by(|a, b| a.1.total_cmp(&b.1));
+    let hits: Vec<f64> = step.map_or(vec![first], |(k, _)| {
+        sorted[..k].iter().map(|p| p.second_ns).collect()
+    });
+    let hit_ns = crate::analysis::stats::median(&hits).max(0.1);
+    let needed = (HIT_FRACTION * (lone_ns - hit_ns)).max(MIN_STEP_NS);
+    let line_bytes = step
+        .filter(|&(_, gap)| gap >= needed)
+        .map(|(k, _)| sorted[k].distance);
     match line_bytes {
         None => notes.push(format!(
-            "every second load up to {} bytes away hit: the line is larger than that",
+            "no second load up to {} bytes away stood clearly ({needed:.1} ns) above those before it: the line is larger than that, or the machine too noisy",
             sorted.last().map_or(0, |p| p.distance)
         )),
         Some(line) => {
-            let lo = beyond
+            let beyond: Vec<f64> = sorted
                 .iter()
+                .filter(|p| p.distance >= line)
                 .map(|p| p.second_ns)
-                .fold(f64::INFINITY, f64::min);
-            let hi = beyond.iter().map(|p| p.second_ns).fold(0.0, f64::max);
+                .collect();
+            let lo = beyond.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = beyond.iter().copied().fold(0.0, f64::max);
             if hi < 0.75 * lone_ns {
                 notes.push(format!(
                     "a second load {line} or more bytes away took {lo:.1}..{hi:.1} ns against {lone_ns:.1} for a lone load: nearby lines come cheaper (prefetched with the first, or an open DRAM page), but not as hits"
@@ -263,6 +288,19 @@ mod tests {
         // A 128-byte line.
         let r = read_pairs(&pairs([1.3, 1.3, 1.3, 1.4, 36.0, 37.0], 36.0), 36.0);
         assert_eq!(r.line_bytes, Some(128));
+        // This Zen 4 guest at 2 MiB (its L3), where one threshold read 128
+        // from a noisy hit reference: the step is at 64 either way.
+        for second in [
+            [0.96, 0.71, 1.05, 2.75, 4.34, 3.12],
+            [1.18, 1.19, 0.94, 2.63, 4.57, 3.22],
+            [1.46, 1.35, 1.11, 3.23, 4.85, 5.80],
+            // A 256-byte second load that came as cheap as a hit.
+            [1.59, 1.80, 1.69, 3.19, 3.46, 0.50],
+            [1.11, 1.04, 1.22, 2.76, 4.39, 0.86],
+        ] {
+            let r = read_pairs(&pairs(second, 17.0), 17.0);
+            assert_eq!(r.line_bytes, Some(64), "{second:?}: {r:?}");
+        }
         // No contrast: no reading.
         let r = read_pairs(&pairs([1.3; 6], 1.4), 1.4);
         assert_eq!(r.line_bytes, None);

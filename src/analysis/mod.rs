@@ -14,4 +14,5 @@ pub mod knee;
 pub mod linesize;
 pub mod loaded;
 pub mod mlp;
+pub mod readings;
 pub mod stats;

@@ -23,18 +23,30 @@ pub fn default_size(machine: &Machine) -> u64 {
     }
 }
 
-/// Latency by spacing in both orders.
+/// One independent pass: the page-random spacing curve and the dependent
+/// pairs, with chains of their own seed.
 #[derive(Debug, Clone)]
-pub struct Curves {
+pub struct Pass {
     /// Page-random order, one point per spacing.
     pub page_random: Vec<StridePoint>,
-    /// Seed 004's stride chain, one point per stride.
-    pub stride: Vec<StridePoint>,
     /// A lone load at a random slot (the reference for the pairs), ns.
     pub lone_ns: f64,
     /// Dependent pairs, one point per distance.
     pub pairs: Vec<PairPoint>,
 }
+
+/// Latency by spacing: seed 004's stride chain once, and the readings'
+/// measurements in independent passes.
+#[derive(Debug, Clone)]
+pub struct Curves {
+    /// Seed 004's stride chain, one point per stride.
+    pub stride: Vec<StridePoint>,
+    /// The passes, at least [`PASSES`].
+    pub passes: Vec<Pass>,
+}
+
+/// Independent passes by default: a reading counts only when they agree.
+pub const PASSES: usize = 3;
 
 /// Distances of the dependent pairs: within any line, then past it.
 pub const PAIR_DISTANCES: [u64; 6] = [8, 16, 32, 64, 128, 256];
@@ -43,37 +55,74 @@ pub const PAIR_DISTANCES: [u64; 6] = [8, 16, 32, 64, 128, 256];
 /// different slots share no 128-byte pair or 256-byte sector.
 pub const PAIR_SLOT: u64 = 512;
 
-/// Measures every spacing in `strides` over `size` bytes, page-random then
-/// stride order; `template` carries the settings every point shares.
+/// Pass k's chains differ from pass 0's by k times this seed offset.
+const PASS_SEED: u64 = 0x1000;
+
+/// Measures the stride chain at every spacing in `strides` over `size`
+/// bytes, then `passes` passes of page-random spacings and dependent pairs;
+/// `template` carries the settings every point shares.
 pub fn run(
     engine: &mut Engine,
     template: &Point,
     size: u64,
     strides: &[u64],
+    passes: usize,
     observer: &mut dyn Observer<Curves>,
 ) -> Result<Curves> {
-    let page_random = curve(engine, strides, observer, 0, |s| Point {
-        size,
-        line: s,
-        pattern: Pattern::PageRandom,
-        ..template.clone()
-    })?;
+    let steps = strides.len() * (1 + passes) + passes * (1 + PAIR_DISTANCES.len());
+    let mut index = 0;
     // One block more than a power of two: every stride up to 256 bytes then
     // visits every block (seed 004's 16 * 1024 + 64).
     let stride_size = crate::analysis::assoc::pow2_floor(size) + 64;
-    let stride = curve(engine, strides, observer, strides.len(), |s| Point {
+    let stride = curve(engine, strides, observer, (&mut index, steps), |s| Point {
         size: stride_size,
         stride: s,
         pattern: Pattern::Stride,
         ..template.clone()
     })?;
-    let (lone_ns, pairs) = pairs(engine, template, size, observer, 2 * strides.len())?;
+    let mut all = Vec::new();
+    for pass in 0..passes.max(1) {
+        let template = Point {
+            seed: template.seed.wrapping_add(pass as u64 * PASS_SEED),
+            ..template.clone()
+        };
+        let page_random = curve(engine, strides, observer, (&mut index, steps), |s| Point {
+            size,
+            line: s,
+            pattern: Pattern::PageRandom,
+            ..template.clone()
+        })?;
+        let (lone_ns, pairs) = pairs(engine, &template, size, observer, (&mut index, steps))?;
+        all.push(Pass {
+            page_random,
+            lone_ns,
+            pairs,
+        });
+    }
     Ok(Curves {
-        page_random,
         stride,
-        lone_ns,
-        pairs,
+        passes: all,
     })
+}
+
+/// Reports step `index` of `total` around `measure`, then counts it.
+fn step<T>(
+    observer: &mut dyn Observer<Curves>,
+    (index, total): (&mut usize, usize),
+    label: &str,
+    measure: impl FnOnce() -> Result<T>,
+) -> Result<T> {
+    let step = Step {
+        index: *index,
+        total,
+        label,
+        cost_ms: 200,
+    };
+    observer.begin(&step);
+    let value = measure()?;
+    observer.end(&step);
+    *index += 1;
+    Ok(value)
 }
 
 /// Random slots of [`PAIR_SLOT`] bytes over `size`: first one load per slot
@@ -85,7 +134,7 @@ fn pairs(
     template: &Point,
     size: u64,
     observer: &mut dyn Observer<Curves>,
-    first_index: usize,
+    (index, total): (&mut usize, usize),
 ) -> Result<(f64, Vec<PairPoint>)> {
     let slots = Point {
         size: size / PAIR_SLOT * PAIR_SLOT,
@@ -93,28 +142,19 @@ fn pairs(
         pattern: Pattern::Random,
         ..template.clone()
     };
-    let total = first_index + 1 + PAIR_DISTANCES.len();
-    let mut measure = |index: usize, point: &Point, label: &str| {
-        let step = Step {
-            index,
-            total,
-            label,
-            cost_ms: 200,
-        };
-        observer.begin(&step);
-        let m = engine.measure(point);
-        observer.end(&step);
-        m.map(|m| m.ns_per_load.median)
-    };
-    let lone_ns = measure(first_index, &slots, "lone loads")?;
+    let lone_ns = step(observer, (&mut *index, total), "lone loads", || {
+        Ok(engine.measure(&slots)?.ns_per_load.median)
+    })?;
     let mut points = Vec::new();
-    for (i, &d) in PAIR_DISTANCES.iter().enumerate() {
+    for &d in &PAIR_DISTANCES {
         let label = format!("pairs {d} bytes apart");
         let pair = Point {
             pair: d,
             ..slots.clone()
         };
-        let ns = measure(first_index + 1 + i, &pair, &label)?;
+        let ns = step(observer, (&mut *index, total), &label, || {
+            Ok(engine.measure(&pair)?.ns_per_load.median)
+        })?;
         points.push(PairPoint::of(d, ns, lone_ns));
     }
     Ok((lone_ns, points))
@@ -124,30 +164,21 @@ fn curve(
     engine: &mut Engine,
     strides: &[u64],
     observer: &mut dyn Observer<Curves>,
-    first_index: usize,
+    (index, total): (&mut usize, usize),
     spec: impl Fn(u64) -> Point,
 ) -> Result<Vec<StridePoint>> {
     let mut points = Vec::new();
-    for (i, &s) in strides.iter().enumerate() {
+    for &s in strides {
         let point = spec(s);
         let label = format!(
             "{} at spacing {s} over {}",
             point.pattern.name(),
             HumanBytes(point.size)
         );
-        let step = Step {
-            index: first_index + i,
-            total: 2 * strides.len(),
-            label: &label,
-            cost_ms: 200,
-        };
-        observer.begin(&step);
-        let m = engine.measure(&point)?;
-        points.push(StridePoint {
-            stride: s,
-            ns: m.ns_per_load.median,
-        });
-        observer.end(&step);
+        let ns = step(observer, (&mut *index, total), &label, || {
+            Ok(engine.measure(&point)?.ns_per_load.median)
+        })?;
+        points.push(StridePoint { stride: s, ns });
     }
     Ok(points)
 }

@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use super::{notice, prepare, warn};
 use crate::analysis::linesize::{self, LineEstimate, PairPoint, PairReading, StridePoint};
+use crate::analysis::readings::Agreement;
 use crate::chain::Pattern;
 use crate::cli::commands::run::report_cycle_source;
 use crate::cli::files::Output;
@@ -19,17 +20,36 @@ use crate::output::table::{Cell, Table};
 use crate::platform::caches::Machine;
 use crate::units::HumanBytes;
 
+/// One pass's reading.
+#[derive(Serialize, Clone, PartialEq)]
+struct PassReading {
+    /// The line this pass read (dependent pairs, else page-random spacing).
+    line_bytes: Option<u64>,
+    /// The unit a miss brought in, by this pass.
+    fetch_bytes: Option<u64>,
+    /// This pass's lone load, ns.
+    lone_ns: f64,
+    /// This pass's dependent pairs.
+    pairs: Vec<PairPoint>,
+}
+
 /// What `memlat linesize --format json` prints.
 #[derive(Serialize)]
 struct LinesizeOutput<'a> {
     /// The line: the smallest distance at which a dependent second load no
-    /// longer hits the first one's line (else the page-random estimate); null
-    /// when the data show none.
+    /// longer hits the first one's line (else the page-random estimate), when
+    /// every pass read the same; null when they disagree or show none.
     line_bytes: Option<u64>,
     /// The unit a miss brings in: where the page-random spacing curve stops
     /// growing, when beyond the line (128 with an adjacent-line prefetch of
-    /// 64-byte lines), else the line.
+    /// 64-byte lines), else the line; null unless every pass agrees.
     fetch_bytes: Option<u64>,
+    /// Each independent pass's reading (fresh chains each).
+    readings: &'a [PassReading],
+    /// Whether every pass read the same line.
+    agree: bool,
+    /// Whether every pass read the same fetch unit.
+    fetch_agree: bool,
     /// The dependent pairs: distance, mean and second-load latency.
     pairs: &'a [PairPoint],
     /// A lone load at a random slot, the pairs' reference, ns.
@@ -105,27 +125,54 @@ pub fn run(args: &LinesizeArgs) -> Result<()> {
         &prepared.template,
         size,
         &args.strides,
+        experiment::PASSES,
         &mut crate::experiments::Quiet,
     )?;
-    let (points, stride_points) = (&curves.page_random, &curves.stride);
     report_cycle_source(&prepared.engine);
-    let reading = linesize::read_pairs(&curves.pairs, curves.lone_ns);
-    let estimate = linesize::estimate(points);
+    let read: Vec<(PairReading, LineEstimate)> = curves
+        .passes
+        .iter()
+        .map(|p| {
+            (
+                linesize::read_pairs(&p.pairs, p.lone_ns),
+                linesize::estimate(&p.page_random),
+            )
+        })
+        .collect();
+    let readings: Vec<PassReading> = read
+        .iter()
+        .zip(&curves.passes)
+        .map(|((r, e), pass)| PassReading {
+            line_bytes: r.line_bytes.or(e.line_bytes),
+            fetch_bytes: linesize::fetch_bytes(r.line_bytes, e.line_bytes),
+            lone_ns: pass.lone_ns,
+            pairs: pass.pairs.clone(),
+        })
+        .collect();
+    let line = Agreement::of(readings.iter().map(|r| r.line_bytes).collect());
+    let fetch = Agreement::of(readings.iter().map(|r| r.fetch_bytes).collect());
+    // The tables show the first pass; the readings line shows them all.
+    let first = &curves.passes[0];
+    let (reading, estimate) = &read[0];
+    let (points, stride_points) = (&first.page_random, &curves.stride);
     let stride_estimate = linesize::estimate(stride_points);
     let status = prepared.prefetch.status.clone();
     let content = match args.measure.format {
         Format::Json => output::result_json(
             "linesize",
             &LinesizeOutput {
-                line_bytes: reading.line_bytes.or(estimate.line_bytes),
-                fetch_bytes: linesize::fetch_bytes(reading.line_bytes, estimate.line_bytes),
-                pairs: &curves.pairs,
-                lone_ns: curves.lone_ns,
-                pair_reading: &reading,
+                line_bytes: line.value,
+                fetch_bytes: fetch.value,
+                readings: &readings,
+                agree: line.agree,
+                fetch_agree: fetch.agree,
+                pairs: &first.pairs,
+                lone_ns: first.lone_ns,
+                pair_reading: reading,
                 claimed_line_bytes: machine.line_bytes,
                 size,
                 points,
-                estimate: &estimate,
+                estimate,
                 stride_points,
                 stride_estimate: &stride_estimate,
                 prefetchers: &status,
@@ -136,8 +183,8 @@ pub fn run(args: &LinesizeArgs) -> Result<()> {
             let d = document(
                 size,
                 &curves,
-                &reading,
-                &estimate,
+                (&line, &fetch),
+                estimate,
                 &stride_estimate,
                 machine.line_bytes,
                 &status,
@@ -167,8 +214,9 @@ fn table(points: &[StridePoint], stride_points: &[StridePoint]) -> Table {
 
 /// The dependent pairs: each distance's mean and second-load latency.
 fn pairs_table(curves: &Curves) -> Table {
+    let first = &curves.passes[0];
     let mut t = Table::new(&["X to X+d", "pair ns", "second load ns"]);
-    for p in &curves.pairs {
+    for p in &first.pairs {
         t.row(vec![
             format!("{} bytes", p.distance).into(),
             Cell::float(p.pair_ns, 2),
@@ -176,36 +224,30 @@ fn pairs_table(curves: &Curves) -> Table {
         ]);
     }
     t.note(format!(
-        "a lone load at a random slot: {:.2} ns; the second load = 2 x pair - lone",
-        curves.lone_ns
+        "a lone load at a random slot: {:.2} ns; the second load = 2 x pair - lone (first of {} passes)",
+        first.lone_ns,
+        curves.passes.len()
     ));
     t
 }
 
-/// `64-byte lines, fetched in 128-byte pairs`.
-fn line_sentence(reading: &PairReading, estimate: &LineEstimate) -> String {
-    match (
-        reading.line_bytes,
-        linesize::fetch_bytes(reading.line_bytes, estimate.line_bytes),
-    ) {
-        (Some(l), Some(f)) if f > l => {
-            format!(
-                "{l}-byte lines, fetched in {f}-byte units ({} lines a miss)",
-                f / l
-            )
-        }
-        (Some(l), _) => format!("{l}-byte lines (dependent pairs)"),
-        (None, _) => match estimate.line_bytes {
-            Some(l) => format!("{l}-byte lines (page-random spacing; the pairs showed none)"),
-            None => "not shown by the data".into(),
-        },
+/// `64-byte lines, fetched in 128-byte units`, or why there is no reading.
+fn line_sentence(line: &Agreement<u64>, fetch: &Agreement<u64>) -> String {
+    match (line.value, fetch.value) {
+        (Some(l), Some(f)) if f > l => format!(
+            "{l}-byte lines, fetched in {f}-byte units ({} lines a miss); {}",
+            f / l,
+            line.describe(" B")
+        ),
+        (Some(l), _) => format!("{l}-byte lines; {}", line.describe(" B")),
+        (None, _) => line.describe(" B"),
     }
 }
 
 fn document(
     size: u64,
     curves: &Curves,
-    reading: &PairReading,
+    (line, fetch): (&Agreement<u64>, &Agreement<u64>),
     estimate: &LineEstimate,
     stride_estimate: &LineEstimate,
     claimed: u64,
@@ -215,7 +257,7 @@ fn document(
         "memlat linesize: loads s bytes apart over {} (the latency grows with s up to the line size)",
         HumanBytes(size)
     ));
-    d.table(table(&curves.page_random, &curves.stride));
+    d.table(table(&curves.passes[0].page_random, &curves.stride));
     d.table(pairs_table(curves));
     let show = |e: &LineEstimate| {
         e.line_bytes
@@ -223,8 +265,10 @@ fn document(
     };
     let mut lines = vec![format!(
         "line: {} (claimed: {claimed} bytes)",
-        line_sentence(reading, estimate)
+        line_sentence(line, fetch)
     )];
+    let first = &curves.passes[0];
+    let reading = linesize::read_pairs(&first.pairs, first.lone_ns);
     lines.extend(reading.notes.iter().map(|n| format!("note: {n}")));
     lines.push(format!(
         "page-random spacing: latency stops growing at {} (beyond the line, lines closer than this arrive together: the unit fetched)",

@@ -382,6 +382,15 @@ fn summary(result: &SweepResult, files: &SweepFiles) -> Document {
         t.row(cells);
     }
     t.note("ns per load, median of the repeats");
+    if let Some(noise) = &result.noise {
+        t.note(noise.describe());
+    }
+    if !result.config.remeasured_sizes.is_empty() {
+        t.note(format!(
+            "{} sizes that decide the levels were measured again with fresh chains (repeats pooled)",
+            result.config.remeasured_sizes.len()
+        ));
+    }
     d.table(t);
     if let (Some(detection), Some(key)) = (&result.detection, result.detection_series()) {
         d.heading(format!(

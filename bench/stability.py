@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""Does memlat give the same answer twice on this machine?
+
+Runs N default `memlat sweep`s, N `memlat linesize` and N `memlat assoc
+--levels 1` (interleaved, so a noisy minute touches each), then prints:
+- how many cache levels each sweep found, against the count sysfs lists;
+- each level's capacity and latency over the sweeps: median, min..max and
+  the spread (max/min);
+- each sweep's noise figures;
+- the line sizes and L1 ways read, and whether they agree.
+
+It is a benchmark, not a test: its figures belong in notes and docs.
+
+usage: python3 bench/stability.py [--runs N] [--memlat PATH] [--out DIR]
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def run_json(cmd):
+    """Runs cmd (a list), returns its stdout parsed as JSON, or None."""
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        print(f"  ! {' '.join(cmd)} exited {proc.returncode}: {proc.stderr.strip()[-300:]}")
+        return None
+    try:
+        return json.loads(proc.stdout)
+    except json.JSONDecodeError:
+        print(f"  ! {' '.join(cmd)}: output is not JSON")
+        return None
+
+
+def human(n):
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n} B"
+
+
+def sysfs_levels():
+    """Cache levels sysfs lists data or unified caches at, for CPU 0."""
+    base = "/sys/devices/system/cpu/cpu0/cache"
+    levels = set()
+    try:
+        for entry in os.listdir(base):
+            if not entry.startswith("index"):
+                continue
+            with open(f"{base}/{entry}/type") as f:
+                kind = f.read().strip()
+            with open(f"{base}/{entry}/level") as f:
+                level = int(f.read().strip())
+            if kind in ("Data", "Unified"):
+                levels.add(level)
+    except OSError:
+        pass
+    return len(levels)
+
+
+def reading(result, key):
+    """A linesize/assoc reading: the agreed value (None when the passes
+    disagree or the field is missing), and the per-pass readings if listed."""
+    if result is None:
+        return None, []
+    if key == "ways":
+        levels = result.get("levels") or [{}]
+        result = levels[0]
+    return result.get(key), result.get("readings", [])
+
+
+def spread(values):
+    lo, hi = min(values), max(values)
+    return f"{statistics.median(values):>10.4g}  {lo:.4g}..{hi:.4g}  x{hi / lo:.2f}"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--memlat", default="target/release/memlat")
+    parser.add_argument("--out", default=None, help="keep the sweeps' JSON here")
+    args = parser.parse_args()
+    out = args.out or tempfile.mkdtemp(prefix="memlat-stability-")
+    os.makedirs(out, exist_ok=True)
+    memlat = args.memlat
+    sweeps, lines, ways = [], [], []
+    started = time.time()
+    for k in range(args.runs):
+        path = os.path.join(out, f"sweep-{k}.json")
+        t0 = time.time()
+        subprocess.run(
+            [memlat, "sweep", "--no-progress", "--force", "--json", path, "-o", os.devnull],
+            capture_output=True,
+        )
+        try:
+            with open(path) as f:
+                sweeps.append((json.load(f), time.time() - t0))
+        except (OSError, json.JSONDecodeError):
+            print(f"  ! sweep {k} left no readable {path}")
+        lines.append(reading(run_json([memlat, "linesize", "--format", "json"]), "line_bytes"))
+        ways.append(reading(run_json([memlat, "assoc", "--levels", "1", "--format", "json"]), "ways"))
+        print(f"run {k + 1} of {args.runs} done ({time.time() - started:.0f} s)", file=sys.stderr)
+
+    expected = sysfs_levels()
+    print(f"memlat stability: {args.runs} runs, {time.time() - started:.0f} s; sweeps in {out}")
+    print(f"\nsweeps: cache levels found (sysfs lists {expected} data/unified levels)")
+    counts = []
+    by_level = {}
+    for k, (result, seconds) in enumerate(sweeps):
+        levels = [l for l in (result.get("detection") or {}).get("levels", []) if l["name"] != "memory"]
+        counts.append(len(levels))
+        noise = result.get("noise") or {}
+        unresolved = (result.get("detection") or {}).get("unresolved", [])
+        summary = ", ".join(
+            f"{l['name']} {human(l['size_bytes'] or 0)} {l['latency_ns']:.2f} ns" for l in levels
+        )
+        print(
+            f"  sweep {k}: {len(levels)} levels in {seconds:.1f} s: {summary}; "
+            f"unresolved {len(unresolved)}; noise steal {noise.get('steal_fraction')}, "
+            f"cv {noise.get('repeat_cv', float('nan')):.3f}, canary {noise.get('canary_ratio')}"
+        )
+        for l in levels:
+            by_level.setdefault(l["name"], []).append(l)
+    agree = sum(1 for c in counts if c == expected)
+    print(f"  level count as sysfs's: {agree} of {len(counts)}")
+    print("\nper level over the sweeps:   median  min..max  spread")
+    for name, found in sorted(by_level.items()):
+        sizes = [l["size_bytes"] for l in found if l.get("size_bytes")]
+        ns = [l["latency_ns"] for l in found]
+        print(f"  {name} ({len(found)} of {len(sweeps)} sweeps)")
+        if sizes:
+            print(f"    capacity bytes {spread(sizes)}")
+        print(f"    latency ns     {spread(ns)}")
+    for label, values in (("linesize line_bytes", lines), ("assoc L1 ways", ways)):
+        got = [v for v, _ in values]
+        passes = [r for _, r in values]
+        mode = statistics.mode(got) if got else None
+        same = sum(1 for v in got if v is not None and v == mode)
+        print(f"\n{label}: {got} -> {same} of {len(got)} agree on {mode}")
+        if any(passes):
+            print(f"  per-pass readings: {passes}")
+
+
+if __name__ == "__main__":
+    main()

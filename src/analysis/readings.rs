@@ -1,0 +1,66 @@
+//! Readings from repeated evidence: a quantity (line size, ways, TLB reach)
+//! read once per independent pass counts only when every pass read the same.
+//! On a shared machine one pass can catch a co-tenant's burst; three that
+//! agree rarely all do.
+
+use serde::Serialize;
+
+/// One quantity's readings, one per pass, and the verdict.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Agreement<T> {
+    /// What each pass read (null where a pass read nothing).
+    pub readings: Vec<Option<T>>,
+    /// Whether every pass read the same value.
+    pub agree: bool,
+    /// That value when they agree, else null.
+    pub value: Option<T>,
+}
+
+impl<T: PartialEq + Copy + std::fmt::Display> Agreement<T> {
+    /// The verdict on `readings`: agreed when there is at least one and all
+    /// are the same value.
+    pub fn of(readings: Vec<Option<T>>) -> Agreement<T> {
+        let first = readings.first().copied().flatten();
+        let agree = first.is_some() && readings.iter().all(|r| *r == first);
+        Agreement {
+            agree,
+            value: if agree { first } else { None },
+            readings,
+        }
+    }
+
+    /// `3 of 3 passes` or `inconclusive: the passes read 64, 128, 64`, with `unit`.
+    pub fn describe(&self, unit: &str) -> String {
+        if self.agree {
+            format!("{} of {} passes agree", self.readings.len(), self.readings.len())
+        } else {
+            let list: Vec<String> = self
+                .readings
+                .iter()
+                .map(|r| r.map_or("none".into(), |v| format!("{v}{unit}")))
+                .collect();
+            format!("inconclusive: the passes read {}", list.join(", "))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_unanimous_readings_count() {
+        let a = Agreement::of(vec![Some(64u64), Some(64), Some(64)]);
+        assert!(a.agree);
+        assert_eq!(a.value, Some(64));
+        assert_eq!(a.describe(" B"), "3 of 3 passes agree");
+        let b = Agreement::of(vec![Some(64u64), Some(128), Some(64)]);
+        assert!(!b.agree);
+        assert_eq!(b.value, None);
+        assert_eq!(b.describe(" B"), "inconclusive: the passes read 64 B, 128 B, 64 B");
+        let c = Agreement::of(vec![None::<u64>, None]);
+        assert!(!c.agree && c.value.is_none());
+        assert!(c.describe("").contains("none, none"));
+        assert!(!Agreement::<u64>::of(Vec::new()).agree);
+    }
+}
