@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use super::{Observer, Step};
 use crate::analysis::assoc::{self, AssocPoint, LevelPlan};
+use crate::analysis::readings::Agreement;
 use crate::chain::Pattern;
 use crate::engine::{Engine, Point};
 use crate::platform::cpuid;
@@ -19,8 +20,14 @@ use crate::units::HumanBytes;
 pub struct AssocLevel {
     /// `L1`, `L2`...
     pub name: String,
-    /// Measured ways; null when the data show no step.
+    /// Measured ways: the reading every pass agrees on; null when the
+    /// passes disagree or the data show no step.
     pub ways: Option<u64>,
+    /// Each independent pass's reading: one chain per pass, in a set and a
+    /// random order of its own.
+    pub readings: Vec<Option<u64>>,
+    /// Whether every pass read the same ways.
+    pub agree: bool,
     /// Capacity claimed by sysfs or the profile (used to choose the stride), bytes.
     pub size_bytes: u64,
     /// Ways claimed by sysfs or the profile, if any.
@@ -153,21 +160,45 @@ fn measure_level(
     }
     warnings.dedup();
     let estimate = assoc::estimate_ways(&points, hit_ns, miss_ns);
+    // Each chain is an independent pass: its own set, its own order.
+    let passes = Agreement::of(
+        (0..assoc::CHAINS as usize)
+            .map(|k| {
+                let single: Vec<AssocPoint> = points
+                    .iter()
+                    .filter_map(|p| {
+                        let ns = *p.ns_by_chain.get(k)?;
+                        Some(AssocPoint::of(p.lines, vec![ns]))
+                    })
+                    .collect();
+                assoc::estimate_ways(&single, hit_ns, miss_ns).ways
+            })
+            .collect(),
+    );
     let mut notes = estimate.notes;
+    if !passes.agree {
+        notes.push(format!(
+            "ways {}; the median over the chains read {}",
+            passes.describe(""),
+            estimate.ways.map_or("none".into(), |w| w.to_string())
+        ));
+    }
     if estimate.ways.is_none() && plan.stride > 4096 && cpuid::under_hypervisor() {
         notes.push(
             "this is a virtual machine: the host may back its huge pages with small ones, so lines a way-size apart in guest memory need not share a physical set".into(),
         );
     }
     notes.extend(warnings.into_iter().take(1));
-    if let (Some(w), Some(c)) = (estimate.ways, plan.claimed_ways)
+    if let (Some(w), Some(c)) = (passes.value, plan.claimed_ways)
         && w != c
     {
         notes.push(format!("measured {w} ways; the claim is {c}"));
     }
     Ok(AssocLevel {
         name: plan.name.clone(),
-        ways: estimate.ways,
+        ways: passes.value,
+        readings: passes.readings,
+        agree: passes.agree,
         size_bytes: plan.size_bytes,
         claimed_ways: plan.claimed_ways,
         stride: plan.stride,

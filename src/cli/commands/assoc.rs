@@ -119,7 +119,14 @@ fn levels_table(levels: &[AssocLevel]) -> Table {
             HumanBytes(l.size_bytes).to_string().into(),
             HumanBytes(l.stride).to_string().into(),
             l.claimed_ways.map_or(Cell::Missing, |w| w.into()),
-            l.ways.map_or("unknown".into(), |w| w.to_string().into()),
+            l.ways.map_or(
+                if l.agree {
+                    "unknown".into()
+                } else {
+                    "inconclusive".into()
+                },
+                |w| w.to_string().into(),
+            ),
             Cell::float(l.hit_ns, 2),
             Cell::float(l.miss_ns, 2),
         ]);
