@@ -175,9 +175,14 @@ pub fn read_pairs(points: &[PairPoint], lone_ns: f64) -> PairReading {
     // line, a buddy line prefetched in time, cannot hide the step).
     let step = (1..sorted.len())
         .map(|k| {
-            let below = sorted[..k].iter().map(|p| p.second_ns).fold(f64::MIN, f64::max);
+            let below = sorted[..k]
+                .iter()
+                .map(|p| p.second_ns)
+                .fold(f64::MIN, f64::max);
             let rest: Vec<f64> = sorted[k..].iter().map(|p| p.second_ns).collect();
-            let above = sorted[k].second_ns.min(crate::analysis::stats::median(&rest));
+            let above = sorted[k]
+                .second_ns
+                .min(crate::analysis::stats::median(&rest));
             (k, above - below)
         })
         .max_by(|a, b| a.1.total_cmp(&b.1));

@@ -32,7 +32,11 @@ impl<T: PartialEq + Copy + std::fmt::Display> Agreement<T> {
     /// `3 of 3 passes` or `inconclusive: the passes read 64, 128, 64`, with `unit`.
     pub fn describe(&self, unit: &str) -> String {
         if self.agree {
-            format!("{} of {} passes agree", self.readings.len(), self.readings.len())
+            format!(
+                "{} of {} passes agree",
+                self.readings.len(),
+                self.readings.len()
+            )
         } else {
             let list: Vec<String> = self
                 .readings
@@ -57,7 +61,10 @@ mod tests {
         let b = Agreement::of(vec![Some(64u64), Some(128), Some(64)]);
         assert!(!b.agree);
         assert_eq!(b.value, None);
-        assert_eq!(b.describe(" B"), "inconclusive: the passes read 64 B, 128 B, 64 B");
+        assert_eq!(
+            b.describe(" B"),
+            "inconclusive: the passes read 64 B, 128 B, 64 B"
+        );
         let c = Agreement::of(vec![None::<u64>, None]);
         assert!(!c.agree && c.value.is_none());
         assert!(c.describe("").contains("none, none"));

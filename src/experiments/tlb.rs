@@ -51,7 +51,7 @@ pub fn counts(max: u64) -> Vec<u64> {
 }
 
 /// One page count.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TlbPoint {
     /// Pages touched (one line each).
     pub pages: u64,
@@ -61,6 +61,9 @@ pub struct TlbPoint {
     pub packed_ns: f64,
     /// The difference: translation cost per load, ns.
     pub translation_ns: f64,
+    /// Each independent pass's one-line-a-page latency (fresh chains), ns.
+    #[serde(default)]
+    pub spread_ns_by_pass: Vec<f64>,
 }
 
 /// One TLB level found.
@@ -98,6 +101,59 @@ pub struct TlbPageResult {
     pub cpuid: Vec<TlbClaim>,
     /// What to keep in mind.
     pub notes: Vec<String>,
+    /// Each pass's reading: the entries of every TLB level it found.
+    pub readings: Vec<Vec<u64>>,
+    /// Whether the passes agree: as many levels, entries within [`AGREE_RATIO`].
+    pub agree: bool,
+}
+
+/// Independent passes over the page counts (fresh chains each).
+pub const PASSES: u32 = 3;
+
+/// Passes agree when each level's entries differ by less than this factor.
+pub const AGREE_RATIO: f64 = 1.25;
+
+/// Pass k's chains differ from pass 0's by k times this seed offset.
+const PASS_SEED: u64 = 0x1000;
+
+/// Whether per-pass readings (entries by level) agree: the same number of
+/// levels, each level's entries within [`AGREE_RATIO`] of each other.
+pub fn readings_agree(readings: &[Vec<u64>]) -> bool {
+    let Some(first) = readings.first() else {
+        return false;
+    };
+    readings.iter().all(|r| r.len() == first.len())
+        && (0..first.len()).all(|k| {
+            let lo = readings.iter().map(|r| r[k]).min().unwrap_or(0).max(1);
+            let hi = readings.iter().map(|r| r[k]).max().unwrap_or(0);
+            (hi as f64) < lo as f64 * AGREE_RATIO
+        })
+}
+
+/// Each pass's reading of `points`: the entries of the levels it shows.
+fn pass_readings(points: &[TlbPoint], page_bytes: u64) -> Vec<Vec<u64>> {
+    let passes = points
+        .iter()
+        .map(|p| p.spread_ns_by_pass.len())
+        .min()
+        .unwrap_or(0);
+    (0..passes)
+        .map(|k| {
+            let pass: Vec<TlbPoint> = points
+                .iter()
+                .map(|p| TlbPoint {
+                    spread_ns: p.spread_ns_by_pass[k],
+                    translation_ns: p.spread_ns_by_pass[k] - p.packed_ns,
+                    ..p.clone()
+                })
+                .collect();
+            read(&pass, page_bytes, 0.0)
+                .0
+                .iter()
+                .map(|l| l.entries)
+                .collect()
+        })
+        .collect()
 }
 
 /// Bytes a page count stands for in the detector: one line a page.
@@ -224,7 +280,7 @@ pub fn run(
             cost_ms: 60,
         };
         observer.begin(&step);
-        let (spread, packed) = measure_count(engine, template, plan, pages)
+        let (spread, packed, packed_backing) = measure_count(engine, template, plan, pages)
             .with_context(|| format!("measuring {}", labels[index]))?;
         if results
             .last()
@@ -233,50 +289,74 @@ pub fn run(
             results.push(empty_result(plan.page_bytes, claims));
         }
         let r = results.last_mut().expect("pushed above");
-        r.pages_obtained = spread.page_backing.obtained.clone();
-        if plan.page_bytes > 4096 && spread.page_backing.huge_fraction < 0.9 {
+        r.pages_obtained = packed_backing.obtained.clone();
+        if plan.page_bytes > 4096 && packed_backing.huge_fraction < 0.9 {
             let note = format!(
                 "only {:.0}% of the buffer came in {} pages: translation is partly by smaller pages",
-                spread.page_backing.huge_fraction * 100.0,
+                packed_backing.huge_fraction * 100.0,
                 crate::units::HumanBytes(plan.page_bytes)
             );
             if !r.notes.contains(&note) {
                 r.notes.push(note);
             }
         }
+        let spread_ns = crate::analysis::stats::median(&spread);
         r.points.push(TlbPoint {
             pages,
-            spread_ns: spread.ns_per_load.median,
+            spread_ns,
             packed_ns: packed.ns_per_load.median,
-            translation_ns: spread.ns_per_load.median - packed.ns_per_load.median,
+            translation_ns: spread_ns - packed.ns_per_load.median,
+            spread_ns_by_pass: spread,
         });
         observer.checkpoint(&results)?;
         observer.end(&step);
     }
     for r in &mut results {
         let (levels, beyond, notes) = read(&r.points, r.page_bytes, ghz);
-        r.levels = levels;
-        r.beyond_all_ns = beyond;
-        r.notes.extend(notes);
+        r.readings = pass_readings(&r.points, r.page_bytes);
+        r.agree = readings_agree(&r.readings);
+        if r.agree {
+            r.levels = levels;
+            r.beyond_all_ns = beyond;
+            r.notes.extend(notes);
+        } else {
+            r.notes.push(format!(
+                "inconclusive: the {} passes read TLB entries {:?} (by level); no level is reported",
+                r.readings.len(),
+                r.readings
+            ));
+        }
     }
     Ok(results)
 }
 
-/// One page count: N lines one a page, then the same N lines packed.
+/// One page count: N lines one a page, in [`PASSES`] independent chains
+/// (their ns), then the same N lines packed, with the spread buffer's backing.
 fn measure_count(
     engine: &mut Engine,
     template: &Point,
     plan: &PagePlan,
     pages: u64,
-) -> Result<(crate::engine::Measurement, crate::engine::Measurement)> {
-    let spread = engine.measure(&Point {
-        size: pages * plan.page_bytes,
-        pattern: Pattern::Random,
-        line: plan.page_bytes,
-        skew: LINE,
-        pages: plan.request,
-        ..template.clone()
-    })?;
+) -> Result<(
+    Vec<f64>,
+    crate::engine::Measurement,
+    crate::platform::PageBacking,
+)> {
+    let mut spread = Vec::new();
+    let mut backing = None;
+    for pass in 0..PASSES {
+        let m = engine.measure(&Point {
+            size: pages * plan.page_bytes,
+            pattern: Pattern::Random,
+            line: plan.page_bytes,
+            skew: LINE,
+            pages: plan.request,
+            seed: template.seed.wrapping_add(u64::from(pass) * PASS_SEED),
+            ..template.clone()
+        })?;
+        spread.push(m.ns_per_load.median);
+        backing = Some(m.page_backing);
+    }
     let packed = engine
         .measure(&Point {
             size: (pages * LINE).max(2 * LINE),
@@ -286,7 +366,7 @@ fn measure_count(
             ..template.clone()
         })
         .context("the same lines packed")?;
-    Ok((spread, packed))
+    Ok((spread, packed, backing.expect("at least one pass")))
 }
 
 /// A page size's result before its points, with the CPUID claims for it.
@@ -303,6 +383,8 @@ fn empty_result(page_bytes: u64, claims: &[TlbClaim]) -> TlbPageResult {
             .cloned()
             .collect(),
         notes: Vec::new(),
+        readings: Vec::new(),
+        agree: false,
     }
 }
 
@@ -334,6 +416,7 @@ mod tests {
                     spread_ns: 1.3 + t,
                     packed_ns: 1.3,
                     translation_ns: t,
+                    spread_ns_by_pass: vec![1.3 + t; 3],
                 }
             })
             .collect()
@@ -367,5 +450,21 @@ mod tests {
         let (levels, _, notes) = read(&model(0, 1 << 30, 1.8, 0.0), 2 << 20, 3.0);
         assert!(levels.is_empty());
         assert!(notes[0].contains("already costs 1.80 ns"), "{notes:?}");
+    }
+
+    #[test]
+    fn passes_agree_only_on_as_many_levels_with_close_entries() {
+        let points = model(96, 2048, 1.8, 25.0);
+        let readings = pass_readings(&points, 4096);
+        assert_eq!(readings.len(), 3);
+        assert!(readings_agree(&readings), "{readings:?}");
+        assert!(readings_agree(&[
+            vec![70, 2651],
+            vec![67, 2500],
+            vec![72, 2800]
+        ]));
+        assert!(!readings_agree(&[vec![70, 2651], vec![67], vec![72, 2800]]));
+        assert!(!readings_agree(&[vec![70], vec![140], vec![72]]));
+        assert!(!readings_agree(&[]));
     }
 }

@@ -173,8 +173,19 @@ fn render(m: &Measurement, noise: Option<&Noise>, format: Format, view: View) ->
         Format::Text if view == View::Seed => text::seed_view(m),
         Format::Text | Format::Markdown => {
             let mut text = text::measurement(m);
+            // `key = value` lines like the rest: seed 004's reader takes
+            // every `key: value` line for a number.
             if let Some(noise) = noise {
-                text += &format!("{}\n", noise.describe());
+                let or_nan = |v: Option<f64>| v.map_or("nan".into(), |v| format!("{v:.4}"));
+                if !text.ends_with('\n') {
+                    text.push('\n');
+                }
+                text += &format!(
+                    "noise_steal_fraction   = {}\nnoise_repeat_cv        = {:.4}\nnoise_canary_ratio     = {}\n",
+                    or_nan(noise.steal_fraction),
+                    noise.repeat_cv,
+                    or_nan(noise.canary_ratio)
+                );
             }
             text
         }
