@@ -77,6 +77,10 @@ pub struct Measurement {
     pub repeats: u32,
     /// Seed of the first repeat.
     pub seed: u64,
+    /// What differs from one repeat to the next: a fresh chain, or only the
+    /// timing (one large chain reused; a stride chain).
+    #[serde(default)]
+    pub repeat_varies: String,
     /// Nanoseconds per load over the repeats.
     pub ns_per_load: Summary,
     /// Cycles per load over the repeats.
@@ -173,6 +177,7 @@ pub(super) struct Context<'a> {
     pub page_backing: PageBacking,
     pub clock_before: f64,
     pub clock_after: f64,
+    pub chain_reused: bool,
 }
 
 /// Summarises the repeats of one point into a [`Measurement`], with the
@@ -249,6 +254,17 @@ pub(super) fn summarise(
         last_element: c.last_offset / 8,
         repeats: samples.len() as u32,
         seed: point.seed,
+        repeat_varies: if c.chain_reused {
+            format!(
+                "timing only: one chain of {} nodes (at least {}) serves every repeat, averaging over itself",
+                c.chain.len(),
+                super::REUSE_CHAIN_NODES
+            )
+        } else if point.pattern == Pattern::Stride {
+            "timing only: a stride chain has no seed".into()
+        } else {
+            "the chain: each repeat builds a fresh one (seed + repeat)".into()
+        },
         ns_per_load,
         cycles_per_load,
         cycle_source: engine.cycle_source(),

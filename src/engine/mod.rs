@@ -52,6 +52,10 @@ pub const CLOCK_DRIFT_WARN: f64 = 0.02;
 /// Warn when repeats spread (max - min over median) more than this.
 pub const SPREAD_WARN: f64 = 0.05;
 
+/// From this many nodes on, random repeats reuse one chain (it averages
+/// over itself); below it each repeat builds a fresh one.
+pub const REUSE_CHAIN_NODES: u64 = 1 << 20;
+
 /// How long each clock-chain timing beside a sample lasts.
 const SAMPLE_CLOCK_TIME: Duration = Duration::from_millis(1);
 
@@ -266,17 +270,26 @@ impl Engine {
         let mut impossible = std::collections::BTreeSet::new();
         let mut warmup_loads = 0;
         let mut repeat = 0;
+        // A chain of a million nodes or more averages over itself: building
+        // and linking a fresh one per repeat costs more than it tells.
+        let reuse = point.pattern != Pattern::Stride && chain.len() >= REUSE_CHAIN_NODES;
         while repeat < point.repeats || more_repeats(point, &samples) {
             if point.until_precise && repeat >= 2 && precise(&samples, 1.0) {
                 break;
             }
-            let seed = point.seed.wrapping_add(u64::from(repeat));
-            if repeat > 0 && point.pattern != Pattern::Stride {
+            let seed = if reuse {
+                point.seed
+            } else {
+                point.seed.wrapping_add(u64::from(repeat))
+            };
+            if repeat > 0 && point.pattern != Pattern::Stride && !reuse {
                 // The previous chain goes first: one chain's bookkeeping at a time.
                 drop(std::mem::replace(&mut chain, Chain::stride(8, 8)?));
                 chain = build(seed)?;
             }
-            workload.link(&chain, kernel)?;
+            if repeat == 0 || !reuse {
+                workload.link(&chain, kernel)?;
+            }
             let mut walker = workload.walker(&chain, kernel);
             warmup_loads += warmup::warm_up(&mut walker)?;
             let timed = self.time(
@@ -321,6 +334,7 @@ impl Engine {
                 page_backing,
                 clock_before,
                 clock_after,
+                chain_reused: reuse,
             },
             samples,
             warnings,
