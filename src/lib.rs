@@ -31,6 +31,7 @@ pub mod cli;
 pub mod engine;
 pub mod error;
 pub mod experiments;
+pub mod input;
 pub mod kernels;
 pub mod limits;
 pub mod output;

@@ -247,12 +247,31 @@ fn after_kill_9_prefetchers_restore_puts_them_back() {
     };
     child.kill().unwrap();
     child.wait().unwrap();
+    let changed = values(&root);
     assert_ne!(
-        values(&root),
-        before,
+        changed, before,
         "SIGKILL cannot be caught: the registers stay changed"
     );
+    let state = dir.path().join("prefetchers.state");
+    let recorded = std::fs::read(&state).unwrap();
+    // A second run must not take the changed values for originals.
+    let again = Command::new(assert_cmd::cargo::cargo_bin("memlat"))
+        .env("MEMLAT_MSR_ROOT", &root)
+        .env("MEMLAT_STATE_DIR", dir.path())
+        .args(["run", "-n", "16K", "--prefetchers", "off"])
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&again.stderr);
+    assert!(err.contains("prefetchers --restore"), "{err}");
+    assert_eq!(
+        std::fs::read(&state).unwrap(),
+        recorded,
+        "state file untouched"
+    );
+    assert_eq!(values(&root), changed);
     let out = Command::new(assert_cmd::cargo::cargo_bin("memlat"))
+        .env("MEMLAT_MSR_ROOT", &root)
         .env("MEMLAT_STATE_DIR", dir.path())
         .args(["prefetchers", "--restore"])
         .output()
@@ -264,4 +283,41 @@ fn after_kill_9_prefetchers_restore_puts_them_back() {
     );
     assert_eq!(values(&root), before);
     assert!(!dir.path().join("prefetchers.state").exists());
+}
+
+#[test]
+fn a_state_file_naming_other_files_or_registers_is_not_trusted() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("cpu");
+    fake_root(&root);
+    let before = values(&root);
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    let state = dir.path().join("prefetchers.state");
+    let restore = |text: &str| {
+        std::fs::write(&state, text).unwrap();
+        Command::new(assert_cmd::cargo::cargo_bin("memlat"))
+            .env("MEMLAT_MSR_ROOT", &root)
+            .env("MEMLAT_STATE_DIR", dir.path())
+            .args(["prefetchers", "--restore"])
+            .output()
+            .unwrap()
+    };
+    // Another root: the writes would go to any file the line names.
+    let out = restore(&format!(
+        "root {}\n0 0x0 0x4141414141414141\n",
+        victim.display()
+    ));
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not trusted"));
+    // A register memlat never changes.
+    let out = restore(&format!("root {}\n0 0x10 0x1\n", root.display()));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("never changes"));
+    // Garbage: shown, kept.
+    let out = restore("root\n$$$\n");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("$$$"));
+    assert!(state.exists(), "a corrupt state file is kept for the user");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+    assert_eq!(values(&root), before);
 }

@@ -158,9 +158,15 @@ impl Output {
             None => {
                 use std::io::Write;
                 let mut stdout = std::io::stdout().lock();
-                stdout.write_all(content.as_bytes())?;
-                stdout.flush()?;
-                Ok(())
+                stdout
+                    .write_all(content.as_bytes())
+                    .and_then(|()| stdout.flush())
+                    .map_err(|e| {
+                        UsageError(format!(
+                            "standard output is closed or full ({e}): write to a file with -o FILE, or redirect it"
+                        ))
+                        .into()
+                    })
             }
         }
     }

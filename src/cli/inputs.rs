@@ -54,8 +54,7 @@ fn stem(path: &Path) -> String {
 pub fn load(paths: &[PathBuf]) -> Result<Vec<Loaded>> {
     let mut out = Vec::new();
     for path in paths {
-        let text =
-            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let text = crate::input::read_text(path).map_err(|e| UsageError(e.to_string()))?;
         let value: Value = serde_json::from_str(&text).map_err(|e| {
             UsageError(format!(
                 "{} is not a memlat result (JSON: {e}); give files written with --format json, --json or memlat merge",

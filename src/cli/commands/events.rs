@@ -60,6 +60,6 @@ pub fn run(args: &EventsArgs) -> Result<()> {
             kv.render()
         }
     };
-    print!("{out}");
+    crate::cli::files::Output::create(None)?.write(&out)?;
     Ok(())
 }

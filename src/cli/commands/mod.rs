@@ -132,7 +132,8 @@ pub(crate) fn prepare_with_events(
         .map(|g| limits::ghz(g, Origin::Flag("--ghz")))
         .transpose()?;
     let mut notices = Vec::new();
-    let prefetch = crate::platform::prefetch::PrefetchGuard::apply(args.prefetchers);
+    let prefetch =
+        crate::platform::prefetch::PrefetchGuard::apply(args.prefetchers).map_err(UsageError)?;
     if args.prefetchers != crate::platform::prefetch::PrefetchMode::AsIs {
         notices.push(format!("prefetchers: {}", prefetch.status));
     }

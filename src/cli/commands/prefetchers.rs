@@ -4,40 +4,55 @@
 use anyhow::{Result, anyhow};
 
 use crate::cli::PrefetchersArgs;
+use crate::cli::files::Output;
+use crate::error::UsageError;
 use crate::platform::prefetch::{self, msr};
 
 /// Runs `memlat prefetchers`.
 pub fn run(args: &PrefetchersArgs) -> Result<()> {
-    let state = msr::state_path();
+    let stdout = Output::create(None)?;
+    let state = msr::state_path().map_err(|e| UsageError(format!("memlat prefetchers: {e}")))?;
+    let exists = std::fs::symlink_metadata(&state).is_ok();
     if args.restore {
-        if !state.exists() {
-            println!(
-                "nothing to restore: no state file at {} (every earlier run put its registers back)",
+        if !exists {
+            return stdout.write(&format!(
+                "nothing to restore: no state file at {} (every earlier run put its registers back)\n",
                 state.display()
-            );
-            return Ok(());
+            ));
         }
         let count = msr::restore_from_state(&state).map_err(|e| anyhow!("restoring: {e}"))?;
-        println!(
-            "restored {count} register(s) from {}; removed it",
+        return stdout.write(&format!(
+            "restored {count} register(s) from {}; removed it\n",
+            state.display()
+        ));
+    }
+    let mut text = String::new();
+    if exists {
+        // Shown, never rewritten: a corrupt file is the user's to judge.
+        match msr::read_state(&state) {
+            Ok((_, saved)) => {
+                text += &format!(
+                    "{} holds {} register(s) an interrupted run changed: put them back with `memlat prefetchers --restore` (as root)\n",
+                    state.display(),
+                    saved.len()
+                )
+            }
+            Err(e) => {
+                text += &format!(
+                    "a state file memlat cannot trust: {e}\nlook at it, restore the registers by hand if needed, then remove it\n"
+                )
+            }
+        }
+    } else {
+        text += &format!(
+            "no registers to restore (state file: {})\n",
             state.display()
         );
-        return Ok(());
-    }
-    match std::fs::read_to_string(&state) {
-        Ok(text) => {
-            let pending = msr::parse_state(&text).map_or(0, |(_, s)| s.len());
-            println!(
-                "{} holds {pending} register(s) an interrupted run changed: put them back with `memlat prefetchers --restore` (as root)",
-                state.display()
-            );
-        }
-        Err(_) => println!("no registers to restore (state file: {})", state.display()),
     }
     let cpu = crate::platform::current_cpu().unwrap_or(0);
     match prefetch::check_access(cpu) {
-        Ok(()) => println!("--prefetchers off can be applied here"),
-        Err(why) => println!("--prefetchers off cannot be applied here: {why}"),
+        Ok(()) => text += "--prefetchers off can be applied here\n",
+        Err(why) => text += &format!("--prefetchers off cannot be applied here: {why}\n"),
     }
-    Ok(())
+    stdout.write(&text)
 }

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 use crate::analysis::detect::{CurvePoint, Detection};
@@ -216,8 +216,7 @@ pub struct SweepResult {
 impl SweepResult {
     /// Reads a sweep JSON file (as written by `memlat sweep --json`).
     pub fn load(path: &Path) -> Result<SweepResult> {
-        let text =
-            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let text = crate::input::read_text(path).map_err(|e| UsageError(e.to_string()))?;
         Self::parse(&text, path)
     }
 

@@ -69,9 +69,8 @@ impl Machine {
 
     /// Reads a profile file; errors name the `--machine` flag and the line.
     pub fn load(path: &Path) -> Result<Machine, UsageError> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            UsageError(format!("--machine {}: cannot read it: {e}", path.display()))
-        })?;
+        let text =
+            crate::input::read_text(path).map_err(|e| UsageError(format!("--machine {e}")))?;
         parse(&text).map_err(|e| UsageError(format!("--machine {}: {e}", path.display())))
     }
 }

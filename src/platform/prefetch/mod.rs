@@ -78,11 +78,7 @@ pub fn plan(cpu: &Cpu) -> Result<Vec<MsrChange>, String> {
     }
 }
 
-/// The directory holding `N/msr` devices: /dev/cpu, or `MEMLAT_MSR_ROOT` (tests
-/// point it at plain files to exercise save and restore without root).
-fn msr_root() -> String {
-    std::env::var("MEMLAT_MSR_ROOT").unwrap_or_else(|_| "/dev/cpu".into())
-}
+use msr::msr_root;
 
 /// CPUs that have a directory under the MSR root, in order.
 fn cpus(root: &str) -> Vec<usize> {
@@ -134,19 +130,32 @@ impl PrefetchGuard {
         }
     }
 
-    /// Applies `mode`. Never fails: when prefetchers cannot be turned off the
-    /// guard says why (`status`) and nothing is changed.
-    pub fn apply(mode: PrefetchMode) -> PrefetchGuard {
+    /// Applies `mode`. When prefetchers cannot be turned off the guard says
+    /// why (`status`) and nothing is changed; the one refusal is a state file
+    /// left by an interrupted run: its values are the true originals, and
+    /// reading the registers now would take the changed ones for them.
+    pub fn apply(mode: PrefetchMode) -> Result<PrefetchGuard, String> {
         match mode {
-            PrefetchMode::AsIs => Self::as_is("not asked to change them"),
-            PrefetchMode::Off => match Self::disable() {
-                Ok(guard) => guard,
-                Err(why) => Self::as_is(&format!("--prefetchers off could not be applied: {why}")),
-            },
+            PrefetchMode::AsIs => Ok(Self::as_is("not asked to change them")),
+            PrefetchMode::Off => {
+                let state = msr::state_path().map_err(|e| format!("--prefetchers off: {e}"))?;
+                if std::fs::symlink_metadata(&state).is_ok() {
+                    return Err(format!(
+                        "--prefetchers off: {} exists: an interrupted run left registers changed (its file holds their original values); put them back first with `memlat prefetchers --restore` (as root)",
+                        state.display()
+                    ));
+                }
+                Ok(match Self::disable(state) {
+                    Ok(guard) => guard,
+                    Err(why) => {
+                        Self::as_is(&format!("--prefetchers off could not be applied: {why}"))
+                    }
+                })
+            }
         }
     }
 
-    fn disable() -> Result<PrefetchGuard, String> {
+    fn disable(state: std::path::PathBuf) -> Result<PrefetchGuard, String> {
         let cpu = cpuid::cpu().ok_or("prefetcher MSRs exist only on x86_64")?;
         let changes = plan(&cpu)?;
         let root = msr_root();
@@ -175,7 +184,7 @@ impl PrefetchGuard {
         }
         let saved = msr::Saved::new(
             &root,
-            msr::state_path(),
+            state,
             originals
                 .iter()
                 .map(|(f, n, c, v)| {
@@ -301,7 +310,7 @@ mod tests {
 
     #[test]
     fn as_is_changes_nothing() {
-        let g = PrefetchGuard::apply(PrefetchMode::AsIs);
+        let g = PrefetchGuard::apply(PrefetchMode::AsIs).unwrap();
         assert!(!g.disabled);
         assert!(g.status.starts_with("as is"));
     }

@@ -140,19 +140,62 @@ fn mask(how: libc::c_int) {
     }
 }
 
-/// The state file: `MEMLAT_STATE_DIR` (tests), else /run/memlat as root,
-/// else $XDG_RUNTIME_DIR, else the temporary directory.
-pub fn state_path() -> PathBuf {
-    let dir = std::env::var_os("MEMLAT_STATE_DIR")
+/// The state file's name in its directory.
+pub const STATE_NAME: &str = "prefetchers.state";
+
+/// The directory of the state file: /run/memlat as root; for another user
+/// (with CAP_SYS_RAWIO) a $XDG_RUNTIME_DIR that only they can write; never a
+/// world-writable directory such as /tmp, where another user could plant
+/// the file. Debug builds (the tests) may name one in `MEMLAT_STATE_DIR`;
+/// a release build never reads it.
+pub fn state_dir() -> Result<PathBuf, String> {
+    #[cfg(debug_assertions)]
+    if let Some(dir) = std::env::var_os("MEMLAT_STATE_DIR") {
+        return Ok(PathBuf::from(dir));
+    }
+    // SAFETY: geteuid has no preconditions.
+    let uid = unsafe { libc::geteuid() };
+    if uid == 0 {
+        return Ok(PathBuf::from("/run/memlat"));
+    }
+    let runtime = std::env::var_os("XDG_RUNTIME_DIR")
         .map(PathBuf::from)
-        .or_else(|| {
-            // SAFETY: geteuid has no preconditions.
-            (unsafe { libc::geteuid() } == 0).then(|| PathBuf::from("/run/memlat"))
-        })
-        .or_else(|| std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from))
-        .unwrap_or_else(std::env::temp_dir);
-    dir.join("prefetchers.state")
+        .ok_or("no private directory for the state file: run as root (/run/memlat), or set XDG_RUNTIME_DIR to a directory only you can write")?;
+    private_dir(&runtime, uid)?;
+    Ok(runtime)
 }
+
+/// Checks that `dir` is a real directory (not a link) owned by `uid` that no
+/// one else may write.
+fn private_dir(dir: &Path, uid: u32) -> Result<(), String> {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let meta = std::fs::symlink_metadata(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    if !meta.is_dir() || meta.uid() != uid || meta.permissions().mode() & 0o022 != 0 {
+        return Err(format!(
+            "{} is not a directory of yours that only you can write: the prefetcher state file is refused there",
+            dir.display()
+        ));
+    }
+    Ok(())
+}
+
+/// The state file: [`STATE_NAME`] in [`state_dir`].
+pub fn state_path() -> Result<PathBuf, String> {
+    Ok(state_dir()?.join(STATE_NAME))
+}
+
+/// The directory of MSR devices: /dev/cpu. Debug builds (the tests) may
+/// name stand-in files in `MEMLAT_MSR_ROOT`; a release build never reads it.
+pub fn msr_root() -> String {
+    #[cfg(debug_assertions)]
+    if let Ok(root) = std::env::var("MEMLAT_MSR_ROOT") {
+        return root;
+    }
+    "/dev/cpu".into()
+}
+
+/// The only registers memlat writes, and so the only ones a restore may write.
+pub const DOCUMENTED: [u32; 4] = [0x1A0, 0x1A4, 0xC000_0108, 0xC001_1022];
 
 /// One saved register: which CPU's device, which register, its original value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -200,10 +243,51 @@ pub fn parse_state(text: &str) -> Result<(String, Vec<SavedValue>), String> {
     Ok((root.ok_or("no `root` line")?, saved))
 }
 
-/// Writes the values of a state file back; removes the file when all succeeded.
+/// Reads a state file, trusting nothing in it: a regular file (not a link)
+/// owned by this user and writable by no one else, naming this build's MSR
+/// root and only the documented registers. The error shows the file.
+pub fn read_state(path: &Path) -> Result<(String, Vec<SavedValue>), String> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::symlink_metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    // SAFETY: geteuid has no preconditions.
+    let uid = unsafe { libc::geteuid() };
+    if !meta.is_file() || meta.uid() != uid || meta.mode() & 0o022 != 0 {
+        return Err(format!(
+            "{} is not a regular file of this user that only it can write: not trusted, not used",
+            path.display()
+        ));
+    }
+    let text = crate::input::read_text(path).map_err(|e| e.to_string())?;
+    let shown = || {
+        let mut t: String = text.chars().take(400).collect();
+        t.retain(|c| c == '\n' || !c.is_control());
+        t
+    };
+    let (root, saved) = parse_state(&text)
+        .map_err(|e| format!("{}: {e}; it holds:\n{}", path.display(), shown()))?;
+    if root != msr_root() {
+        return Err(format!(
+            "{}: names MSR devices under {root}, not {}: not trusted; it holds:\n{}",
+            path.display(),
+            msr_root(),
+            shown()
+        ));
+    }
+    if let Some(bad) = saved.iter().find(|s| !DOCUMENTED.contains(&s.msr)) {
+        return Err(format!(
+            "{}: names MSR {:#x}, which memlat never changes: not trusted; it holds:\n{}",
+            path.display(),
+            bad.msr,
+            shown()
+        ));
+    }
+    Ok((root, saved))
+}
+
+/// Writes the values of a state file back (only documented registers, only
+/// to the MSR devices); removes the file when all succeeded.
 pub fn restore_from_state(path: &Path) -> Result<usize, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let (root, saved) = parse_state(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let (root, saved) = read_state(path)?;
     for s in &saved {
         let file = std::fs::OpenOptions::new()
             .write(true)
@@ -234,9 +318,26 @@ impl Saved {
         }
         let values: Vec<SavedValue> = entries.iter().map(|(v, _)| *v).collect();
         if let Some(dir) = state.parent() {
-            std::fs::create_dir_all(dir)?;
+            use std::os::unix::fs::DirBuilderExt;
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)?;
         }
-        std::fs::write(&state, state_text(root, &values))?;
+        // Never over an existing file (an earlier run's originals), never
+        // through a link.
+        {
+            use std::io::Write;
+            use std::os::unix::fs::OpenOptionsExt;
+            let mut file = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .custom_flags(libc::O_NOFOLLOW)
+                .open(&state)?;
+            file.write_all(state_text(root, &values).as_bytes())?;
+            file.sync_all()?;
+        }
         mask(libc::SIG_BLOCK);
         let mut files = Vec::with_capacity(entries.len());
         for (slot, (saved, file)) in entries.into_iter().enumerate() {
