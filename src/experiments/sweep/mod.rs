@@ -269,9 +269,10 @@ pub fn cost_ms(spec: &Point) -> u64 {
 
 /// Measures every pending point of `plan`, handing the result to
 /// `observer.checkpoint` after each one (so files can be rewritten and
-/// nothing finished is lost); then, unless `config.refine` is off, sizes
-/// inside each level's capacity bracket until every bracket is within 5%;
-/// then detects the levels. Stops early (with `complete: false`) after the
+/// nothing finished is lost); then, unless `config.refine` is off, the
+/// points that decide the levels again with fresh chains ([`remeasure`]),
+/// and sizes inside each level's capacity bracket until every bracket is
+/// within 5%; then detects the levels, and records the machine's noise. Stops early (with `complete: false`) after the
 /// point in progress when the observer says it was interrupted.
 pub fn run(
     engine: &mut Engine,
@@ -285,11 +286,13 @@ pub fn run(
     let mut clock = || base_seconds + started.elapsed().as_secs_f64();
     let watch = crate::experiments::noise::Watch::start(engine, &plan.template);
     measure_grid(engine, plan, &mut result, observer, &mut clock)?;
-    if result.config.refine && !observer.interrupted() {
-        refine(engine, plan, &mut result, observer, &mut clock)?;
-    }
+    // The levels are decided (their deciding points measured again) before
+    // their edges are refined: refining a level that then goes is wasted.
     if result.config.refine && !observer.interrupted() {
         remeasure::remeasure(engine, plan, &mut result, observer, &mut clock)?;
+    }
+    if result.config.refine && !observer.interrupted() {
+        refine(engine, plan, &mut result, observer, &mut clock)?;
     }
     let cvs: Vec<f64> = result.points.iter().map(|m| m.ns_per_load.cv).collect();
     result.noise = Some(watch.finish(engine, &plan.template, &cvs));
