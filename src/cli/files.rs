@@ -117,6 +117,85 @@ impl SweepFiles {
     }
 }
 
+/// What a command does with a file it names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// It writes data there (-o, --json, --csv).
+    Writes,
+    /// It draws a picture there (--plot): a known extension, an existing directory.
+    Plot,
+    /// It reads it (--resume, an input file).
+    Reads,
+}
+
+/// Checks every file a command names before it measures anything: each one
+/// it writes can be written (a plot has a known extension and its directory
+/// exists), and no two flags name the same file, since one would destroy
+/// the other (`--resume r.json -o r.json` would replace the sweep with its
+/// table). Standard output (`-`) is no file.
+pub fn check_files(files: &[(&str, Option<&Path>, Role)]) -> Result<()> {
+    let named: Vec<(&str, &Path, Role)> = files
+        .iter()
+        .filter_map(|&(flag, path, role)| Some((flag, path?, role)))
+        .filter(|(_, path, _)| path.as_os_str() != "-")
+        .collect();
+    for &(flag, path, role) in &named {
+        match role {
+            Role::Plot => {
+                ImageFormat::of(path, flag)?;
+                let parent = parent_of(path);
+                if !parent.is_dir() {
+                    return Err(UsageError(format!(
+                        "{flag} {}: the directory {} does not exist",
+                        path.display(),
+                        parent.display()
+                    ))
+                    .into());
+                }
+                writable(path).map_err(|e| {
+                    UsageError(format!("{flag} {}: cannot write it: {e}", path.display()))
+                })?;
+            }
+            Role::Writes => {
+                writable(path).map_err(|e| {
+                    UsageError(format!("{flag} {}: cannot write it: {e}", path.display()))
+                })?;
+            }
+            Role::Reads => {}
+        }
+    }
+    for (i, &(flag_a, a, role_a)) in named.iter().enumerate() {
+        for &(flag_b, b, role_b) in &named[i + 1..] {
+            if (role_a != Role::Reads || role_b != Role::Reads) && same_file(a, b) {
+                return Err(UsageError(format!(
+                    "{flag_a} and {flag_b} both name {}: one would destroy the other; give each its own file",
+                    a.display()
+                ))
+                .into());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether two paths name one file: the same inode when both exist, else
+/// the same name in the same (resolved) directory.
+fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    if let (Ok(x), Ok(y)) = (fs::metadata(a), fs::metadata(b)) {
+        return x.dev() == y.dev() && x.ino() == y.ino();
+    }
+    let resolved = |p: &Path| {
+        fs::canonicalize(parent_of(p))
+            .ok()
+            .map(|dir| dir.join(p.file_name().unwrap_or_default()))
+    };
+    match (resolved(a), resolved(b)) {
+        (Some(x), Some(y)) => x == y,
+        _ => a == b,
+    }
+}
+
 fn parent_of(path: &Path) -> &Path {
     match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
@@ -181,20 +260,37 @@ pub fn writable(path: &Path) -> std::io::Result<()> {
         Ok(_) => fs::OpenOptions::new().append(true).open(path).map(drop),
         Err(_) => {
             let probe = temporary_beside(path);
-            fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&probe)?;
+            create_new(&probe)?;
             fs::remove_file(&probe)
         }
     }
 }
 
+/// A name for a temporary file beside `path` that no one can guess ahead
+/// (process id, time and a counter), so none can be planted there first.
 fn temporary_beside(path: &Path) -> PathBuf {
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let name = path
         .file_name()
         .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
-    parent_of(path).join(format!(".{name}.{}.tmp", std::process::id()))
+    let nanos = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tag = nanos ^ (n.wrapping_mul(0x9E37_79B9_7F4A_7C15)) ^ u64::from(std::process::id()) << 40;
+    parent_of(path).join(format!(".{name}.{}.{tag:016x}.tmp", std::process::id()))
+}
+
+/// Creates a new file at `path`: never an existing one, never through a
+/// symbolic link (O_CREAT | O_EXCL | O_NOFOLLOW).
+pub fn create_new(path: &Path) -> std::io::Result<fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .mode(0o644)
+        .open(path)
 }
 
 /// What a sweep run tells the command line: a progress bar, Ctrl-C, and
@@ -248,7 +344,15 @@ pub fn replace(path: &Path, content: &str) -> Result<()> {
         return fs::write(path, content).with_context(context);
     }
     let temporary = temporary_beside(path);
-    fs::write(&temporary, content).with_context(context)?;
+    let written = create_new(&temporary).and_then(|mut file| {
+        use std::io::Write;
+        file.write_all(content.as_bytes())?;
+        file.sync_data()
+    });
+    if let Err(e) = written {
+        let _ = fs::remove_file(&temporary);
+        return Err(e).with_context(context);
+    }
     fs::rename(&temporary, path).with_context(context)
 }
 
@@ -289,6 +393,66 @@ mod tests {
         replace(&path, "new").unwrap();
         assert_eq!(fs::read_to_string(&path).unwrap(), "new");
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_planted_link_at_a_temporary_name_is_never_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        fs::write(&victim, "precious").unwrap();
+        let link = dir.path().join("planted");
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        assert!(create_new(&link).is_err());
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "precious");
+        // Temporary names differ from call to call: none can be planted ahead.
+        let target = dir.path().join("r.html");
+        assert_ne!(temporary_beside(&target), temporary_beside(&target));
+        replace(&target, "report").unwrap();
+        assert_eq!(fs::read_to_string(&target).unwrap(), "report");
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "precious");
+    }
+
+    #[test]
+    fn two_flags_naming_one_file_are_refused_before_anything_is_measured() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = dir.path().join("r.json");
+        fs::write(&r, "{}").unwrap();
+        let same = dir.path().join(".").join("r.json");
+        let err = check_files(&[
+            ("--resume", Some(&r), Role::Reads),
+            ("-o/--output", Some(&same), Role::Writes),
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("--resume and -o/--output both name"), "{err}");
+        // Not yet existing: the same name in the same directory.
+        let x = dir.path().join("x.csv");
+        assert!(
+            check_files(&[
+                ("--csv", Some(&x), Role::Writes),
+                ("--plot", Some(&x), Role::Plot)
+            ])
+            .is_err()
+        );
+        // A plot in a directory that does not exist fails now, not after measuring.
+        let nowhere = dir.path().join("none/x.svg");
+        let err = check_files(&[("--plot", Some(&nowhere), Role::Plot)]).unwrap_err();
+        assert!(err.to_string().contains("does not exist"), "{err}");
+        // Two inputs may be the same file; distinct outputs pass; stdout is no file.
+        let dash = Path::new("-");
+        check_files(&[
+            ("FILE", Some(&r), Role::Reads),
+            ("FILE", Some(&r), Role::Reads),
+            ("--json", Some(&dir.path().join("a.json")), Role::Writes),
+            ("-o/--output", Some(dash), Role::Writes),
+            ("--plot", Some(&dir.path().join("a.svg")), Role::Plot),
+        ])
+        .unwrap();
+        assert_eq!(
+            fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "nothing created"
+        );
     }
 
     #[test]

@@ -153,6 +153,23 @@ fn evidences(points: &[CurvePoint], levels: &[Level], floor: f64) -> Vec<Option<
         .collect()
 }
 
+/// The first memory-class plateau (at least [`MEMORY_FLOOR_NS`]) when
+/// another plateau follows it and it lacks the strong evidence a level
+/// beyond the ordinary needs ([`STRONG_POINTS`] points, [`EVIDENCE_STRONG`]
+/// against the ramp from the level below to the next plateau): a noisy
+/// stretch of the climb to memory, which would otherwise be taken for
+/// memory and the true memory for translation cost. (A true memory plateau
+/// before a translation climb spans many sizes.)
+pub(super) fn ramp_memory(points: &[CurvePoint], levels: &[Level], floor: f64) -> Option<usize> {
+    let m = levels.iter().position(|l| l.ns >= MEMORY_FLOOR_NS)?;
+    if m == 0 || m + 1 >= levels.len() {
+        return None;
+    }
+    let n = levels[m].end - levels[m].start;
+    let e = against_ramp(points, &levels[m - 1], &levels[m], &levels[m + 1], floor);
+    (n < STRONG_POINTS && e < EVIDENCE_STRONG).then_some(m)
+}
+
 /// The cache level (not the first, not memory) with the least evidence.
 fn weakest(evidence: &[Option<f64>]) -> Option<(usize, f64)> {
     evidence
@@ -439,5 +456,31 @@ mod tests {
         // Without the prior (sysfs lists nothing), no level is invented.
         let s = select(&points, &logs(&points), levels, 0.03, 0);
         assert_eq!(s.levels.len(), 2);
+    }
+
+    #[test]
+    fn a_stretch_on_the_climb_to_memory_is_not_memory() {
+        // L3 14 ns, then 54, 89, 104 on the way to memory at 140: the
+        // 89-104 pair with a third point is no better than the climb.
+        let sizes = [
+            3300, 4300, 5600, 7300, 9800, 11000, 12400, 16100, 20900, 27100, 35300, 45900,
+        ];
+        let ns = [
+            14.0, 14.7, 15.6, 16.3, 54.0, 80.0, 89.0, 104.0, 129.0, 137.0, 141.0, 146.0,
+        ];
+        let points: Vec<CurvePoint> = sizes
+            .iter()
+            .zip(ns)
+            .map(|(&s, v)| point(s << 10, v, 0.3))
+            .collect();
+        let levels = vec![
+            level(&points, 0, 4),
+            level(&points, 5, 8),
+            level(&points, 8, 12),
+        ];
+        assert_eq!(ramp_memory(&points, &levels, 0.05), Some(1));
+        // A real memory plateau with a translation climb after it stays.
+        let levels = vec![level(&points, 0, 4), level(&points, 8, 12)];
+        assert_eq!(ramp_memory(&points, &levels, 0.05), None);
     }
 }

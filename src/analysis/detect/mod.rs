@@ -239,7 +239,12 @@ fn smoothed(points: &[CurvePoint]) -> Vec<CurvePoint> {
 
 /// The plateaus of the curve as levels, neighbours closer than
 /// [`LEVEL_RATIO`] joined (the points between them included).
-fn plateau_levels(points: &[CurvePoint], smoothed: &[CurvePoint]) -> Vec<Level> {
+fn plateau_levels(
+    points: &[CurvePoint],
+    smoothed: &[CurvePoint],
+    sigma: f64,
+    unresolved: &mut Vec<Unresolved>,
+) -> Vec<Level> {
     let x: Vec<f64> = points.iter().map(|p| (p.size_bytes as f64).ln()).collect();
     let y: Vec<f64> = smoothed.iter().map(|p| p.ns.ln()).collect();
     let mut levels: Vec<Level> = Vec::new();
@@ -256,6 +261,11 @@ fn plateau_levels(points: &[CurvePoint], smoothed: &[CurvePoint]) -> Vec<Level> 
             }
             _ => levels.push(level),
         }
+    }
+    // A short memory-class stretch on the climb to memory is not memory.
+    while let Some(k) = evidence::ramp_memory(points, &levels, sigma) {
+        let l = levels.remove(k);
+        unresolved.push(Unresolved::of(points, l.start, l.end));
     }
     tail::drop_translation_plateaus(&mut levels);
     // Smoothing may pull a last point that truly rose back onto the plateau;
@@ -416,7 +426,8 @@ pub fn detect(curve: &[CurvePoint], sysfs: &[CacheInfo]) -> Detection {
     let smoothed = smoothed(&points);
     let halves: Vec<f64> = points.iter().map(half_log_spread).collect();
     let sigma = median(&halves).clamp(0.02, 0.10);
-    let mut levels = plateau_levels(&points, &smoothed);
+    let mut on_ramp = Vec::new();
+    let mut levels = plateau_levels(&points, &smoothed, sigma, &mut on_ramp);
     let last = points.len() - 1;
     match levels.last().map(|m| tail::read(&points, &smoothed, m)) {
         None | Some(Tail::StillRising) => {
@@ -444,6 +455,16 @@ pub fn detect(curve: &[CurvePoint], sysfs: &[CacheInfo]) -> Detection {
     levels = selection.levels;
     notes.extend(selection.notes);
     let mut unresolved = selection.unresolved;
+    for stretch in on_ramp {
+        notes.push(format!(
+            "unresolved: {}..{} at {:.1}..{:.1} ns fits the climb to memory nearly as well as a plateau; not taken for memory",
+            HumanBytes(stretch.from_bytes),
+            HumanBytes(stretch.to_bytes),
+            stretch.ns_min,
+            stretch.ns_max
+        ));
+        unresolved.push(stretch);
+    }
     for (stretch, note) in pause_notes(&points, &smoothed, &levels) {
         if !unresolved
             .iter()

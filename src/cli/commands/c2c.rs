@@ -13,7 +13,6 @@ use crate::cli::{C2cArgs, Format};
 use crate::error::usage;
 use crate::experiments::c2c::{self, C2cMatrix, Method, Pairs};
 use crate::output::document::Document;
-use crate::output::plot::ImageFormat;
 use crate::output::plot::heatmap::{self, Heatmap};
 use crate::output::table::{Cell, Table};
 use crate::platform;
@@ -49,9 +48,18 @@ fn plot_path(path: &Path, k: usize, method: &str) -> PathBuf {
 
 /// Runs `memlat c2c`.
 pub fn run(args: &C2cArgs) -> Result<()> {
-    if let Some(path) = &args.plot {
-        ImageFormat::of(path, "--plot")?;
-    }
+    crate::cli::files::check_files(&[
+        (
+            "-o/--output",
+            args.output.as_deref(),
+            crate::cli::files::Role::Writes,
+        ),
+        (
+            "--plot",
+            args.plot.as_deref(),
+            crate::cli::files::Role::Plot,
+        ),
+    ])?;
     let allowed = platform::allowed_cpus();
     let cpus: Vec<usize> = match &args.cpus {
         Some(list) => {

@@ -9,7 +9,7 @@ use crate::cli::inputs::{self, Loaded};
 use crate::cli::{CompareArgs, Format};
 use crate::error::usage;
 use crate::output::document::Document;
-use crate::output::plot::{Chart, ImageFormat};
+use crate::output::plot::Chart;
 use crate::output::table::{Cell, Table};
 
 /// What `memlat compare --format json` prints.
@@ -25,9 +25,18 @@ struct CompareOutput<'a> {
 
 /// Runs `memlat compare`.
 pub fn run(args: &CompareArgs) -> Result<()> {
-    if let Some(path) = &args.plot {
-        ImageFormat::of(path, "--plot")?;
-    }
+    crate::cli::files::check_files(&[
+        (
+            "-o/--output",
+            args.output.as_deref(),
+            crate::cli::files::Role::Writes,
+        ),
+        (
+            "--plot",
+            args.plot.as_deref(),
+            crate::cli::files::Role::Plot,
+        ),
+    ])?;
     let output = Output::create(args.output.as_deref())?;
     let results = inputs::load(&args.results)?;
     if results.len() < 2 {

@@ -14,7 +14,6 @@ use crate::error::{UsageError, usage};
 use crate::experiments::loaded::{self, LoadedPlan, LoadedResult};
 use crate::limits::{self, Origin};
 use crate::output::document::Document;
-use crate::output::plot::ImageFormat;
 use crate::output::table::{Cell, Table};
 use crate::platform;
 use crate::platform::caches;
@@ -32,9 +31,18 @@ pub fn run(args: &LoadedArgs) -> Result<()> {
     if args.delays.is_empty() {
         return usage("--delays: give at least one delay, e.g. 10000,1000,100,0");
     }
-    if let Some(path) = &args.plot {
-        ImageFormat::of(path, "--plot")?;
-    }
+    crate::cli::files::check_files(&[
+        (
+            "-o/--output",
+            args.measure.output.as_deref(),
+            crate::cli::files::Role::Writes,
+        ),
+        (
+            "--plot",
+            args.plot.as_deref(),
+            crate::cli::files::Role::Plot,
+        ),
+    ])?;
     let output = Output::create(args.measure.output.as_deref())?;
     // Before the chaser is pinned, while this thread may still run anywhere.
     let topology = Topology::read(&platform::allowed_cpus());

@@ -14,7 +14,6 @@ use crate::experiments::loaduse::levels;
 use crate::experiments::loaduse::render;
 use crate::experiments::loaduse::{self, driver::Settings};
 use crate::output;
-use crate::output::plot::ImageFormat;
 use crate::platform;
 use crate::platform::caches;
 use crate::units::HumanBytes;
@@ -32,9 +31,18 @@ pub fn run(args: &LoaduseArgs) -> Result<()> {
             "-e/--events: memlat loaduse does not count events per N; count them with `memlat run -n SIZE -e ...` at the working set of interest",
         );
     }
-    if let Some(path) = &args.plot {
-        ImageFormat::of(path, "--plot")?;
-    }
+    crate::cli::files::check_files(&[
+        (
+            "-o/--output",
+            args.measure.output.as_deref(),
+            crate::cli::files::Role::Writes,
+        ),
+        (
+            "--plot",
+            args.plot.as_deref(),
+            crate::cli::files::Role::Plot,
+        ),
+    ])?;
     let output = Output::create(args.measure.output.as_deref())?;
     let mut prepared = prepare(&args.measure, Pattern::Random, 3)?;
     let template = prepared.template.clone();

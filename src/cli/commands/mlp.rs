@@ -16,7 +16,6 @@ use crate::experiments::mlp::{self, LevelSize, MlpLevel};
 use crate::kernels::parallel::MAX_CHAINS;
 use crate::limits::{self, Origin};
 use crate::output::document::Document;
-use crate::output::plot::ImageFormat;
 use crate::output::table::{Cell, Table};
 use crate::platform;
 use crate::units::HumanBytes;
@@ -99,9 +98,18 @@ pub fn run(args: &MlpArgs) -> Result<()> {
     if args.measure.kernel == crate::kernels::KernelKind::Index {
         return usage("--kernel index: chains side by side use the pointer or portable kernel");
     }
-    if let Some(path) = &args.plot {
-        ImageFormat::of(path, "--plot")?;
-    }
+    crate::cli::files::check_files(&[
+        (
+            "-o/--output",
+            args.measure.output.as_deref(),
+            crate::cli::files::Role::Writes,
+        ),
+        (
+            "--plot",
+            args.plot.as_deref(),
+            crate::cli::files::Role::Plot,
+        ),
+    ])?;
     let chains = chain_counts(&args.chains)?;
     let output = Output::create(args.measure.output.as_deref())?;
     let mut prepared = prepare(&args.measure, Pattern::Random, 3)?;

@@ -13,7 +13,6 @@ use crate::error::{UsageError, usage};
 use crate::experiments::numa::{self, NumaResult};
 use crate::limits::{self, Origin};
 use crate::output::document::Document;
-use crate::output::plot::ImageFormat;
 use crate::output::plot::heatmap::{self, Heatmap};
 use crate::output::table::{Cell, Table};
 use crate::platform;
@@ -31,9 +30,18 @@ pub fn run(args: &NumaArgs) -> Result<()> {
     if args.measure.pattern.is_some_and(|p| p != Pattern::Random) {
         return usage("--pattern: memlat numa chases a random chain");
     }
-    if let Some(path) = &args.plot {
-        ImageFormat::of(path, "--plot")?;
-    }
+    crate::cli::files::check_files(&[
+        (
+            "-o/--output",
+            args.measure.output.as_deref(),
+            crate::cli::files::Role::Writes,
+        ),
+        (
+            "--plot",
+            args.plot.as_deref(),
+            crate::cli::files::Role::Plot,
+        ),
+    ])?;
     let output = Output::create(args.measure.output.as_deref())?;
     let allowed = platform::allowed_cpus();
     let mut nodes = numa_nodes();

@@ -27,6 +27,7 @@ use crate::units::HumanBytes;
 
 /// Runs `memlat sweep`.
 pub fn run(args: &SweepArgs) -> Result<()> {
+    check_named_files(args)?;
     let output = Output::create(args.measure.output.as_deref())?;
     let resumed = args
         .resume
@@ -48,10 +49,35 @@ pub fn run(args: &SweepArgs) -> Result<()> {
         notice(note);
     }
     announce(&plan, &files, prepared.engine.cpu());
+    let fresh: Vec<PathBuf> = files
+        .paths()
+        .into_iter()
+        .filter(|p| std::fs::symlink_metadata(p).is_err())
+        .map(Path::to_path_buf)
+        .collect();
     files.create(&plan.start())?;
     let result = {
         let mut observer = SweepObserver::new(&files, !args.no_progress);
-        sweep::run(&mut prepared.engine, &plan, &mut observer)?
+        sweep::run(&mut prepared.engine, &plan, &mut observer)
+    };
+    let result = match result {
+        Ok(result) => result,
+        Err(e) => {
+            // A start that failed before its first point leaves no file behind
+            // (a 0-point file would refuse the retry without --force).
+            if plan.resumed.is_none()
+                && files
+                    .json
+                    .as_deref()
+                    .and_then(|j| SweepResult::load(j).ok())
+                    .is_none_or(|r| r.points.is_empty())
+            {
+                for path in &fresh {
+                    let _ = std::fs::remove_file(path);
+                }
+            }
+            return Err(e);
+        }
     };
     files.draw(&result)?;
     if result.config.range_end_reason == "flat-dram" {
@@ -281,15 +307,47 @@ fn load_resume(path: &Path, args: &SweepArgs) -> Result<SweepResult> {
     Ok(result)
 }
 
-/// The files: those named; else --resume's file and its siblings; else a new
-/// results directory. A new sweep refuses to overwrite an earlier result
-/// unless --force.
+/// Refuses, before anything is measured, files named twice (one would
+/// destroy the other) and plots that cannot be written.
+fn check_named_files(args: &SweepArgs) -> Result<()> {
+    use crate::cli::files::{Role, check_files};
+    let mut named = vec![
+        ("-o/--output", args.measure.output.as_deref(), Role::Writes),
+        ("--resume", args.resume.as_deref(), Role::Reads),
+        ("--csv", args.csv.as_deref(), Role::Writes),
+        ("--json", args.json.as_deref(), Role::Writes),
+    ];
+    named.extend(
+        args.plot
+            .iter()
+            .map(|p| ("--plot", Some(p.as_path()), Role::Plot)),
+    );
+    check_files(&named)
+}
+
+/// The files: those named (with only --plot, the data go beside the plot
+/// too); else --resume's file and its siblings; else a new results
+/// directory. A new sweep refuses to overwrite an earlier result unless --force.
 fn files(args: &SweepArgs) -> Result<SweepFiles> {
-    let named = SweepFiles {
+    let mut named = SweepFiles {
         csv: args.csv.clone(),
         json: args.json.clone(),
         plots: args.plot.iter().cloned().collect(),
     };
+    if named.csv.is_none() && named.json.is_none() && !named.plots.is_empty() {
+        let beside = named.plots[0].with_extension("json");
+        if args.measure.output.as_deref().is_some_and(|o| o == beside) {
+            return usage(format!(
+                "--plot alone keeps the data in {}, which -o names too; give --json FILE",
+                beside.display()
+            ));
+        }
+        super::notice(&format!(
+            "--plot alone: the data are kept beside it in {} (give --json FILE to choose)",
+            beside.display()
+        ));
+        named.json = Some(beside);
+    }
     if let Some(json) = &args.resume {
         if !named.is_empty() {
             return usage(

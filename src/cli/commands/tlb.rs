@@ -13,7 +13,6 @@ use crate::cli::{Format, TlbArgs};
 use crate::error::usage;
 use crate::experiments::tlb::{self, PagePlan, TlbPageResult};
 use crate::output::document::Document;
-use crate::output::plot::ImageFormat;
 use crate::output::table::{Cell, Table};
 use crate::platform::{self, PageRequest, cpuid, system};
 use crate::units::HumanBytes;
@@ -100,9 +99,18 @@ pub fn run(args: &TlbArgs) -> Result<()> {
             "--pattern: memlat tlb chooses its chains (one line a page, and the same lines packed)",
         );
     }
-    if let Some(path) = &args.plot {
-        ImageFormat::of(path, "--plot")?;
-    }
+    crate::cli::files::check_files(&[
+        (
+            "-o/--output",
+            args.measure.output.as_deref(),
+            crate::cli::files::Role::Writes,
+        ),
+        (
+            "--plot",
+            args.plot.as_deref(),
+            crate::cli::files::Role::Plot,
+        ),
+    ])?;
     let output = Output::create(args.measure.output.as_deref())?;
     let (plans, notes) = plans(args)?;
     let mut prepared = prepare(&args.measure, Pattern::Random, 3)?;

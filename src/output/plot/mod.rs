@@ -18,7 +18,7 @@ pub mod tlb;
 
 use std::path::Path;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use crate::error::UsageError;
 
@@ -137,27 +137,54 @@ pub fn figure(path: &Path, charts: &[Chart]) -> Result<()> {
     let name = path
         .file_name()
         .map_or_else(|| "plot".into(), |n| n.to_string_lossy().into_owned());
-    // The temporary keeps the extension: it tells the backend what to draw.
-    let temporary = path.with_file_name(format!(".{}.{name}", std::process::id()));
+    // Drawn in a fresh private directory beside the target (the backend
+    // opens its file by name, following links: none can be planted inside),
+    // then renamed over it. The temporary keeps the extension: it tells the
+    // backend what to draw.
+    use std::os::unix::fs::DirBuilderExt;
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let private = parent.join(format!(
+        ".memlat-{}-{}-{}",
+        std::process::id(),
+        SVG_COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos())
+    ));
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(&private)
+        .with_context(|| format!("writing {}", path.display()))?;
+    let temporary = private.join(&name);
     let drawn = draw::figure(&temporary, format, charts)
         .and_then(|()| std::fs::rename(&temporary, path).map_err(anyhow::Error::from));
-    if drawn.is_err() {
-        let _ = std::fs::remove_file(&temporary);
-    }
+    let _ = std::fs::remove_dir_all(&private);
     drawn.map_err(|e| e.context(format!("writing {}", path.display())))
 }
 
 /// `charts` drawn as SVG and returned as text (for an HTML report): drawn to
 /// a temporary file, read back and removed.
 pub fn svg_string(charts: &[Chart]) -> Result<String> {
-    let path = std::env::temp_dir().join(format!(
-        "memlat-{}-{}.svg",
+    // A fresh directory only this process can write (create_dir fails on
+    // anything planted at the name), so the drawing cannot be redirected.
+    use std::os::unix::fs::DirBuilderExt;
+    let dir = std::env::temp_dir().join(format!(
+        "memlat-{}-{}-{}",
         std::process::id(),
-        SVG_COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        SVG_COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos())
     ));
-    figure(&path, charts)?;
+    std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
+    let path = dir.join("chart.svg");
+    let drawn = figure(&path, charts);
     let text = std::fs::read_to_string(&path);
-    let _ = std::fs::remove_file(&path);
+    let _ = std::fs::remove_dir_all(&dir);
+    drawn?;
     Ok(text?)
 }
 
