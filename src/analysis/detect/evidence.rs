@@ -286,8 +286,11 @@ pub(super) fn select(
     // ...and fewer need evidence too: where sysfs lists more levels than
     // the plateaus show, the stretch that stands furthest off its ramp
     // (a shared cache's share often climbs too steadily to call flat) is
-    // taken as a level when it passes the same test.
-    while caches(&levels) < sysfs_count {
+    // taken as a level when it passes the same test. Only on a curve that
+    // reaches memory: on one cut short, its last level may be a cache, and
+    // the levels sysfs lists beyond the curve are not missing from it.
+    let reaches_memory = |levels: &[Level]| levels.last().is_some_and(|l| l.ns >= MEMORY_FLOOR_NS);
+    while caches(&levels) < sysfs_count && reaches_memory(&levels) {
         let Some((k, candidate, e)) = best_stretch(points, smoothed, &levels, floor) else {
             break;
         };
