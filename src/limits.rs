@@ -25,8 +25,10 @@ pub const MAX_SAMPLE_MS: u64 = 60_000;
 /// Repeats of a point at most.
 pub const MAX_REPEATS: u32 = 100_000;
 
-/// Core clocks memlat believes a user gives (`--ghz`).
-pub const GHZ: RangeInclusive<f64> = 0.01..=20.0;
+/// Core clocks memlat believes a user gives (`--ghz`): every core it can
+/// run on lies between (a 0.2 GHz microcontroller-class board, a 10 GHz
+/// overclock); 20 or 0.01 would print 26 or 0.013 cycles for an L1 hit.
+pub const GHZ: RangeInclusive<f64> = 0.2..=10.0;
 
 /// Sweep ratios: sizes must grow, and not by more than 100x a step.
 pub const RATIO: RangeInclusive<f64> = 1.01..=100.0;

@@ -238,12 +238,15 @@ pub struct Row {
     pub values: Vec<f64>,
     /// Last result over the first (medians).
     pub ratio: f64,
-    /// 95% bootstrap interval of that ratio.
-    pub ci_low: f64,
+    /// 95% bootstrap interval of that ratio; null when a side has fewer
+    /// than [`MIN_REPEATS`] repeats (no interval can be told from them).
+    pub ci_low: Option<f64>,
     /// Upper end.
-    pub ci_high: f64,
+    pub ci_high: Option<f64>,
     /// Whether the interval leaves out 1 and the ratio is beyond [`NOISE`].
     pub significant: bool,
+    /// Whether a side has fewer than [`MIN_REPEATS`] repeats.
+    pub too_few_repeats: bool,
     /// Every result over the first, with its interval: `[ratio, low, high]`.
     pub ratios: Vec<[f64; 3]>,
 }
@@ -266,18 +269,26 @@ pub fn rows(found: &[Vec<Found>]) -> Vec<Row> {
                 .map(|m| stats::ratio_of_medians(&point.samples, &m.samples))
                 .collect::<Option<Vec<_>>>()?;
             let last = *estimates.last()?;
+            let too_few = matches
+                .iter()
+                .any(|m| m.samples.len() < MIN_REPEATS || point.samples.len() < MIN_REPEATS);
             Some(Row {
                 key: point.key.clone(),
                 values: matches.iter().map(|m| m.median).collect(),
                 ratio: last.ratio,
-                ci_low: last.low,
-                ci_high: last.high,
-                significant: significant(&last),
+                ci_low: (!too_few).then_some(last.low),
+                ci_high: (!too_few).then_some(last.high),
+                significant: !too_few && significant(&last),
+                too_few_repeats: too_few,
                 ratios: estimates.iter().map(|e| [e.ratio, e.low, e.high]).collect(),
             })
         })
         .collect()
 }
+
+/// Fewer repeats than this a side give no interval: one repeat resampled
+/// is always itself, and two identical runs would be called different.
+pub const MIN_REPEATS: usize = 3;
 
 /// The interval leaves out 1 and the ratio is beyond the noise.
 pub fn significant(e: &RatioEstimate) -> bool {
@@ -319,9 +330,20 @@ mod tests {
         assert_eq!(rows.len(), 2);
         assert!(!rows[0].significant, "{:?}", rows[0]);
         assert!(rows[1].significant && rows[1].ratio > 1.2, "{:?}", rows[1]);
-        assert!(rows[1].ci_low <= rows[1].ratio && rows[1].ratio <= rows[1].ci_high);
+        let (low, high) = (rows[1].ci_low.unwrap(), rows[1].ci_high.unwrap());
+        assert!(low <= rows[1].ratio && rows[1].ratio <= high);
         let c = conditions(&[a, b]);
         assert!(c.iter().all(|c| !c.differs), "{c:?}");
+    }
+
+    #[test]
+    fn one_repeat_a_side_gives_no_interval_and_no_verdict() {
+        let a = json!({"kind": "run", "p": point("random", 16384, &[1.29])});
+        let b = json!({"kind": "run", "p": point("random", 16384, &[1.29])});
+        let rows = rows(&[measurements(&a), measurements(&b)]);
+        assert_eq!(rows.len(), 1);
+        assert!(rows[0].too_few_repeats && !rows[0].significant);
+        assert_eq!((rows[0].ci_low, rows[0].ci_high), (None, None));
     }
 
     #[test]

@@ -42,6 +42,46 @@ pub fn kind_of(value: &Value) -> String {
     }
 }
 
+/// The kinds of result memlat writes (and so reads back).
+pub const KINDS: [&str; 15] = [
+    "run", "quick", "sweep", "levels", "detect", "assoc", "linesize", "loaduse", "mlp", "loaded",
+    "c2c", "numa", "tlb", "doctor", "merged",
+];
+
+/// Refuses what is not a memlat result: not a JSON object, a kind memlat
+/// does not write, a schema newer than this memlat's.
+fn check_result(value: &Value, path: &Path) -> Result<()> {
+    let refuse = |why: String| -> Result<()> {
+        Err(UsageError(format!("{}: {why}", path.display())).into())
+    };
+    if !value.is_object() {
+        return refuse("not a memlat result (a JSON object is expected); give files written with --format json, --json or memlat merge".into());
+    }
+    if let Some(kind) = value.get("kind") {
+        match kind.as_str() {
+            Some(k) if KINDS.contains(&k) => {}
+            _ => {
+                return refuse(format!(
+                    "kind {kind} is not one memlat writes ({})",
+                    KINDS.join(", ")
+                ));
+            }
+        }
+    }
+    if let Some(version) = value.get("schema_version") {
+        match version.as_u64() {
+            Some(v) if (1..=u64::from(crate::output::SCHEMA_VERSION)).contains(&v) => {}
+            _ => {
+                return refuse(format!(
+                    "schema_version {version} is not one this memlat reads (1 to {})",
+                    crate::output::SCHEMA_VERSION
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 fn stem(path: &Path) -> String {
     path.file_name().map_or_else(
         || path.display().to_string(),
@@ -61,6 +101,7 @@ pub fn load(paths: &[PathBuf]) -> Result<Vec<Loaded>> {
                 path.display()
             ))
         })?;
+        check_result(&value, path)?;
         if value["kind"] == "merged" {
             for r in value["results"].as_array().into_iter().flatten() {
                 let host = r["host"]["hostname"].as_str().unwrap_or("?");
@@ -91,7 +132,8 @@ pub fn load(paths: &[PathBuf]) -> Result<Vec<Loaded>> {
 }
 
 /// Every `.json` file under `inputs` (directories searched recursively, in
-/// name order), and the files named.
+/// name order, symbolic links to directories not followed: a loop would
+/// repeat files or never end), and the files named.
 pub fn json_files(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     for input in inputs {
@@ -102,9 +144,12 @@ pub fn json_files(inputs: &[PathBuf]) -> Result<Vec<PathBuf>> {
                 .collect();
             entries.sort();
             for e in entries {
-                if e.is_dir() {
+                let Ok(meta) = std::fs::symlink_metadata(&e) else {
+                    continue;
+                };
+                if meta.is_dir() {
                     out.extend(json_files(&[e])?);
-                } else if e.extension().is_some_and(|x| x == "json") {
+                } else if meta.is_file() && e.extension().is_some_and(|x| x == "json") {
                     out.push(e);
                 }
             }

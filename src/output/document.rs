@@ -88,15 +88,16 @@ impl Document {
 
     /// Markdown: the title as a heading, tables as GitHub tables.
     pub fn markdown(&self) -> String {
-        let mut out = format!("## {}\n", self.title);
+        use crate::output::table::escape_markdown;
+        let mut out = format!("## {}\n", escape_markdown(&self.title));
         for part in &self.parts {
             out.push('\n');
             match part {
                 Part::Table(t) => out += &t.markdown(),
-                Part::Heading(h) => out += &format!("### {h}\n"),
+                Part::Heading(h) => out += &format!("### {}\n", escape_markdown(h)),
                 Part::Lines(lines) => {
                     for line in lines {
-                        out += &format!("{line}\n\n");
+                        out += &format!("{}\n\n", escape_markdown(line));
                     }
                 }
             }

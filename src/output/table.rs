@@ -206,21 +206,25 @@ impl Table {
     /// A header and one record per row, numbers in full.
     pub fn csv(&self) -> String {
         let mut writer = csv::Writer::from_writer(Vec::new());
-        let header: Vec<&str> = self.columns.iter().map(|c| c.name.as_str()).collect();
+        let header: Vec<String> = self.columns.iter().map(|c| defuse(&c.name)).collect();
         // Writing to a Vec cannot fail.
         writer.write_record(&header).expect("writing to memory");
         for row in &self.rows {
             writer
-                .write_record(row.iter().map(Cell::machine))
+                .write_record(row.iter().map(|c| match c {
+                    Cell::Text(t) => defuse(t),
+                    other => other.machine(),
+                }))
                 .expect("writing to memory");
         }
         let bytes = writer.into_inner().expect("flushing to memory");
         String::from_utf8(bytes).expect("cells are UTF-8")
     }
 
-    /// A GitHub-flavoured Markdown table, then the notes as a list.
+    /// A GitHub-flavoured Markdown table, then the notes as a list; every
+    /// string escaped ([`escape_markdown`]), each cell on one line.
     pub fn markdown(&self) -> String {
-        let escape = |t: String| t.replace('|', "\\|");
+        let escape = |t: String| escape_markdown(&t);
         let mut out = String::new();
         let header: Vec<String> = self
             .columns
@@ -244,7 +248,7 @@ impl Table {
         if !self.notes.is_empty() {
             out.push('\n');
             for note in &self.notes {
-                let _ = writeln!(out, "- {note}");
+                let _ = writeln!(out, "- {}", escape_markdown(note));
             }
         }
         out
@@ -289,6 +293,39 @@ impl Table {
 }
 
 /// `text` with `&`, `<`, `>` and `"` escaped for HTML.
+/// A text cell for a spreadsheet: one that begins with `=`, `+`, `-`, `@`
+/// (or a tab or carriage return) is a formula to Excel, LibreOffice and
+/// Sheets, so it gets a leading `'` (a host name or CPU model from another
+/// machine's result must not run there). Numbers stay as they are.
+pub fn defuse(text: &str) -> String {
+    let risky = text.starts_with(['=', '+', '-', '@', '\t', '\r']);
+    if risky && text.parse::<f64>().is_err() {
+        format!("'{text}")
+    } else {
+        text.to_string()
+    }
+}
+
+/// A string for Markdown: HTML escaped (no tag, no `<script>`), `|`, `[`,
+/// `]`, backquotes and a leading `#` escaped (no cell break, link or
+/// heading), line breaks made spaces (a cell stays on its line).
+pub fn escape_markdown(text: &str) -> String {
+    let one_line: String = text
+        .chars()
+        .map(|c| if c == '\n' || c == '\r' { ' ' } else { c })
+        .collect();
+    let mut out = escape_html(&one_line)
+        .replace('|', "\\|")
+        .replace('[', "\\[")
+        .replace(']', "\\]")
+        .replace('`', "\\`");
+    if out.starts_with('#') {
+        out.insert(0, '\\');
+    }
+    out
+}
+
+/// Text for HTML: `&`, `<`, `>` and `"` escaped.
 pub fn escape_html(text: &str) -> String {
     text.replace('&', "&amp;")
         .replace('<', "&lt;")
@@ -339,6 +376,51 @@ mod tests {
         assert!(md.starts_with("| level | size | ns |\n| :--- | ---: | ---: |\n"));
         assert!(md.contains("| a\\|b | 1 | - |"));
         assert!(md.ends_with("- ns: median of 3 repeats\n"));
+    }
+
+    #[test]
+    fn csv_text_never_begins_a_formula() {
+        let mut t = Table::new(&["<host", "=cmd", "ns"]);
+        t.row(vec![
+            "=HYPERLINK(\"x\")".into(),
+            "@SUM(A1)".into(),
+            Cell::float(-1.5, 2),
+        ]);
+        t.row(vec!["+1 evil".into(), "-2+3".into(), "-7".into()]);
+        let csv = t.csv();
+        for line in csv.lines() {
+            for cell in line.split(',') {
+                let cell = cell.trim_start_matches('"');
+                assert!(
+                    !cell.starts_with(['=', '+', '@'])
+                        && (!cell.starts_with('-') || cell.parse::<f64>().is_ok()),
+                    "{cell} in\n{csv}"
+                );
+            }
+        }
+        assert!(csv.contains("'=HYPERLINK") && csv.contains("-1.5") && csv.contains(",-7"));
+    }
+
+    #[test]
+    fn markdown_holds_no_html_and_no_line_break_in_a_cell() {
+        let mut t = Table::new(&["<host", "ns"]);
+        t.row(vec![
+            "<script>alert(1)</script>".into(),
+            Cell::float(1.0, 1),
+        ]);
+        t.row(vec![
+            "a\n# heading\n[x](javascript:alert(1)) <img onerror=y>".into(),
+            Cell::Missing,
+        ]);
+        t.note("<b>note</b>\nsecond");
+        let md = t.markdown();
+        assert!(
+            !md.contains("<script") && !md.contains("<img") && !md.contains("<b>"),
+            "{md}"
+        );
+        assert!(!md.contains("[x](") && md.contains("\\[x\\]"), "{md}");
+        assert!(!md.lines().any(|l| l.starts_with('#')), "{md}");
+        assert_eq!(md.lines().count(), 2 + 2 + 2, "{md}");
     }
 
     #[test]

@@ -247,12 +247,34 @@ fn smaps_fields(address: usize) -> Option<Vec<(String, u64)>> {
     inside.then_some(fields)
 }
 
-/// MemAvailable from /proc/meminfo, in bytes.
+/// The memory a buffer may take, in bytes: MemAvailable from /proc/meminfo,
+/// or less inside a cgroup whose `memory.max` leaves less (its limit less
+/// its current use): a buffer that fits the machine but not the container
+/// (a Kubernetes pod's 4Gi) would get the process killed.
 pub fn mem_available_bytes() -> Option<u64> {
     let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
+    let machine = kib * 1024;
+    Some(cgroup_headroom().map_or(machine, |c| c.min(machine)))
+}
+
+/// `memory.max - memory.current` of this process's cgroup (v2), when it has a limit.
+fn cgroup_headroom() -> Option<u64> {
+    let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let path = own.lines().find_map(|l| l.strip_prefix("0::"))?;
+    let dir = std::path::Path::new("/sys/fs/cgroup").join(path.trim_start_matches('/'));
+    headroom(
+        &std::fs::read_to_string(dir.join("memory.max")).ok()?,
+        &std::fs::read_to_string(dir.join("memory.current")).ok()?,
+    )
+}
+
+/// The headroom a cgroup's `memory.max` and `memory.current` leave (None: no limit).
+fn headroom(max: &str, current: &str) -> Option<u64> {
+    let max: u64 = max.trim().parse().ok()?;
+    let current: u64 = current.trim().parse().unwrap_or(0);
+    Some(max.saturating_sub(current))
 }
 
 #[cfg(test)]
@@ -296,5 +318,16 @@ mod tests {
     #[test]
     fn mem_available_is_read() {
         assert!(mem_available_bytes().unwrap() > 0);
+    }
+
+    #[test]
+    fn a_cgroup_limit_bounds_the_memory_available() {
+        assert_eq!(headroom("max\n", "100"), None);
+        assert_eq!(headroom("4294967296\n", "1073741824\n"), Some(3 << 30));
+        assert_eq!(headroom("100", "200"), Some(0));
+        // This host: never more than MemAvailable.
+        if let Some(a) = mem_available_bytes() {
+            assert!(a > 0);
+        }
     }
 }

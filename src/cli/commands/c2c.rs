@@ -67,6 +67,15 @@ pub fn run(args: &C2cArgs) -> Result<()> {
             if cpus.is_empty() {
                 return usage(format!("--cpus {list}: give CPUs such as 0-7,16"));
             }
+            if let Some(twice) = cpus
+                .iter()
+                .enumerate()
+                .find_map(|(i, c)| cpus[..i].contains(c).then_some(c))
+            {
+                return usage(format!(
+                    "--cpus {list}: CPU {twice} is named twice; a line moves between two different CPUs"
+                ));
+            }
             if let Some(bad) = cpus.iter().find(|c| !allowed.contains(c)) {
                 return usage(format!(
                     "--cpus {list}: CPU {bad} is not one this process may use ({})",
@@ -80,11 +89,15 @@ pub fn run(args: &C2cArgs) -> Result<()> {
     if cpus.len() < 2 {
         return usage("--cpus: give at least two CPUs (a line moves between two)");
     }
-    let methods = if args.method.is_empty() {
-        vec![Method::Cas, Method::ReadWrite]
-    } else {
-        args.method.clone()
-    };
+    let mut methods: Vec<Method> = Vec::new();
+    for m in &args.method {
+        if !methods.contains(m) {
+            methods.push(*m);
+        }
+    }
+    if methods.is_empty() {
+        methods = vec![Method::Cas, Method::ReadWrite];
+    }
     let output = Output::create(args.output.as_deref())?;
     let topology = Topology::read(&allowed);
     let order = c2c::ordered(&topology, &cpus);

@@ -103,7 +103,10 @@ fn rows_table(labels: &[&str], rows: &[Row]) -> Table {
         let mut cells: Vec<Cell> = vec![r.key.clone().into()];
         cells.extend(r.values.iter().map(|v| Cell::float(*v, 2)));
         cells.push(Cell::float(r.ratio, 3));
-        cells.push(format!("{:.3}..{:.3}", r.ci_low, r.ci_high).into());
+        cells.push(match (r.ci_low, r.ci_high) {
+            (Some(low), Some(high)) => format!("{low:.3}..{high:.3}").into(),
+            _ => "too few repeats".into(),
+        });
         cells.push(if r.significant { "yes" } else { "no" }.into());
         t.row(cells);
     }

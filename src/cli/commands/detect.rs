@@ -42,6 +42,8 @@ struct DetectOutput<'a> {
     cpuid_caches: &'a [CacheInfo],
     /// Prefetcher state during the quick sweep (`as recorded` for a file).
     prefetchers: String,
+    /// Whether Ctrl-C cut the quick sweep short (the levels are of the sizes measured).
+    partial: bool,
 }
 
 /// Runs `memlat detect`.
@@ -86,6 +88,17 @@ pub fn run(args: &DetectArgs) -> Result<()> {
         Vec::new()
     };
     cross_check_cpuid(&mut detection, &result.sysfs_caches, &cpuid_caches);
+    let interrupted = args.results.is_none() && crate::cli::interrupt::interrupted();
+    if interrupted {
+        detection.notes.insert(
+            0,
+            format!(
+                "PARTIAL: interrupted (Ctrl-C) after {} of {} sizes; these levels are of the sizes measured, and memory may not have been reached",
+                curve.len(),
+                result.config.sizes.len()
+            ),
+        );
+    }
     let content = match args.measure.format {
         Format::Json => output::result_json(
             "detect",
@@ -99,6 +112,7 @@ pub fn run(args: &DetectArgs) -> Result<()> {
                 sysfs_caches: &result.sysfs_caches,
                 cpuid_caches: &cpuid_caches,
                 prefetchers,
+                partial: interrupted,
             },
         )?,
         Format::Csv => detect::levels_table(&detection).csv(),
@@ -117,7 +131,14 @@ pub fn run(args: &DetectArgs) -> Result<()> {
             }
         }
     };
-    output.write(&content)
+    output.write(&content)?;
+    if interrupted {
+        return Err(crate::cli::interrupt::Interrupted(
+            "memlat detect: interrupted; the levels above are partial".into(),
+        )
+        .into());
+    }
+    Ok(())
 }
 
 /// Measures a random-chain sweep with few repeats.
@@ -167,6 +188,8 @@ fn quick_sweep(args: &DetectArgs) -> Result<(SweepResult, String, String)> {
         Vec::new(),
         caches,
     );
+    // Every size is checked before the first is measured.
+    super::sweep::check_memory(&plan, None)?;
     eprintln!(
         "memlat detect: measuring a quick {} sweep, {} sizes from {} to {} bytes",
         key.label(),

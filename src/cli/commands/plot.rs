@@ -26,7 +26,13 @@ pub fn run(args: &PlotArgs) -> Result<()> {
         Metric::defaults(&result)
     } else {
         let mut metrics = Vec::new();
+        let mut seen: Vec<&String> = Vec::new();
         for text in &args.metric {
+            // Each metric once: a name repeated is one chart, not thousands.
+            if seen.contains(&text) {
+                continue;
+            }
+            seen.push(text);
             let metric = Metric::parse(text);
             let unknown = match &metric {
                 Metric::Event(name) => (!counted.contains(name)).then_some(name),

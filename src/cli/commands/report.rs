@@ -12,7 +12,7 @@ use crate::cli::inputs::{self, Loaded};
 use crate::experiments::doctor::{Facts, Report};
 use crate::experiments::sweep::SweepResult;
 use crate::output::plot::{self, Chart};
-use crate::output::table::{Cell, Table, escape_html};
+use crate::output::table::{Cell, Table, escape_html, escape_markdown};
 
 /// How each kind of result was measured, in a few sentences.
 fn method(kind: &str) -> &'static str {
@@ -233,7 +233,11 @@ fn markdown(machine: &Table, sections: &[Section]) -> String {
         machine.markdown()
     );
     for s in sections {
-        out += &format!("## {}\n\n{}\n\n", s.title, s.method);
+        out += &format!(
+            "## {}\n\n{}\n\n",
+            escape_markdown(&s.title),
+            escape_markdown(s.method)
+        );
         for t in &s.tables {
             out += &t.markdown();
             out.push('\n');
@@ -242,7 +246,7 @@ fn markdown(machine: &Table, sections: &[Section]) -> String {
             out += &format!("({} plot(s): see the HTML report)\n\n", s.charts.len());
         }
         for w in &s.warnings {
-            out += &format!("- warning: {w}\n");
+            out += &format!("- warning: {}\n", escape_markdown(w));
         }
         out.push('\n');
     }

@@ -34,7 +34,20 @@ pub fn run(args: &SweepArgs) -> Result<()> {
         .as_deref()
         .map(|path| load_resume(path, args))
         .transpose()?;
-    let mut prepared = prepare(&args.measure, Pattern::Stride, DEFAULT_REPEATS)?;
+    // A resumed sweep goes on on the CPU its points were measured on.
+    let mut measure = args.measure.clone();
+    if let Some(r) = &resumed {
+        match measure.cpu {
+            Some(cpu) if cpu != r.config.cpu => {
+                return usage(format!(
+                    "--cpu {cpu} with --resume: the sweep was measured on CPU {}, and its points must share one; leave --cpu out",
+                    r.config.cpu
+                ));
+            }
+            _ => measure.cpu = Some(r.config.cpu),
+        }
+    }
+    let mut prepared = prepare(&measure, Pattern::Stride, DEFAULT_REPEATS)?;
     let mut notes = std::mem::take(&mut prepared.notices);
     let mut plan = match resumed {
         Some(r) => SweepPlan::resume(prepared.template.clone(), r),
@@ -43,7 +56,7 @@ pub fn run(args: &SweepArgs) -> Result<()> {
     if args.no_refine {
         plan.config.refine = false;
     }
-    check_memory(&plan)?;
+    check_memory(&plan, args.resume.as_deref())?;
     let files = files(args)?;
     for note in &notes {
         notice(note);
@@ -244,16 +257,25 @@ fn range(args: &SweepArgs, notes: &mut Vec<String>) -> Result<sweep::Range> {
 }
 
 /// Refuses a sweep whose largest point would not fit in memory, naming --to.
-fn check_memory(plan: &SweepPlan) -> Result<()> {
+pub(crate) fn check_memory(plan: &SweepPlan, resume: Option<&Path>) -> Result<()> {
     let Some(available) = platform::mem_available_bytes() else {
         return Ok(());
     };
     for spec in plan.pending() {
         let needed = crate::engine::memory_needed(spec.size);
         if needed > available {
+            let (flag, fix) = match resume {
+                Some(path) => (
+                    format!("--resume {}", path.display()),
+                    "the file asks for more than this machine has; resume it where it was measured, or start a new sweep",
+                ),
+                None => (
+                    format!("--to {}", HumanBytes(plan.config.to)),
+                    "choose a smaller --to",
+                ),
+            };
             return usage(format!(
-                "--to {}: the {} point needs about {} but only {} is available (MemAvailable); choose a smaller --to",
-                HumanBytes(plan.config.to),
+                "{flag}: the {} point needs about {} but only {} is available (MemAvailable, or the cgroup's memory.max less its use); {fix}",
                 HumanBytes(spec.size),
                 HumanBytes(needed),
                 HumanBytes(available)

@@ -45,7 +45,14 @@ fn plans(args: &TlbArgs) -> Result<(Vec<PagePlan>, Vec<String>)> {
         }
         d
     } else {
-        args.page_sizes.clone()
+        // Each page size once, in the order given.
+        let mut sizes: Vec<String> = Vec::new();
+        for s in &args.page_sizes {
+            if !sizes.contains(s) {
+                sizes.push(s.clone());
+            }
+        }
+        sizes
     };
     let mut out = Vec::new();
     for size in &asked {

@@ -172,9 +172,9 @@ impl SweepConfig {
         Ok(())
     }
 
-    /// Number of points: sizes x series.
+    /// Number of points: sizes x series, and the sizes refinement added.
     pub fn point_count(&self) -> usize {
-        self.sizes.len() * self.series.len()
+        self.sizes.len() * self.series.len() + self.refined_sizes.len()
     }
 }
 
@@ -220,15 +220,58 @@ impl SweepResult {
         Self::parse(&text, path)
     }
 
-    /// Reads a sweep JSON text (from `path`, for the message).
+    /// Reads a sweep JSON text (from `path`, for the message): only a
+    /// sweep of a schema this memlat knows, with sizes and series; duplicate
+    /// points are dropped and points sorted, each with a notice on stderr.
     pub fn parse(text: &str, path: &Path) -> Result<SweepResult> {
-        serde_json::from_str(text).map_err(|e| {
+        let mut result: SweepResult = serde_json::from_str(text).map_err(|e| {
             UsageError(format!(
-                "{} is not a memlat sweep JSON file ({e}); give the file written by `memlat sweep --json`",
+                "{}: not a memlat sweep JSON file ({e}); give the file written by `memlat sweep --json`",
                 path.display()
             ))
-            .into()
-        })
+        })?;
+        let refuse = |why: String| -> Result<SweepResult> {
+            Err(UsageError(format!("{}: {why}", path.display())).into())
+        };
+        if result.kind != "sweep" {
+            return refuse(format!(
+                "kind \"{}\" is not a sweep; give the file written by `memlat sweep --json`",
+                result.kind
+            ));
+        }
+        if !(1..=crate::output::SCHEMA_VERSION).contains(&result.schema_version) {
+            return refuse(format!(
+                "schema_version {} is not one this memlat reads (1 to {}); a newer memlat wrote it?",
+                result.schema_version,
+                crate::output::SCHEMA_VERSION
+            ));
+        }
+        if result.config.sizes.is_empty() || result.config.series.is_empty() {
+            return refuse(
+                "config.sizes and config.series must not be empty: not a sweep memlat wrote".into(),
+            );
+        }
+        if !result.config.sizes.is_sorted() {
+            result.config.sizes.sort_unstable();
+            eprintln!(
+                "note: {}: config.sizes were not in order; sorted",
+                path.display()
+            );
+        }
+        let before = result.points.len();
+        let mut seen = std::collections::BTreeSet::new();
+        result
+            .points
+            .retain(|m| seen.insert((m.size, SeriesKey::of(m).label(), m.kernel.name())));
+        if result.points.len() < before {
+            eprintln!(
+                "note: {}: {} duplicate point(s) (same size, series and kernel) left out",
+                path.display(),
+                before - result.points.len()
+            );
+        }
+        result.sort_points();
+        Ok(result)
     }
 
     /// A notice for a file older than this memlat's layout, read all the same.
