@@ -25,6 +25,11 @@ pub struct Cli {
     /// Options of the quick table (used when no command is given).
     #[command(flatten)]
     pub quick: QuickArgs,
+
+    /// The largest file memlat reads (results, profiles, state), MiB: a
+    /// bound so that /dev/zero or a runaway file cannot fill memory.
+    #[arg(long, global = true, value_name = "MIB", default_value_t = 256)]
+    pub max_input: u64,
 }
 
 /// Whether memlat was started under seed 004's program name (`ptr_chase`,

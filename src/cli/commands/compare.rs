@@ -25,18 +25,15 @@ struct CompareOutput<'a> {
 
 /// Runs `memlat compare`.
 pub fn run(args: &CompareArgs) -> Result<()> {
-    crate::cli::files::check_files(&[
-        (
-            "-o/--output",
-            args.output.as_deref(),
-            crate::cli::files::Role::Writes,
-        ),
-        (
-            "--plot",
-            args.plot.as_deref(),
-            crate::cli::files::Role::Plot,
-        ),
-    ])?;
+    use crate::cli::files::{Role, check_files};
+    let mut named: Vec<(&str, Option<&std::path::Path>, Role)> = args
+        .results
+        .iter()
+        .map(|p| ("FILE", Some(p.as_path()), Role::Reads))
+        .collect();
+    named.push(("-o/--output", args.output.as_deref(), Role::Writes));
+    named.push(("--plot", args.plot.as_deref(), Role::Plot));
+    check_files(&named)?;
     let output = Output::create(args.output.as_deref())?;
     let results = inputs::load(&args.results)?;
     if results.len() < 2 {

@@ -48,6 +48,11 @@ struct DetectOutput<'a> {
 
 /// Runs `memlat detect`.
 pub fn run(args: &DetectArgs) -> Result<()> {
+    use crate::cli::files::{Role, check_files};
+    check_files(&[
+        ("FILE", args.results.as_deref(), Role::Reads),
+        ("-o/--output", args.measure.output.as_deref(), Role::Writes),
+    ])?;
     let output = Output::create(args.measure.output.as_deref())?;
     if args.results.is_some() {
         let given = [

@@ -36,6 +36,7 @@ use crate::platform::counters::{EventSpec, parse_event_list};
 
 /// Runs what the command line asks for.
 pub fn dispatch(cli: Cli) -> Result<()> {
+    crate::input::set_max_bytes(cli.max_input.saturating_mul(1 << 20));
     match cli.command {
         Some(Command::Run(args)) => run::run(&args),
         Some(Command::PtrChase(args)) => run::ptr_chase(&args),

@@ -5,12 +5,16 @@ use anyhow::Result;
 use crate::cli::{PlotArgs, YScale};
 use crate::error::{UsageError, usage};
 use crate::experiments::sweep::SweepResult;
+use crate::output::plot;
 use crate::output::plot::sweep::{self as views, Metric};
-use crate::output::plot::{self, ImageFormat};
 
 /// Runs `memlat plot`.
 pub fn run(args: &PlotArgs) -> Result<()> {
-    ImageFormat::of(&args.output, "-o/--output")?;
+    use crate::cli::files::{Role, check_files};
+    check_files(&[
+        ("FILE", Some(args.results.as_path()), Role::Reads),
+        ("-o/--output", Some(args.output.as_path()), Role::Plot),
+    ])?;
     let result = SweepResult::load(&args.results)?;
     if let Some(note) = result.older_notice(&args.results) {
         super::notice(&note);

@@ -1,0 +1,267 @@
+//! memlat as root on a shared machine (issue 22): one test per class of what
+//! an audit found. No result destroyed, no input unbounded, nothing from
+//! another machine's file executed by a spreadsheet or a browser, no run that
+//! exits 0 with a lost or wrong result. (Register state: tests/prefetch.rs.)
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn memlat() -> Command {
+    Command::cargo_bin("memlat").unwrap()
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/curves")
+        .join(name)
+}
+
+/// A copy of a real sweep in `dir`, changed by `edit`.
+fn sweep_file(dir: &Path, name: &str, edit: impl FnOnce(&mut Value)) -> PathBuf {
+    let text = std::fs::read_to_string(fixture("amd-epyc-zen3-fc-thp-b.json")).unwrap();
+    let mut v: Value = serde_json::from_str(&text).unwrap();
+    edit(&mut v);
+    let path = dir.join(name);
+    std::fs::write(&path, serde_json::to_string(&v).unwrap()).unwrap();
+    path
+}
+
+/// Exit 2 with one line on stderr that contains `says`.
+fn refused(cmd: &mut Command, says: &str) {
+    let out = cmd.timeout(Duration::from_secs(20)).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains(says), "wanted '{says}' in: {err}");
+}
+
+#[test]
+fn results_are_never_destroyed_by_flags_naming_one_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = sweep_file(dir.path(), "r.json", |_| {});
+    let before = std::fs::read(&r).unwrap();
+    refused(
+        memlat()
+            .current_dir(dir.path())
+            .args(["sweep", "--resume", "r.json", "-o", "r.json"]),
+        "both name",
+    );
+    assert_eq!(std::fs::read(&r).unwrap(), before, "r.json byte-identical");
+    for pair in [
+        ["--json", "x", "-o", "x"],
+        ["--json", "x", "--csv", "x"],
+        ["--csv", "x.svg", "--plot", "x.svg"],
+    ] {
+        refused(
+            memlat().current_dir(dir.path()).arg("sweep").args(pair),
+            "both name",
+        );
+    }
+    refused(
+        memlat()
+            .current_dir(dir.path())
+            .args(["detect", "r.json", "-o", "r.json"]),
+        "both name",
+    );
+    // A plot that cannot be written fails before measuring, for every command.
+    for cmd in ["mlp", "loaded", "c2c", "numa", "tlb"] {
+        let started = Instant::now();
+        refused(
+            memlat().args([cmd, "--plot", "/nonexistent/x.svg"]),
+            "does not exist",
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{cmd} measured first"
+        );
+    }
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "no file left"
+    );
+}
+
+#[test]
+fn inputs_are_bounded_regular_memlat_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    refused(memlat().args(["detect", "/dev/zero"]), "not a regular file");
+    refused(memlat().args(["report", "/dev/zero"]), "not a regular file");
+    let fifo = dir.path().join("fifo");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .is_ok_and(|s| s.success())
+    );
+    refused(
+        memlat().arg("plot").arg(&fifo).args(["-o", "x.svg"]),
+        "a FIFO",
+    );
+    assert!(started.elapsed() < Duration::from_secs(10), "no hang");
+    let bogus = sweep_file(dir.path(), "bogus.json", |v| v["kind"] = "bogus".into());
+    refused(memlat().arg("detect").arg(&bogus), "bogus");
+    refused(
+        memlat().arg("compare").arg(&bogus).arg(&bogus),
+        "not one memlat writes",
+    );
+    let newer = sweep_file(dir.path(), "newer.json", |v| {
+        v["schema_version"] = 999.into()
+    });
+    refused(memlat().arg("detect").arg(&newer), "schema_version 999");
+    let empty = sweep_file(dir.path(), "empty.json", |v| {
+        v["config"]["sizes"] = Value::Array(Vec::new())
+    });
+    refused(
+        memlat().arg("sweep").arg("--resume").arg(&empty),
+        "must not be empty",
+    );
+    for (name, text) in [
+        ("null.json", "null"),
+        ("list.json", "[]"),
+        ("num.json", "42"),
+    ] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        refused(memlat().arg("report").arg(&path), "not a memlat result");
+    }
+    // Duplicate points are dropped with a notice, not counted twice.
+    let dup = sweep_file(dir.path(), "dup.json", |v| {
+        let points = v["points"].as_array().unwrap().clone();
+        v["points"]
+            .as_array_mut()
+            .unwrap()
+            .extend(points[..3].to_vec());
+    });
+    let out = memlat().arg("detect").arg(&dup).output().unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("3 duplicate point(s)"));
+    // merge does not follow a directory link back up (a loop).
+    let tree = dir.path().join("tree/a");
+    std::fs::create_dir_all(&tree).unwrap();
+    std::fs::copy(fixture("amd-epyc-zen3-fc-thp-b.json"), tree.join("s.json")).unwrap();
+    std::os::unix::fs::symlink("..", tree.join("up")).unwrap();
+    let merged = dir.path().join("merged.json");
+    let out = memlat()
+        .arg("merge")
+        .arg(dir.path().join("tree"))
+        .arg("-o")
+        .arg(&merged)
+        .timeout(Duration::from_secs(10))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let merged: Value = serde_json::from_str(&std::fs::read_to_string(&merged).unwrap()).unwrap();
+    assert_eq!(merged["results"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn strings_from_another_machine_are_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let evil = sweep_file(dir.path(), "evil.json", |v| {
+        v["host"]["hostname"] = "<script>alert(1)</script>".into();
+        v["host"]["cpu_model"] = "=HYPERLINK(\"http://x\")\n# injected".into();
+    });
+    let md = memlat()
+        .arg("report")
+        .arg(&evil)
+        .args(["--format", "markdown"])
+        .output()
+        .unwrap();
+    let md = String::from_utf8_lossy(&md.stdout);
+    assert!(!md.contains("<script"), "{md}");
+    assert!(!md.lines().any(|l| l.starts_with("# injected")), "{md}");
+    let cmp = memlat()
+        .arg("compare")
+        .arg(&evil)
+        .arg(fixture("amd-epyc-zen3-fc-thp-a.json"))
+        .args(["--format", "markdown"])
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&cmp.stdout).contains("<script"));
+    let html = dir.path().join("r.html");
+    memlat()
+        .arg("report")
+        .arg(&evil)
+        .arg("-o")
+        .arg(&html)
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&html).unwrap();
+    assert!(!html.contains("<script>alert") && html.contains("&lt;script&gt;"));
+    let csv = memlat().arg("merge").arg(&evil).output().unwrap();
+    let csv = String::from_utf8_lossy(&csv.stdout);
+    for cell in csv.lines().flat_map(|l| l.split(',')) {
+        let cell = cell.trim_start_matches('"');
+        assert!(!cell.starts_with(['=', '+', '@']), "{cell}");
+    }
+}
+
+#[test]
+fn runs_are_honest_or_refused() {
+    refused(
+        memlat().args(["run", "-n", "16K", "--ghz", "20"]),
+        "--ghz 20",
+    );
+    refused(
+        memlat().args(["run", "-n", "16K", "--ghz", "0.01"]),
+        "--ghz 0.01",
+    );
+    refused(memlat().args(["c2c", "--cpus", "0,0"]), "named twice");
+    // A full standard output is an error that says so, never a panic.
+    if let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") {
+        for cmd in [&["events"][..], &["prefetchers"][..]] {
+            let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("memlat"))
+                .args(cmd)
+                .stdout(full.try_clone().unwrap())
+                .output()
+                .unwrap();
+            assert_eq!(out.status.code(), Some(2), "{cmd:?}");
+            assert!(String::from_utf8_lossy(&out.stderr).contains("closed or full"));
+        }
+    }
+    // One repeat a side: no interval, no verdict.
+    let dir = tempfile::tempdir().unwrap();
+    let one = dir.path().join("one.json");
+    memlat()
+        .args([
+            "run",
+            "-n",
+            "16K",
+            "--repeats",
+            "1",
+            "--format",
+            "json",
+            "-o",
+        ])
+        .arg(&one)
+        .assert()
+        .success();
+    let out = memlat()
+        .arg("compare")
+        .arg(&one)
+        .arg(&one)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    for row in v["rows"].as_array().unwrap() {
+        assert_eq!(row["too_few_repeats"], true, "{row}");
+        assert_eq!(row["significant"], false, "{row}");
+        assert!(row["ci_low"].is_null());
+    }
+    // A size larger than memory is refused before anything is measured.
+    let started = Instant::now();
+    refused(
+        memlat().args(["detect", "--from", "2G", "--to", "64T", "--ratio", "12"]),
+        "needs about",
+    );
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
