@@ -247,6 +247,7 @@ fn prefetchers_off_explains_itself_when_it_cannot() {
     let machine = profile(dir.path());
     let out = memlat(dir.path())
         .env("MEMLAT_MSR_ROOT", dir.path().join("no-such-dir"))
+        .env("MEMLAT_STATE_DIR", dir.path())
         .args([
             "levels",
             "--machine",

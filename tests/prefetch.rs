@@ -59,6 +59,7 @@ fn saved_values_come_back_after_a_normal_exit() {
     let out = Command::new(assert_cmd::cargo::cargo_bin("memlat"))
         .current_dir(dir.path())
         .env("MEMLAT_MSR_ROOT", &root)
+        .env("MEMLAT_STATE_DIR", dir.path())
         .args([
             "levels",
             "--machine",
@@ -102,6 +103,7 @@ fn ctrl_c_restores_and_exits_130() {
     let mut child = Command::new(assert_cmd::cargo::cargo_bin("memlat"))
         .current_dir(dir.path())
         .env("MEMLAT_MSR_ROOT", &root)
+        .env("MEMLAT_STATE_DIR", dir.path())
         .args([
             "levels",
             "--machine",

@@ -383,8 +383,9 @@ fn measure_grid(
 }
 
 /// Rounds of refinement at most: each halves every bracket (in log), so
-/// four take the grid's 1.3 to within 2%.
-pub const REFINE_ROUNDS: usize = 4;
+/// four take the grid's 1.3 to within 2%; two more for a capacity that a
+/// noisy ramp moved into another bracket.
+pub const REFINE_ROUNDS: usize = 6;
 
 /// Measures the detection series at the geometric middle of every capacity
 /// bracket wider than 5%, and again on the new brackets, for at most
