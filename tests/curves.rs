@@ -224,3 +224,13 @@ fn amd_zen3_guest_run_a_has_three_levels_and_two_unresolved_stretches() {
 fn amd_zen3_guest_run_b_has_three_levels() {
     zen3_guest("amd-epyc-zen3-fc-thp-b.json");
 }
+
+#[test]
+fn amd_zen4_guest_of_this_project() {
+    let d = detect("amd-epyc-zen4-kvm-2026-11-24.json");
+    assert_eq!(names(&d), ["L1", "L2", "L3", "memory"], "{}", describe(&d));
+    check(&d, "L1", Some((28 * K, 40 * K)), (1.0, 1.2));
+    check(&d, "L2", Some((512 * K, 1200 * K)), (3.6, 4.1));
+    check(&d, "L3", Some((6 * M, 20 * M)), (12.0, 18.0));
+    check(&d, "memory", None, (100.0, 170.0));
+}
