@@ -342,7 +342,10 @@ fn capacities_are_refined_inside_their_brackets() {
         assert!(measured.contains(&low) && measured.contains(&high), "{l}");
         narrowed += usize::from((high as f64) < (low as f64) * 2.0);
     }
-    assert!(narrowed >= 1, "every bracket still a grid one: {brackets:?}");
+    assert!(
+        narrowed >= 1,
+        "every bracket still a grid one: {brackets:?}"
+    );
     // --no-refine keeps the plain grid.
     let plain = dir.path().join("p.json");
     memlat()

@@ -151,6 +151,21 @@ pub enum Command {
     ///   memlat mlp --format json -o mlp.json
     #[command(verbatim_doc_comment)]
     Mlp(MlpArgs),
+    /// Bandwidth per level: read, write, copy and non-temporal write, one thread and all.
+    ///
+    /// Streams through a buffer per thread (each pinned to its own CPU) with
+    /// the widest vectors the CPU has (AVX-512, AVX2, SSE2; `--kernel portable`
+    /// for plain Rust), at one size in the middle of each measured plateau and
+    /// one in memory. GB/s = 10^9 bytes a second; a copy counts bytes read plus
+    /// bytes written. Each figure is the median of --repeats samples.
+    ///
+    /// Examples:
+    ///   memlat bandwidth                           # every level, 1 thread and all
+    ///   memlat bandwidth --sizes 16K,1G --threads 1
+    ///   memlat bandwidth --format json -o bw.json
+    #[command(verbatim_doc_comment)]
+    #[command(mut_arg("sample_ms", |a| a.default_value("20")))]
+    Bandwidth(BandwidthArgs),
     /// Latency under load: chase latency against the bandwidth of traffic threads
     ///
     /// One thread chases a random chain beyond the caches
@@ -457,6 +472,33 @@ pub struct MlpArgs {
     pub plateaus: PlateauArgs,
 
     /// Flags shared with the other measuring commands.
+    #[command(flatten)]
+    pub measure: MeasureArgs,
+}
+
+/// `memlat bandwidth`.
+#[derive(Debug, Clone, Args)]
+pub struct BandwidthArgs {
+    /// Sizes per thread, comma-separated (e.g. 16K,1M,1G) [default: the middle
+    /// of each measured cache plateau (see --plateaus), and one in memory].
+    #[arg(long, value_name = "SIZES", value_delimiter = ',', value_parser = parse_size)]
+    pub sizes: Vec<u64>,
+
+    /// Thread counts, comma-separated [default: 1 and every CPU memlat may use].
+    #[arg(long, value_name = "N,...", value_delimiter = ',')]
+    pub threads: Vec<usize>,
+
+    /// Hide the progress bar (it is only drawn when stderr is a terminal).
+    #[arg(long)]
+    pub no_progress: bool,
+
+    /// Where the sizes inside each level come from (see --plateaus).
+    #[command(flatten)]
+    pub plateaus: PlateauArgs,
+
+    /// Flags shared with the other measuring commands (--kernel portable picks
+    /// the plain-Rust kernels; --repeats samples per figure, default 5;
+    /// --sample-ms their length, default 20).
     #[command(flatten)]
     pub measure: MeasureArgs,
 }

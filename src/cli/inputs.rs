@@ -43,9 +43,23 @@ pub fn kind_of(value: &Value) -> String {
 }
 
 /// The kinds of result memlat writes (and so reads back).
-pub const KINDS: [&str; 15] = [
-    "run", "quick", "sweep", "levels", "detect", "assoc", "linesize", "loaduse", "mlp", "loaded",
-    "c2c", "numa", "tlb", "doctor", "merged",
+pub const KINDS: [&str; 16] = [
+    "run",
+    "quick",
+    "sweep",
+    "levels",
+    "detect",
+    "assoc",
+    "linesize",
+    "loaduse",
+    "mlp",
+    "loaded",
+    "c2c",
+    "numa",
+    "tlb",
+    "doctor",
+    "bandwidth",
+    "merged",
 ];
 
 /// Refuses what is not a memlat result: not a JSON object, a kind memlat

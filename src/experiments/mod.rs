@@ -8,6 +8,7 @@
 //! - [`doctor`]: what the machine lets memlat measure.
 
 pub mod assoc;
+pub mod bandwidth;
 pub mod c2c;
 pub mod doctor;
 pub mod fixed_levels;

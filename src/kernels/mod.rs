@@ -5,6 +5,7 @@
 //! Every loop trip makes `UNROLL` dependent loads, then one decrement and one
 //! branch, as seed 001's `L100`.
 
+pub mod bandwidth;
 pub mod load_use;
 pub mod parallel;
 

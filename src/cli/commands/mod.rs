@@ -1,6 +1,7 @@
 //! One file per command: options -> engine -> export. No measuring code here.
 
 pub mod assoc;
+pub mod bandwidth;
 pub mod c2c;
 pub mod compare;
 pub mod detect;
@@ -47,6 +48,7 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Some(Command::Plot(args)) => plot::run(&args),
         Some(Command::Loaduse(args)) => loaduse::run(&args),
         Some(Command::Mlp(args)) => mlp::run(&args),
+        Some(Command::Bandwidth(args)) => bandwidth::run(&args),
         Some(Command::Loaded(args)) => loaded::run(&args),
         Some(Command::C2c(args)) => c2c::run(&args),
         Some(Command::Numa(args)) => numa::run(&args),

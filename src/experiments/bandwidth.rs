@@ -1,0 +1,282 @@
+//! `memlat bandwidth` as an experiment: how many bytes a second each level
+//! delivers to one thread and to several, reading, writing, copying and
+//! writing around the caches (non-temporal), with the widest vectors the CPU
+//! has ([`crate::kernels::bandwidth`]).
+//!
+//! Each thread is pinned to its own CPU and streams through a buffer of its
+//! own of the point's size (a copy splits it into source and destination
+//! halves, so the working set stays the size). Each thread first finds how
+//! many passes fill a sample (`sample_time`), then all start together behind
+//! a barrier; a sample's bandwidth is the sum over threads of the bytes each
+//! moved over the time it took. Each figure is the median of `repeats`
+//! samples, with their min and max.
+
+use std::sync::Barrier;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use serde::Serialize;
+
+use super::plateaus::LevelSize;
+use super::{Observer, Step};
+use crate::analysis::stats::Summary;
+use crate::kernels::bandwidth::{self, Kernels, Op};
+use crate::platform::{Buffer, PageRequest};
+
+/// What to measure.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// Sizes per thread, named by level.
+    pub sizes: Vec<LevelSize>,
+    /// Thread counts (each at most `cpus.len()`).
+    pub threads: Vec<usize>,
+    /// CPUs to pin threads to, in order.
+    pub cpus: Vec<usize>,
+    /// The kernels.
+    pub kernels: Kernels,
+    /// Samples per figure.
+    pub repeats: u32,
+    /// Target length of one sample.
+    pub sample_time: Duration,
+    /// Page size asked for.
+    pub pages: PageRequest,
+    /// Core clock, GHz (for bytes per cycle; 0 when unknown).
+    pub ghz: f64,
+}
+
+/// Min and max of a figure's samples, GB/s.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Spread {
+    /// Slowest sample.
+    pub min: f64,
+    /// Fastest sample.
+    pub max: f64,
+}
+
+/// One size at one thread count.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BandwidthPoint {
+    /// Buffer size per thread, bytes.
+    pub size_bytes: u64,
+    /// The level the size was placed in (`L1`...`memory`, or the size).
+    pub level: String,
+    /// Threads streaming at once, each on its own CPU.
+    pub threads: usize,
+    /// Reading, all threads together, GB/s (10^9 bytes a second).
+    pub read_gb_per_s: f64,
+    /// Writing, GB/s.
+    pub write_gb_per_s: f64,
+    /// Copying (bytes read plus bytes written), GB/s.
+    pub copy_gb_per_s: f64,
+    /// Non-temporal writing, GB/s; null where the ISA has no such store.
+    pub nt_write_gb_per_s: Option<f64>,
+    /// Reading, bytes per core cycle per thread (null when the clock is unknown).
+    pub read_bytes_per_cycle: Option<f64>,
+    /// Each operation's min and max over the samples.
+    pub spread: std::collections::BTreeMap<String, Spread>,
+}
+
+/// GB/s (10^9 bytes a second) of `bytes` moved in `seconds`.
+pub fn gb_per_s(bytes: u64, seconds: f64) -> f64 {
+    if seconds > 0.0 {
+        bytes as f64 / seconds / 1e9
+    } else {
+        0.0
+    }
+}
+
+/// Bytes per cycle per thread of `gb_per_s` over `threads` at `ghz`.
+pub fn bytes_per_cycle(gb_per_s: f64, threads: usize, ghz: f64) -> Option<f64> {
+    (ghz > 0.0 && threads > 0).then(|| gb_per_s / threads as f64 / ghz)
+}
+
+/// One thread's buffers: the one streamed, and the copy's source.
+struct Buffers {
+    a: Buffer,
+    b: Buffer,
+}
+
+fn slice(buf: &mut Buffer) -> &mut [u8] {
+    let len = buf.len();
+    // SAFETY: the buffer's usable region is `len` writable bytes we own
+    // (`&mut` makes this the only view of it).
+    unsafe { std::slice::from_raw_parts_mut(buf.as_ptr() as *mut u8, len) }
+}
+
+fn buffers(size: u64, op: Op, pages: PageRequest) -> std::io::Result<Buffers> {
+    let half = |s: u64| ((s / 2) as usize).max(bandwidth::BLOCK);
+    let (a_len, b_len) = match op {
+        Op::Copy => (half(size), half(size)),
+        _ => ((size as usize).max(bandwidth::BLOCK), bandwidth::BLOCK),
+    };
+    let mut a = Buffer::map(a_len, pages)?;
+    let mut b = Buffer::map(b_len, pages)?;
+    a.fill();
+    b.fill();
+    Ok(Buffers { a, b })
+}
+
+/// One sample of `op` on `threads` threads: total bytes over each thread's time.
+fn sample(plan: &Plan, size: u64, op: Op, threads: usize) -> Result<f64> {
+    let barrier = Barrier::new(threads);
+    let results: Vec<Result<(u64, f64)>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = plan.cpus[..threads]
+            .iter()
+            .map(|&cpu| {
+                let barrier = &barrier;
+                scope.spawn(move || -> Result<(u64, f64)> {
+                    crate::platform::pin_to_cpu(cpu)
+                        .with_context(|| format!("pinning a thread to CPU {cpu}"))?;
+                    let mut bufs = buffers(size, op, plan.pages)
+                        .with_context(|| format!("a {size}-byte buffer"))?;
+                    let Buffers { a, b } = &mut bufs;
+                    let (a, src) = (slice(a), &*slice(b));
+                    // Calibrate: passes until a millisecond, then scale to the sample.
+                    let started = Instant::now();
+                    let mut calibration = 0u64;
+                    while started.elapsed() < Duration::from_millis(1) || calibration == 0 {
+                        bandwidth::pass(&plan.kernels, op, a, src, calibration);
+                        calibration += 1;
+                    }
+                    let per_pass_s = started.elapsed().as_secs_f64() / calibration as f64;
+                    let passes =
+                        ((plan.sample_time.as_secs_f64() / per_pass_s).ceil() as u64).max(1);
+                    barrier.wait();
+                    let started = Instant::now();
+                    for k in 0..passes {
+                        bandwidth::pass(&plan.kernels, op, a, src, k);
+                    }
+                    let seconds = started.elapsed().as_secs_f64();
+                    Ok((op.bytes_per_pass(a.len()) * passes, seconds))
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| bail!("a bandwidth thread panicked"))
+            })
+            .collect()
+    });
+    let mut total = 0.0;
+    for r in results {
+        let (bytes, seconds) = r?;
+        total += gb_per_s(bytes, seconds);
+    }
+    Ok(total)
+}
+
+/// The median and spread of `repeats` samples of `op`.
+fn figure(plan: &Plan, size: u64, op: Op, threads: usize) -> Result<(f64, Spread)> {
+    let samples = (0..plan.repeats.max(1))
+        .map(|_| sample(plan, size, op, threads))
+        .collect::<Result<Vec<f64>>>()?;
+    let s = Summary::of(&samples).expect("at least one sample");
+    Ok((
+        s.median,
+        Spread {
+            min: s.min,
+            max: s.max,
+        },
+    ))
+}
+
+/// Measures every size at every thread count.
+pub fn run(
+    plan: &Plan,
+    observer: &mut dyn Observer<Vec<BandwidthPoint>>,
+) -> Result<Vec<BandwidthPoint>> {
+    let steps: Vec<(&LevelSize, usize)> = plan
+        .sizes
+        .iter()
+        .flat_map(|s| plan.threads.iter().map(move |&t| (s, t)))
+        .collect();
+    let mut points = Vec::new();
+    for (index, &(level, threads)) in steps.iter().enumerate() {
+        if observer.interrupted() {
+            break;
+        }
+        let label = format!(
+            "{} ({}) x {threads} thread(s)",
+            level.name,
+            crate::units::HumanBytes(level.size)
+        );
+        let step = Step {
+            index,
+            total: steps.len(),
+            label: &label,
+            cost_ms: 4 * u64::from(plan.repeats) * plan.sample_time.as_millis() as u64,
+        };
+        observer.begin(&step);
+        let mut spread = std::collections::BTreeMap::new();
+        let mut measure = |op: Op| -> Result<f64> {
+            let (median, s) = figure(plan, level.size, op, threads)?;
+            spread.insert(op.name().to_string(), s);
+            Ok(median)
+        };
+        let read = measure(Op::Read)?;
+        let write = measure(Op::Write)?;
+        let copy = measure(Op::Copy)?;
+        let nt = if plan.kernels.nt_write.is_some() {
+            Some(measure(Op::NtWrite)?)
+        } else {
+            None
+        };
+        points.push(BandwidthPoint {
+            size_bytes: level.size,
+            level: level.name.clone(),
+            threads,
+            read_gb_per_s: read,
+            write_gb_per_s: write,
+            copy_gb_per_s: copy,
+            nt_write_gb_per_s: nt,
+            read_bytes_per_cycle: bytes_per_cycle(read, threads, plan.ghz),
+            spread,
+        });
+        observer.checkpoint(&points)?;
+        observer.end(&step);
+    }
+    Ok(points)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_arithmetic_of_a_figure() {
+        assert_eq!(gb_per_s(2_000_000_000, 1.0), 2.0);
+        assert_eq!(gb_per_s(1_000_000_000, 0.5), 2.0);
+        assert_eq!(gb_per_s(1, 0.0), 0.0);
+        assert_eq!(bytes_per_cycle(40.0, 2, 4.0), Some(5.0));
+        assert_eq!(bytes_per_cycle(40.0, 2, 0.0), None);
+    }
+
+    #[test]
+    fn a_small_run_counts_real_bytes_on_this_host() {
+        let plan = Plan {
+            sizes: vec![LevelSize {
+                name: "L1".into(),
+                size: 16 << 10,
+            }],
+            threads: vec![1],
+            cpus: crate::platform::allowed_cpus(),
+            kernels: bandwidth::PORTABLE,
+            repeats: 2,
+            sample_time: Duration::from_millis(2),
+            pages: PageRequest::Base,
+            ghz: 0.0,
+        };
+        let points = run(&plan, &mut super::super::Quiet).unwrap();
+        assert_eq!(points.len(), 1);
+        let p = &points[0];
+        // Only what noise cannot break: positive, finite, spread around the median.
+        for v in [p.read_gb_per_s, p.write_gb_per_s, p.copy_gb_per_s] {
+            assert!(v.is_finite() && v > 0.0, "{p:?}");
+        }
+        assert!(p.nt_write_gb_per_s.is_none() && p.read_bytes_per_cycle.is_none());
+        let r = p.spread["read"];
+        assert!(r.min <= p.read_gb_per_s && p.read_gb_per_s <= r.max);
+    }
+}

@@ -1,0 +1,268 @@
+//! Bandwidth kernels: stream through a buffer as fast as the core can
+//! (read, write, copy, non-temporal write), unrolled so the loop's own cost
+//! is not what is measured. One table picks the widest vectors the CPU
+//! reports at run time (AVX-512, AVX2 or SSE2 on x86_64), with a portable
+//! scalar fallback everywhere (`--kernel portable`), so both stay tested.
+//!
+//! Bytes counted: read and write count the buffer once per pass; copy counts
+//! the bytes read plus the bytes written (twice the buffer, as STREAM's copy
+//! does); a non-temporal write counts the buffer once.
+
+#[cfg(target_arch = "x86_64")]
+mod x86;
+
+/// What the CPU reports it can run (faked in tests).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Features {
+    /// AVX-512 Foundation.
+    pub avx512f: bool,
+    /// AVX2.
+    pub avx2: bool,
+    /// SSE2 (every x86_64).
+    pub sse2: bool,
+}
+
+impl Features {
+    /// What this CPU reports.
+    pub fn detect() -> Features {
+        #[cfg(target_arch = "x86_64")]
+        {
+            Features {
+                avx512f: std::arch::is_x86_feature_detected!("avx512f"),
+                avx2: std::arch::is_x86_feature_detected!("avx2"),
+                sse2: std::arch::is_x86_feature_detected!("sse2"),
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        Features::default()
+    }
+}
+
+/// Reads every byte of the buffer and returns the wrapping sum of its 8-byte
+/// words (every kernel the same, so they check each other).
+pub type ReadFn = fn(&[u8]) -> u64;
+/// Writes `value` over the whole buffer.
+pub type WriteFn = fn(&mut [u8], u64);
+/// Copies `src` into `dst` (same length).
+pub type CopyFn = fn(&mut [u8], &[u8]);
+
+/// One set of kernels for one vector width.
+#[derive(Debug, Clone, Copy)]
+pub struct Kernels {
+    /// `avx512`, `avx2`, `sse2` or `portable`.
+    pub name: &'static str,
+    /// Bytes per vector register.
+    pub vector_bytes: usize,
+    /// The feature it needs (None: runs everywhere).
+    needs: Option<fn(&Features) -> bool>,
+    /// Read kernel.
+    pub read: ReadFn,
+    /// Write kernel.
+    pub write: WriteFn,
+    /// Copy kernel.
+    pub copy: CopyFn,
+    /// Non-temporal write, where the ISA has such a store.
+    pub nt_write: Option<WriteFn>,
+}
+
+/// Buffers are processed in blocks of this many bytes (4 vectors of the
+/// widest kind, unrolled); sizes are rounded down to it.
+pub const BLOCK: usize = 256;
+
+fn portable_read(buf: &[u8]) -> u64 {
+    // Four independent sums, so the adds are not one dependent chain.
+    let mut acc = [0u64; 4];
+    for block in buf.chunks_exact(32) {
+        for (k, a) in acc.iter_mut().enumerate() {
+            let word = u64::from_ne_bytes(block[k * 8..k * 8 + 8].try_into().expect("8 bytes"));
+            *a = a.wrapping_add(word);
+        }
+    }
+    std::hint::black_box(
+        acc[0]
+            .wrapping_add(acc[1])
+            .wrapping_add(acc[2])
+            .wrapping_add(acc[3]),
+    )
+}
+
+fn portable_write(buf: &mut [u8], value: u64) {
+    for chunk in buf.chunks_exact_mut(8) {
+        chunk.copy_from_slice(&value.to_ne_bytes());
+    }
+    std::hint::black_box(buf.as_ptr());
+}
+
+fn portable_copy(dst: &mut [u8], src: &[u8]) {
+    for (d, s) in dst.chunks_exact_mut(8).zip(src.chunks_exact(8)) {
+        d.copy_from_slice(s);
+    }
+    std::hint::black_box(dst.as_ptr());
+}
+
+/// The portable kernels: plain Rust over 8-byte words (the compiler may
+/// vectorise them for the target's baseline, never beyond it).
+pub const PORTABLE: Kernels = Kernels {
+    name: "portable",
+    vector_bytes: 8,
+    needs: None,
+    read: portable_read,
+    write: portable_write,
+    copy: portable_copy,
+    nt_write: None,
+};
+
+/// Every kernel set, widest first.
+pub fn table() -> Vec<Kernels> {
+    let mut all = Vec::new();
+    #[cfg(target_arch = "x86_64")]
+    all.extend(x86::KERNELS);
+    all.push(PORTABLE);
+    all
+}
+
+/// The widest kernel set `features` allow (the portable one when `portable`).
+pub fn select(features: &Features, portable: bool) -> Kernels {
+    if portable {
+        return PORTABLE;
+    }
+    table()
+        .into_iter()
+        .find(|k| k.needs.is_none_or(|needs| needs(features)))
+        .unwrap_or(PORTABLE)
+}
+
+/// Which way a kernel moves bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    /// Loads only.
+    Read,
+    /// Stores only.
+    Write,
+    /// Loads and stores.
+    Copy,
+    /// Non-temporal stores (around the caches).
+    NtWrite,
+}
+
+impl Op {
+    /// Bytes one pass over a buffer of `len` bytes counts.
+    pub fn bytes_per_pass(self, len: usize) -> u64 {
+        let len = (len / BLOCK * BLOCK) as u64;
+        match self {
+            Op::Copy => 2 * len,
+            Op::Read | Op::Write | Op::NtWrite => len,
+        }
+    }
+
+    /// The JSON name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Read => "read",
+            Op::Write => "write",
+            Op::Copy => "copy",
+            Op::NtWrite => "nt_write",
+        }
+    }
+}
+
+/// Runs `op` of `kernels` once over `a` (and `b`, the copy's source);
+/// None when the kernels have no such operation.
+pub fn pass(kernels: &Kernels, op: Op, a: &mut [u8], b: &[u8], value: u64) -> Option<u64> {
+    let n = a.len() / BLOCK * BLOCK;
+    match op {
+        Op::Read => Some((kernels.read)(&a[..n])),
+        Op::Write => {
+            (kernels.write)(&mut a[..n], value);
+            Some(0)
+        }
+        Op::Copy => {
+            (kernels.copy)(&mut a[..n], &b[..n]);
+            Some(0)
+        }
+        Op::NtWrite => kernels.nt_write.map(|w| {
+            w(&mut a[..n], value);
+            0
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_widest_kernel_the_features_allow_is_chosen() {
+        let none = Features::default();
+        assert_eq!(select(&none, false).name, "portable");
+        let all = Features {
+            avx512f: true,
+            avx2: true,
+            sse2: true,
+        };
+        assert_eq!(select(&all, true).name, "portable");
+        #[cfg(target_arch = "x86_64")]
+        {
+            assert_eq!(select(&all, false).name, "avx512");
+            let avx2 = Features {
+                avx512f: false,
+                ..all
+            };
+            assert_eq!(select(&avx2, false).name, "avx2");
+            let sse2 = Features { sse2: true, ..none };
+            assert_eq!(select(&sse2, false).name, "sse2");
+            assert!(select(&sse2, false).nt_write.is_some());
+        }
+    }
+
+    #[test]
+    fn every_kernel_this_cpu_runs_moves_every_byte() {
+        let features = Features::detect();
+        let len = 64 * BLOCK + 100; // the tail past a whole block is not touched
+        let src: Vec<u8> = (0..len).map(|i| (i * 7 + 3) as u8).collect();
+        let expected_sum = portable_read(&src[..len / BLOCK * BLOCK]);
+        for k in table()
+            .into_iter()
+            .filter(|k| k.needs.is_none_or(|n| n(&features)))
+        {
+            assert_eq!(
+                (k.read)(&src[..len / BLOCK * BLOCK]),
+                expected_sum,
+                "{} read",
+                k.name
+            );
+            let mut dst = vec![0u8; len];
+            assert_eq!(pass(&k, Op::Copy, &mut dst, &src, 0), Some(0));
+            assert_eq!(&dst[..64 * BLOCK], &src[..64 * BLOCK], "{} copy", k.name);
+            assert!(
+                dst[64 * BLOCK..].iter().all(|&b| b == 0),
+                "{} copy tail",
+                k.name
+            );
+            let value = 0x0102_0304_0506_0708u64;
+            pass(&k, Op::Write, &mut dst, &src, value);
+            for word in dst[..64 * BLOCK].chunks_exact(8) {
+                assert_eq!(
+                    u64::from_ne_bytes(word.try_into().unwrap()),
+                    value,
+                    "{} write",
+                    k.name
+                );
+            }
+            if k.nt_write.is_some() {
+                let mut nt = vec![0u8; len];
+                pass(&k, Op::NtWrite, &mut nt, &src, value);
+                assert_eq!(&nt[..64 * BLOCK], &dst[..64 * BLOCK], "{} nt", k.name);
+            }
+        }
+    }
+
+    #[test]
+    fn bytes_are_counted_per_pass_and_operation() {
+        assert_eq!(Op::Read.bytes_per_pass(16384), 16384);
+        assert_eq!(Op::Write.bytes_per_pass(16384 + 10), 16384);
+        assert_eq!(Op::Copy.bytes_per_pass(16384), 32768);
+        assert_eq!(Op::NtWrite.bytes_per_pass(100), 0);
+        assert_eq!(Op::Copy.name(), "copy");
+    }
+}

@@ -1,0 +1,197 @@
+//! x86_64 bandwidth kernels with AVX-512, AVX2 and SSE2 intrinsics, 256
+//! bytes a loop trip. Each runs only after the table checked the feature.
+
+use std::arch::x86_64::*;
+
+use super::{BLOCK, Features, Kernels};
+
+/// Widest first.
+pub(super) const KERNELS: [Kernels; 3] = [
+    Kernels {
+        name: "avx512",
+        vector_bytes: 64,
+        needs: Some(|f: &Features| f.avx512f),
+        read: |b| unsafe_call(|| unsafe { read512(b) }),
+        write: |b, v| unsafe_call(|| unsafe { write512(b, v) }),
+        copy: |d, s| unsafe_call(|| unsafe { copy512(d, s) }),
+        nt_write: Some(|b, v| unsafe_call(|| unsafe { nt512(b, v) })),
+    },
+    Kernels {
+        name: "avx2",
+        vector_bytes: 32,
+        needs: Some(|f: &Features| f.avx2),
+        read: |b| unsafe_call(|| unsafe { read256(b) }),
+        write: |b, v| unsafe_call(|| unsafe { write256(b, v) }),
+        copy: |d, s| unsafe_call(|| unsafe { copy256(d, s) }),
+        nt_write: Some(|b, v| unsafe_call(|| unsafe { nt256(b, v) })),
+    },
+    Kernels {
+        name: "sse2",
+        vector_bytes: 16,
+        needs: Some(|f: &Features| f.sse2),
+        read: |b| unsafe_call(|| unsafe { read128(b) }),
+        write: |b, v| unsafe_call(|| unsafe { write128(b, v) }),
+        copy: |d, s| unsafe_call(|| unsafe { copy128(d, s) }),
+        nt_write: Some(|b, v| unsafe_call(|| unsafe { nt128(b, v) })),
+    },
+];
+
+/// Calls an intrinsic kernel. SAFETY (for every caller above): `select`
+/// hands out a kernel only when the CPU reports its feature, and every
+/// kernel touches only whole 256-byte blocks of the slices it is given.
+fn unsafe_call<T>(f: impl FnOnce() -> T) -> T {
+    f()
+}
+
+macro_rules! width_kernels {
+    ($feature:literal, $vec:ty, $bytes:literal, $read:ident, $write:ident, $copy:ident, $nt:ident,
+     load = $load:path, store = $store:path, stream = $stream:path, add = $add:path,
+     splat = $splat:path, zero = $zero:path, lanes = $lanes:expr) => {
+        #[target_feature(enable = $feature)]
+        unsafe fn $read(buf: &[u8]) -> u64 {
+            let n = buf.len() / BLOCK * BLOCK;
+            let p = buf.as_ptr();
+            let mut acc = [$zero(); 4];
+            let mut off = 0;
+            while off < n {
+                let mut k = 0;
+                while k < BLOCK {
+                    // SAFETY: off + k + 4 vectors lie within the first n bytes of buf.
+                    unsafe {
+                        acc[0] = $add(acc[0], $load(p.add(off + k).cast()));
+                        acc[1] = $add(acc[1], $load(p.add(off + k + $bytes).cast()));
+                        acc[2] = $add(acc[2], $load(p.add(off + k + 2 * $bytes).cast()));
+                        acc[3] = $add(acc[3], $load(p.add(off + k + 3 * $bytes).cast()));
+                    }
+                    k += 4 * $bytes;
+                }
+                off += BLOCK;
+            }
+            let sum = $add($add(acc[0], acc[1]), $add(acc[2], acc[3]));
+            let words: [u64; $lanes] = unsafe { std::mem::transmute::<$vec, [u64; $lanes]>(sum) };
+            std::hint::black_box(words.iter().fold(0u64, |a, w| a.wrapping_add(*w)))
+        }
+
+        #[target_feature(enable = $feature)]
+        unsafe fn $write(buf: &mut [u8], value: u64) {
+            let n = buf.len() / BLOCK * BLOCK;
+            let p = buf.as_mut_ptr();
+            let v: $vec = $splat(value as i64);
+            let mut off = 0;
+            while off < n {
+                let mut k = 0;
+                while k < BLOCK {
+                    // SAFETY: as in the read kernel, within the first n bytes.
+                    unsafe {
+                        $store(p.add(off + k).cast(), v);
+                        $store(p.add(off + k + $bytes).cast(), v);
+                        $store(p.add(off + k + 2 * $bytes).cast(), v);
+                        $store(p.add(off + k + 3 * $bytes).cast(), v);
+                    }
+                    k += 4 * $bytes;
+                }
+                off += BLOCK;
+            }
+        }
+
+        #[target_feature(enable = $feature)]
+        unsafe fn $copy(dst: &mut [u8], src: &[u8]) {
+            let n = dst.len().min(src.len()) / BLOCK * BLOCK;
+            let (d, s) = (dst.as_mut_ptr(), src.as_ptr());
+            let mut off = 0;
+            while off < n {
+                let mut k = 0;
+                while k < BLOCK {
+                    // SAFETY: within the first n bytes of both slices.
+                    unsafe {
+                        let a = $load(s.add(off + k).cast());
+                        let b = $load(s.add(off + k + $bytes).cast());
+                        let c = $load(s.add(off + k + 2 * $bytes).cast());
+                        let e = $load(s.add(off + k + 3 * $bytes).cast());
+                        $store(d.add(off + k).cast(), a);
+                        $store(d.add(off + k + $bytes).cast(), b);
+                        $store(d.add(off + k + 2 * $bytes).cast(), c);
+                        $store(d.add(off + k + 3 * $bytes).cast(), e);
+                    }
+                    k += 4 * $bytes;
+                }
+                off += BLOCK;
+            }
+        }
+
+        /// Non-temporal stores need aligned addresses: the unaligned head
+        /// (under one vector) is written with ordinary stores.
+        #[target_feature(enable = $feature)]
+        unsafe fn $nt(buf: &mut [u8], value: u64) {
+            let n = buf.len() / BLOCK * BLOCK;
+            let p = buf.as_mut_ptr();
+            let head = p.align_offset($bytes).min(n);
+            for chunk in buf[..head].chunks_mut(8) {
+                let bytes = value.to_ne_bytes();
+                chunk.copy_from_slice(&bytes[..chunk.len()]);
+            }
+            let v: $vec = $splat(value as i64);
+            let mut off = head;
+            while off + $bytes <= n {
+                // SAFETY: p + off is aligned to the vector and within n bytes.
+                unsafe { $stream(p.add(off).cast(), v) };
+                off += $bytes;
+            }
+            for chunk in buf[off..n].chunks_mut(8) {
+                let bytes = value.to_ne_bytes();
+                chunk.copy_from_slice(&bytes[..chunk.len()]);
+            }
+            // Order the streaming stores before anything that follows.
+            _mm_sfence();
+        }
+    };
+}
+
+width_kernels!(
+    "avx512f",
+    __m512i,
+    64,
+    read512,
+    write512,
+    copy512,
+    nt512,
+    load = _mm512_loadu_si512,
+    store = _mm512_storeu_si512,
+    stream = _mm512_stream_si512,
+    add = _mm512_add_epi64,
+    splat = _mm512_set1_epi64,
+    zero = _mm512_setzero_si512,
+    lanes = 8
+);
+width_kernels!(
+    "avx2",
+    __m256i,
+    32,
+    read256,
+    write256,
+    copy256,
+    nt256,
+    load = _mm256_loadu_si256,
+    store = _mm256_storeu_si256,
+    stream = _mm256_stream_si256,
+    add = _mm256_add_epi64,
+    splat = _mm256_set1_epi64x,
+    zero = _mm256_setzero_si256,
+    lanes = 4
+);
+width_kernels!(
+    "sse2",
+    __m128i,
+    16,
+    read128,
+    write128,
+    copy128,
+    nt128,
+    load = _mm_loadu_si128,
+    store = _mm_storeu_si128,
+    stream = _mm_stream_si128,
+    add = _mm_add_epi64,
+    splat = _mm_set1_epi64x,
+    zero = _mm_setzero_si128,
+    lanes = 2
+);
