@@ -114,11 +114,11 @@ pub const PORTABLE: Kernels = Kernels {
 
 /// Every kernel set, widest first.
 pub fn table() -> Vec<Kernels> {
-    let mut all = Vec::new();
     #[cfg(target_arch = "x86_64")]
-    all.extend(x86::KERNELS);
-    all.push(PORTABLE);
-    all
+    let widest: &[Kernels] = &x86::KERNELS;
+    #[cfg(not(target_arch = "x86_64"))]
+    let widest: &[Kernels] = &[];
+    widest.iter().copied().chain([PORTABLE]).collect()
 }
 
 /// The widest kernel set `features` allow (the portable one when `portable`).
