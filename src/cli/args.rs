@@ -488,6 +488,10 @@ pub struct BandwidthArgs {
     #[arg(long, value_name = "N,...", value_delimiter = ',')]
     pub threads: Vec<usize>,
 
+    /// Draw GB/s against the size, a line per operation and thread count, to FILE (.svg or .png).
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
+
     /// Hide the progress bar (it is only drawn when stderr is a terminal).
     #[arg(long)]
     pub no_progress: bool,

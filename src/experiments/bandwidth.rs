@@ -45,7 +45,7 @@ pub struct Plan {
 }
 
 /// Min and max of a figure's samples, GB/s.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
 pub struct Spread {
     /// Slowest sample.
     pub min: f64,
@@ -54,7 +54,7 @@ pub struct Spread {
 }
 
 /// One size at one thread count.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct BandwidthPoint {
     /// Buffer size per thread, bytes.
     pub size_bytes: u64,
@@ -74,6 +74,34 @@ pub struct BandwidthPoint {
     pub read_bytes_per_cycle: Option<f64>,
     /// Each operation's min and max over the samples.
     pub spread: std::collections::BTreeMap<String, Spread>,
+}
+
+/// The points as a table: level, size, threads, GB/s per operation, bytes per cycle.
+pub fn table(points: &[BandwidthPoint]) -> crate::output::table::Table {
+    use crate::output::table::{Cell, Table};
+    let mut t = Table::new(&[
+        "<level",
+        "size",
+        "threads",
+        "read GB/s",
+        "write GB/s",
+        "copy GB/s",
+        "nt-write GB/s",
+        "read B/cycle/thread",
+    ]);
+    for p in points {
+        t.row(vec![
+            p.level.clone().into(),
+            crate::units::HumanBytes(p.size_bytes).to_string().into(),
+            (p.threads as u64).into(),
+            Cell::float(p.read_gb_per_s, 1),
+            Cell::float(p.write_gb_per_s, 1),
+            Cell::float(p.copy_gb_per_s, 1),
+            Cell::opt(p.nt_write_gb_per_s, 1),
+            Cell::opt(p.read_bytes_per_cycle, 1),
+        ]);
+    }
+    t
 }
 
 /// GB/s (10^9 bytes a second) of `bytes` moved in `seconds`.

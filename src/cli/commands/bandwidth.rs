@@ -19,7 +19,6 @@ use crate::kernels::KernelKind;
 use crate::kernels::bandwidth::{self, Features};
 use crate::limits::{self, Origin};
 use crate::output::document::Document;
-use crate::output::table::{Cell, Table};
 use crate::platform;
 use crate::units::HumanBytes;
 
@@ -44,7 +43,10 @@ const BYTES_COUNTED: &str = "read and write: the buffer once a pass; copy: bytes
 
 /// Runs `memlat bandwidth`.
 pub fn run(args: &BandwidthArgs) -> Result<()> {
-    check_files(&[("-o/--output", args.measure.output.as_deref(), Role::Writes)])?;
+    check_files(&[
+        ("-o/--output", args.measure.output.as_deref(), Role::Writes),
+        ("--plot", args.plot.as_deref(), Role::Plot),
+    ])?;
     if args.measure.pattern.is_some() {
         return usage("--pattern: memlat bandwidth streams through its buffers in order");
     }
@@ -112,6 +114,12 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
         experiment::run(&plan, observer)
     })?;
     let complete = points.len() == plan.sizes.len() * plan.threads.len();
+    if let Some(path) = &args.plot
+        && !points.is_empty()
+    {
+        crate::output::plot::bandwidth::plot(&points, kernels.name, path)?;
+        notice(&format!("plot written to {}", path.display()));
+    }
     let content = match args.measure.format {
         Format::Json => crate::output::result_json(
             "bandwidth",
@@ -124,7 +132,7 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
                 complete,
             },
         )?,
-        Format::Csv => table(&points).csv(),
+        Format::Csv => experiment::table(&points).csv(),
         Format::Text => document(&points, kernels.name, plan.ghz).text(),
         Format::Markdown => document(&points, kernels.name, plan.ghz).markdown(),
     };
@@ -160,34 +168,8 @@ fn thread_counts(given: &[usize], available: usize) -> Result<Vec<usize>> {
     Ok(counts)
 }
 
-fn table(points: &[BandwidthPoint]) -> Table {
-    let mut t = Table::new(&[
-        "<level",
-        "size",
-        "threads",
-        "read GB/s",
-        "write GB/s",
-        "copy GB/s",
-        "nt-write GB/s",
-        "read B/cycle/thread",
-    ]);
-    for p in points {
-        t.row(vec![
-            p.level.clone().into(),
-            HumanBytes(p.size_bytes).to_string().into(),
-            (p.threads as u64).into(),
-            Cell::float(p.read_gb_per_s, 1),
-            Cell::float(p.write_gb_per_s, 1),
-            Cell::float(p.copy_gb_per_s, 1),
-            Cell::opt(p.nt_write_gb_per_s, 1),
-            Cell::opt(p.read_bytes_per_cycle, 1),
-        ]);
-    }
-    t
-}
-
 fn document(points: &[BandwidthPoint], kernel: &str, ghz: f64) -> Document {
-    let mut t = table(points);
+    let mut t = experiment::table(points);
     t.note(format!(
         "{kernel} kernels; GB/s = 10^9 bytes a second, the median of the samples (each figure's min and max are in the JSON); {BYTES_COUNTED}"
     ));

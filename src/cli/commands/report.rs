@@ -29,6 +29,9 @@ fn method(kind: &str) -> &'static str {
         "mlp" => {
             "N random chains walked side by side in one thread: the time per load falls as the core overlaps misses, until it runs out of miss buffers."
         }
+        "bandwidth" => {
+            "Each thread, pinned to its own CPU, streams through a buffer of its own (read, write, copy, non-temporal write) with the widest vectors the CPU has; all start together, and a figure is the median of its samples. GB/s is 10^9 bytes a second; a copy counts bytes read plus bytes written."
+        }
         "loaded" => {
             "A chase while pinned threads load memory with swept delays: chase latency against the bandwidth they counted."
         }
@@ -165,6 +168,16 @@ fn section(r: &Loaded) -> Result<Section> {
             &plot::sweep::Metric::defaults(&sweep),
             true,
         ));
+    } else if r.kind == "bandwidth" {
+        let points: Vec<crate::experiments::bandwidth::BandwidthPoint> =
+            serde_json::from_value(r.value["points"].clone()).map_err(|e| {
+                crate::error::UsageError(format!("{}: bandwidth points: {e}", r.path.display()))
+            })?;
+        tables.push(crate::experiments::bandwidth::table(&points));
+        let kernel = r.value["isa_kernel"].as_str().unwrap_or("?");
+        if !points.is_empty() {
+            charts.push(plot::bandwidth::chart(&points, kernel));
+        }
     } else if let Some(chart) = curve_chart(&format!("{}: ns per load", r.label), &r.value) {
         charts.push(chart);
     }

@@ -7,6 +7,7 @@
 //! SVG text names `sans-serif` and the viewer draws it.
 
 mod axis;
+pub mod bandwidth;
 mod draw;
 pub mod heatmap;
 pub mod loaded;
