@@ -8,6 +8,9 @@ use anyhow::Result;
 use super::{Chart, Series};
 use crate::experiments::bandwidth::BandwidthPoint;
 
+/// An operation's figure of a point (None where it was not measured).
+type Figure = fn(&BandwidthPoint) -> Option<f64>;
+
 /// GB/s by size (log x in bytes, log y), a line per operation and thread count.
 pub fn chart(points: &[BandwidthPoint], kernel: &str) -> Chart {
     let mut threads: Vec<usize> = points.iter().map(|p| p.threads).collect();
@@ -16,7 +19,7 @@ pub fn chart(points: &[BandwidthPoint], kernel: &str) -> Chart {
     let mut series = Vec::new();
     for &t in &threads {
         let at: Vec<&BandwidthPoint> = points.iter().filter(|p| p.threads == t).collect();
-        let ops: [(&str, fn(&BandwidthPoint) -> Option<f64>); 4] = [
+        let ops: [(&str, Figure); 4] = [
             ("read", |p| Some(p.read_gb_per_s)),
             ("write", |p| Some(p.write_gb_per_s)),
             ("copy", |p| Some(p.copy_gb_per_s)),
