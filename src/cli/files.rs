@@ -178,6 +178,30 @@ pub fn check_files(files: &[(&str, Option<&Path>, Role)]) -> Result<()> {
     Ok(())
 }
 
+/// [`check_files`] for a command that writes `-o` and draws `--plot`.
+pub fn check_output_and_plot(output: Option<&Path>, plot: Option<&Path>) -> Result<()> {
+    check_files(&[
+        ("-o/--output", output, Role::Writes),
+        ("--plot", plot, Role::Plot),
+    ])
+}
+
+/// [`check_files`] for a command that reads `inputs` and writes `-o` (and
+/// `--plot`): no output may replace an input.
+pub fn check_inputs_and_outputs(
+    inputs: &[PathBuf],
+    output: Option<&Path>,
+    plot: Option<&Path>,
+) -> Result<()> {
+    let mut named: Vec<(&str, Option<&Path>, Role)> = inputs
+        .iter()
+        .map(|p| ("FILE", Some(p.as_path()), Role::Reads))
+        .collect();
+    named.push(("-o/--output", output, Role::Writes));
+    named.push(("--plot", plot, Role::Plot));
+    check_files(&named)
+}
+
 /// Whether two paths name one file: the same inode when both exist, else
 /// the same name in the same (resolved) directory.
 fn same_file(a: &Path, b: &Path) -> bool {

@@ -48,18 +48,7 @@ fn plot_path(path: &Path, k: usize, method: &str) -> PathBuf {
 
 /// Runs `memlat c2c`.
 pub fn run(args: &C2cArgs) -> Result<()> {
-    crate::cli::files::check_files(&[
-        (
-            "-o/--output",
-            args.output.as_deref(),
-            crate::cli::files::Role::Writes,
-        ),
-        (
-            "--plot",
-            args.plot.as_deref(),
-            crate::cli::files::Role::Plot,
-        ),
-    ])?;
+    crate::cli::files::check_output_and_plot(args.output.as_deref(), args.plot.as_deref())?;
     let allowed = platform::allowed_cpus();
     let cpus: Vec<usize> = match &args.cpus {
         Some(list) => {

@@ -25,15 +25,11 @@ struct CompareOutput<'a> {
 
 /// Runs `memlat compare`.
 pub fn run(args: &CompareArgs) -> Result<()> {
-    use crate::cli::files::{Role, check_files};
-    let mut named: Vec<(&str, Option<&std::path::Path>, Role)> = args
-        .results
-        .iter()
-        .map(|p| ("FILE", Some(p.as_path()), Role::Reads))
-        .collect();
-    named.push(("-o/--output", args.output.as_deref(), Role::Writes));
-    named.push(("--plot", args.plot.as_deref(), Role::Plot));
-    check_files(&named)?;
+    crate::cli::files::check_inputs_and_outputs(
+        &args.results,
+        args.output.as_deref(),
+        args.plot.as_deref(),
+    )?;
     let output = Output::create(args.output.as_deref())?;
     let results = inputs::load(&args.results)?;
     if results.len() < 2 {

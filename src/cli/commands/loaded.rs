@@ -31,18 +31,7 @@ pub fn run(args: &LoadedArgs) -> Result<()> {
     if args.delays.is_empty() {
         return usage("--delays: give at least one delay, e.g. 10000,1000,100,0");
     }
-    crate::cli::files::check_files(&[
-        (
-            "-o/--output",
-            args.measure.output.as_deref(),
-            crate::cli::files::Role::Writes,
-        ),
-        (
-            "--plot",
-            args.plot.as_deref(),
-            crate::cli::files::Role::Plot,
-        ),
-    ])?;
+    crate::cli::files::check_output_and_plot(args.measure.output.as_deref(), args.plot.as_deref())?;
     let output = Output::create(args.measure.output.as_deref())?;
     // Before the chaser is pinned, while this thread may still run anywhere.
     let topology = Topology::read(&platform::allowed_cpus());

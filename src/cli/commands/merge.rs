@@ -16,15 +16,7 @@ pub fn run(args: &MergeArgs) -> Result<()> {
     if files.is_empty() {
         return usage("no .json files in the inputs given");
     }
-    {
-        use crate::cli::files::{Role, check_files};
-        let mut named: Vec<(&str, Option<&std::path::Path>, Role)> = files
-            .iter()
-            .map(|p| ("FILE", Some(p.as_path()), Role::Reads))
-            .collect();
-        named.push(("-o/--output", args.output.as_deref(), Role::Writes));
-        check_files(&named)?;
-    }
+    crate::cli::files::check_inputs_and_outputs(&files, args.output.as_deref(), None)?;
     let mut results = inputs::load(&files)?;
     if let Some(kind) = &args.kind {
         results.retain(|r| &r.kind == kind);

@@ -30,18 +30,7 @@ pub fn run(args: &NumaArgs) -> Result<()> {
     if args.measure.pattern.is_some_and(|p| p != Pattern::Random) {
         return usage("--pattern: memlat numa chases a random chain");
     }
-    crate::cli::files::check_files(&[
-        (
-            "-o/--output",
-            args.measure.output.as_deref(),
-            crate::cli::files::Role::Writes,
-        ),
-        (
-            "--plot",
-            args.plot.as_deref(),
-            crate::cli::files::Role::Plot,
-        ),
-    ])?;
+    crate::cli::files::check_output_and_plot(args.measure.output.as_deref(), args.plot.as_deref())?;
     let output = Output::create(args.measure.output.as_deref())?;
     let allowed = platform::allowed_cpus();
     let mut nodes = numa_nodes();

@@ -41,14 +41,7 @@ fn method(kind: &str) -> &'static str {
 
 /// Runs `memlat report`.
 pub fn run(args: &ReportArgs) -> Result<()> {
-    use crate::cli::files::{Role, check_files};
-    let mut named: Vec<(&str, Option<&std::path::Path>, Role)> = args
-        .results
-        .iter()
-        .map(|p| ("FILE", Some(p.as_path()), Role::Reads))
-        .collect();
-    named.push(("-o/--output", args.output.as_deref(), Role::Writes));
-    check_files(&named)?;
+    crate::cli::files::check_inputs_and_outputs(&args.results, args.output.as_deref(), None)?;
     let output = Output::create(args.output.as_deref())?;
     let results = inputs::load(&args.results)?;
     let sections: Vec<Section> = results.iter().map(section).collect::<Result<_>>()?;

@@ -106,18 +106,7 @@ pub fn run(args: &TlbArgs) -> Result<()> {
             "--pattern: memlat tlb chooses its chains (one line a page, and the same lines packed)",
         );
     }
-    crate::cli::files::check_files(&[
-        (
-            "-o/--output",
-            args.measure.output.as_deref(),
-            crate::cli::files::Role::Writes,
-        ),
-        (
-            "--plot",
-            args.plot.as_deref(),
-            crate::cli::files::Role::Plot,
-        ),
-    ])?;
+    crate::cli::files::check_output_and_plot(args.measure.output.as_deref(), args.plot.as_deref())?;
     let output = Output::create(args.measure.output.as_deref())?;
     let (plans, notes) = plans(args)?;
     let mut prepared = prepare(&args.measure, Pattern::Random, 3)?;
