@@ -82,6 +82,19 @@ proptest! {
         }
     }
 
+    /// A string from another machine's result, in a CSV cell, never starts
+    /// a formula; in Markdown it holds no tag and no line break.
+    #[test]
+    fn strings_are_defused_for_spreadsheets_and_escaped_for_markdown(text in "\\PC{0,40}|[=+@\\-\t\r<>|\\[\\]`#\n]{1,4}\\PC{0,20}") {
+        use memlat::output::table::{defuse, escape_markdown};
+        let cell = defuse(&text);
+        prop_assert!(!cell.starts_with(['=', '+', '@', '\t', '\r']), "{cell:?}");
+        prop_assert!(!cell.starts_with('-') || cell.parse::<f64>().is_ok_and(f64::is_finite), "{cell:?}");
+        let md = escape_markdown(&text);
+        prop_assert!(!md.contains(['<', '>', '\n', '\r']), "{md:?}");
+        prop_assert!(!md.starts_with('#'), "{md:?}");
+    }
+
     #[test]
     fn machine_profiles_parse_or_are_refused(text in "(name: [a-z]{1,4}\\n)?(L[0-9](_ways)?: [0-9]{1,21}[KMG]?\\n){0,5}\\\\PC{0,8}") {
         if let Ok(m) = memlat::platform::caches::profile::parse(&text) {

@@ -299,7 +299,7 @@ impl Table {
 /// machine's result must not run there). Numbers stay as they are.
 pub fn defuse(text: &str) -> String {
     let risky = text.starts_with(['=', '+', '-', '@', '\t', '\r']);
-    if risky && text.parse::<f64>().is_err() {
+    if risky && !text.parse::<f64>().is_ok_and(f64::is_finite) {
         format!("'{text}")
     } else {
         text.to_string()
