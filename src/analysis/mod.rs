@@ -10,6 +10,7 @@
 pub mod assoc;
 pub mod compare;
 pub mod detect;
+pub mod distribution;
 pub mod knee;
 pub mod linesize;
 pub mod loaded;

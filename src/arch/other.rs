@@ -41,3 +41,24 @@ pub(crate) unsafe fn load_use<const N: usize, const U: usize>(
 pub(crate) fn cpuid(_leaf: u32, _subleaf: u32) -> Option<(u32, u32, u32, u32)> {
     None
 }
+
+/// No per-load timer without `asm!`: `--distribution` needs one.
+pub(crate) const TIMESTAMP: Option<&str> = None;
+
+/// No per-load timer without `asm!`.
+pub(crate) fn timestamp_ticks_per_ns() -> Option<f64> {
+    None
+}
+
+/// No per-load timing without `asm!`: always `None`.
+///
+/// # Safety
+/// None needed: it reads nothing.
+pub(crate) unsafe fn timed_chase(
+    _start: *const u64,
+    _group: u64,
+    _out: *mut u32,
+    _timings: u64,
+) -> Option<*const u64> {
+    None
+}

@@ -55,6 +55,8 @@ pub enum Command {
     ///   memlat run -n 1G --pattern random            # DRAM
     ///   memlat run -n 53248 -s 4096                  # 13 lines 4 KiB apart: conflict misses
     ///   memlat run -n 256K --pattern random -e task-clock,page-faults --format json
+    ///   memlat run -n 1G --pattern random --distribution --plot dist.png
+    ///                                                # per-load percentiles, modes, DRAM refresh
     Run(RunArgs),
     /// memlat invoked as `ptr_chase` (seed 004's program, e.g. through a
     /// symlink): `memlat run` with the seed's defaults and its own view.
@@ -412,6 +414,24 @@ pub struct RunArgs {
         alias = "n-accesses"
     )]
     pub accesses: Option<u64>,
+
+    /// Also time loads one at a time (in small groups where one load is
+    /// shorter than the timer, and say so) and report their distribution:
+    /// p50 to p99.99, a log-spaced histogram, the modes, and periodic stalls
+    /// (such as DRAM refresh) found from the slow loads' timeline. Meant for
+    /// DRAM sizes with a random chain: -n 1G --pattern random.
+    #[arg(long)]
+    pub distribution: bool,
+
+    /// How long --distribution times loads one by one, ms (10 to 60000;
+    /// 400 resolves periods up to 16 us and p99.99).
+    #[arg(long, value_name = "MS", default_value_t = 400)]
+    pub distribution_ms: u64,
+
+    /// With --distribution: draw the histogram (log x) and the slow loads'
+    /// spectrum with the period marked, to FILE (.png or .svg).
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
 
     /// Flags shared with the other measuring commands.
     #[command(flatten)]

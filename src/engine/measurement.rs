@@ -125,6 +125,10 @@ pub struct Measurement {
     pub samples: Vec<Sample>,
     /// Things the reader should know (fallbacks, spread, clock drift).
     pub warnings: Vec<String>,
+    /// Loads timed one by one (`Point::distribution`, `--distribution`):
+    /// percentiles, histogram, modes and periodic stalls; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub distribution: Option<crate::analysis::distribution::Distribution>,
 }
 
 impl Measurement {
@@ -284,5 +288,6 @@ pub(super) fn summarise(
         unroll: crate::kernels::UNROLL,
         samples,
         warnings,
+        distribution: None,
     }
 }

@@ -26,6 +26,7 @@ mod error;
 mod measurement;
 mod point;
 mod sampling;
+mod timed;
 mod timing;
 mod warmup;
 mod workload;
@@ -82,6 +83,8 @@ pub struct Engine {
     /// size, pages and node (a sweep's series at one size): mapping and
     /// faulting in a large buffer costs more than measuring it.
     spare: Option<(WorkloadKey, Workload)>,
+    /// The per-load timer's cost, measured on first use (`Point::distribution`).
+    timer_cost: Option<timed::TimerCost>,
 }
 
 /// What a filled buffer was made for.
@@ -182,6 +185,7 @@ impl Engine {
             clock_estimate,
             sample_clock,
             spare: None,
+            timer_cost: None,
         })
     }
 
@@ -319,10 +323,19 @@ impl Engine {
                 drift * 100.0
             ));
         }
+        let distribution = match point.distribution {
+            Some(duration) => {
+                let mut ns: Vec<f64> = samples.iter().map(|s| s.ns_per_load).collect();
+                ns.sort_by(f64::total_cmp);
+                let median = ns[ns.len() / 2];
+                Some(self.distribution(&workload, &chain, kernel, median, duration)?)
+            }
+            None => None,
+        };
         let accesses = trips.unwrap_or(1) * kernel.loads_per_trip();
         let page_backing = workload.page_backing.clone();
         self.spare = Some(((point.size, point.pages, point.node), workload));
-        Ok(measurement::summarise(
+        let mut measurement = measurement::summarise(
             self,
             measurement::Context {
                 point,
@@ -338,7 +351,9 @@ impl Engine {
             },
             samples,
             warnings,
-        ))
+        );
+        measurement.distribution = distribution;
+        Ok(measurement)
     }
 
     /// Marks a time counter that counted nothing over a timed run as

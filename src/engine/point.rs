@@ -55,6 +55,12 @@ pub struct Point {
     /// within 1% (2% from memory), and on a noisy point go on to `repeats` + 2
     /// (see `Engine::measure`). Off, every point gets `repeats`.
     pub until_precise: bool,
+    /// After the repeats, time loads one at a time (in small groups where
+    /// one load is shorter than the timer) for about this long, and report
+    /// their distribution (`Measurement::distribution`): percentiles,
+    /// histogram, modes, periodic stalls. Needs the pointer or portable
+    /// kernel on a single chain, and an ISA with a per-load timer.
+    pub distribution: Option<Duration>,
 }
 
 impl Default for Point {
@@ -77,6 +83,7 @@ impl Default for Point {
             accesses: None,
             sample_time: Duration::from_millis(50),
             until_precise: false,
+            distribution: None,
         }
     }
 }
@@ -193,6 +200,18 @@ impl Point {
                     "chains {}: chains side by side are random chains with the pointer or portable kernel",
                     self.chains
                 )));
+            }
+        }
+        if self.distribution.is_some() {
+            if self.chains != 1 || self.kernel == KernelKind::Index {
+                return Err(Error::Invalid(
+                    "distribution: loads are timed one by one on a single chain with the pointer or portable kernel".into(),
+                ));
+            }
+            if crate::kernels::timed_by().is_none() {
+                return Err(Error::Invalid(
+                    "distribution: this ISA has no per-load timer in memlat (x86_64, aarch64 and riscv64 do)".into(),
+                ));
             }
         }
         limits::line(self.line, Origin::Setting("line"))?;

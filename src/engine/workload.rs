@@ -5,7 +5,7 @@
 //! trip, checking every run's end node against the chain.
 
 use super::Error;
-use crate::chain::Chain;
+use crate::chain::{Chain, NodeEncoding};
 use crate::kernels::Kernel;
 use crate::platform::{self, Buffer, PageBacking, PageRequest};
 use crate::units::HumanBytes;
@@ -165,6 +165,46 @@ impl Walker<'_> {
                 });
             }
         }
+        Ok(())
+    }
+}
+
+impl Walker<'_> {
+    /// Runs `timings` groups of `group` dependent loads of the pointer
+    /// encoding, writing the timer ticks each group took to `out`, and
+    /// checks the end node like [`Walker::walk`].
+    pub fn walk_timed(&mut self, group: u32, out: &mut [u32]) -> Result<(), Error> {
+        if self.kernel.encoding(self.base as u64) != NodeEncoding::Address(self.base as u64)
+            || self.offsets.len() != 1
+        {
+            return Err(Error::Invalid(
+                "distribution: only a single chain of addresses can be timed load by load".into(),
+            ));
+        }
+        if group == 0 || out.is_empty() {
+            return Ok(());
+        }
+        let start = self.base.wrapping_byte_add(self.offsets[0] as usize);
+        // SAFETY: the chain was linked into this buffer as addresses
+        // (checked above) and `start` is one of its nodes; `out` holds
+        // `out.len()` slots.
+        let end = unsafe {
+            crate::arch::timed_chase(start, u64::from(group), out.as_mut_ptr(), out.len() as u64)
+        }
+        .ok_or(Error::NoKernel("timed"))?;
+        let loads = out.len() as u64 * u64::from(group);
+        self.position = ((self.position as u128 + loads as u128) % self.chain.len() as u128) as u64;
+        let expected = self.chain.node_offset(self.position);
+        let got = (end as u64).wrapping_sub(self.base as u64);
+        if got != expected {
+            return Err(Error::ChainMismatch {
+                kernel: "timed",
+                expected,
+                got,
+                loads,
+            });
+        }
+        self.offsets[0] = got;
         Ok(())
     }
 }

@@ -73,6 +73,8 @@ fn canary_point(template: &Point) -> Point {
         repeats: 3,
         until_precise: false,
         sample_time: std::time::Duration::from_millis(2),
+        // A mean is all the canary needs.
+        distribution: None,
         ..template.clone()
     }
 }

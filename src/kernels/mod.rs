@@ -20,6 +20,12 @@ pub const UNROLL: u64 = 100;
 /// Whether this build has hand-written `asm!` kernels for its ISA.
 pub const HAS_ASM: bool = arch::HAS_ASM;
 
+/// The timer read between loads timed one by one (`Point::distribution`):
+/// `rdtscp`, `cntvct_el0` or `rdtime`; `None` on ISAs without one.
+pub fn timed_by() -> Option<&'static str> {
+    arch::TIMESTAMP
+}
+
 /// Which loop follows the chain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "cli", derive(clap::ValueEnum))]

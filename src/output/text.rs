@@ -189,3 +189,70 @@ pub fn wrap(text: &str, width: usize, indent: &str) -> String {
     }
     out
 }
+
+/// `--distribution`'s lines (`key = value`, which seed 004's reader skips):
+/// how loads were timed, one line per percentile, the modes, the stalls.
+pub fn distribution(d: &crate::analysis::distribution::Distribution) -> String {
+    let mut kv = KeyValues::with_separator("=");
+    let grouping = if d.loads_per_timing == 1 {
+        "each load timed alone".to_string()
+    } else {
+        format!(
+            "loads timed in groups of {} (one load is shorter than the timer): figures are a group's mean per load",
+            d.loads_per_timing
+        )
+    };
+    kv.add(
+        "distribution",
+        format!(
+            "{} loads in {:.0} ms by {}, {grouping}; the timer's {:.2} ns a read subtracted (step {:.2} ns)",
+            d.loads_timed, d.timeline_ms, d.timer, d.timer_overhead_ns, d.timer_resolution_ns
+        ),
+    );
+    let p = &d.percentiles_ns;
+    for (name, value) in [
+        ("p50", p.p50),
+        ("p90", p.p90),
+        ("p99", p.p99),
+        ("p99.9", p.p99_9),
+        ("p99.99", p.p99_99),
+    ] {
+        kv.add(name, format!("{value:.2} ns"));
+    }
+    let modes: Vec<String> = d
+        .modes
+        .iter()
+        .map(|m| format!("{:.1} ns ({:.1}%)", m.ns, m.share * 100.0))
+        .collect();
+    kv.add("modes", modes.join(", "));
+    kv.add(
+        "periodic_stalls",
+        match (&d.periodic_stalls, &d.spectrum) {
+            (Some(s), _) => format!(
+                "every {:.1} ns ({:.1} kHz): {:.1}% of loads are slow, +{:.1} ns each; peak {:.0}x the spectrum around it",
+                s.period_ns,
+                1e6 / s.period_ns,
+                s.share_of_loads * 100.0,
+                s.added_ns,
+                s.strength
+            ),
+            (None, Some(sp)) if sp.segments < crate::analysis::distribution::spectrum::MIN_SEGMENTS => format!(
+                "not looked for: the timeline ({:.1} ms) is shorter than {} segments of {:.1} ms (raise --distribution-ms)",
+                d.timeline_ms,
+                crate::analysis::distribution::spectrum::MIN_SEGMENTS,
+                sp.segment_bins as f64 * sp.bin_ns / 1e6
+            ),
+            (None, Some(sp)) => match sp.longer_period_ns {
+                Some(longer) => format!(
+                    "none from {:.0} ns to {:.0} us; the slow loads do recur every {:.1} us, a longer period than looked for",
+                    1e9 / sp.band_hz[1],
+                    1e6 / sp.band_hz[0],
+                    longer / 1e3
+                ),
+                None => "none: no period in the slow loads' timeline".to_string(),
+            },
+            (None, None) => "none: no period in the slow loads' timeline".to_string(),
+        },
+    );
+    kv.render()
+}

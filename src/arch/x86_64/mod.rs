@@ -4,12 +4,14 @@
 mod chase;
 mod counter;
 mod load_use;
+mod timed;
 
 pub(crate) use chase::{
     add_chain, chase_index, chase_pointer, empty_loop, load_pointer, mul_chain,
 };
 pub(crate) use counter::{best_counter, tsc_ghz};
 pub(crate) use load_use::load_use;
+pub(crate) use timed::{TIMESTAMP, timed_chase, timestamp_ticks_per_ns};
 
 /// The clock chains' instructions, as the ISA writes them.
 pub(crate) const CLOCK_CHAIN_INSTRUCTIONS: [&str; 2] = ["add r64, r64", "imul r64, r64"];

@@ -105,6 +105,7 @@ pub(crate) fn prepare_with_events(
     };
     let template = Point {
         until_precise: false,
+        distribution: None,
         size: 0,
         stride: 64,
         pattern: args.pattern.unwrap_or(default_pattern),

@@ -55,6 +55,8 @@ fn measure_and_print(args: &RunArgs, view: View) -> Result<()> {
         .map(|a| limits::accesses(a, Origin::Flag("-a/--accesses")))
         .transpose()
         .map_err(UsageError::from)?;
+    let distribution = distribution_time(args)?;
+    crate::cli::files::check_output_and_plot(args.measure.output.as_deref(), args.plot.as_deref())?;
     let output = Output::create(args.measure.output.as_deref())?;
     let mut notes = Vec::new();
     if size != args.size {
@@ -98,6 +100,7 @@ fn measure_and_print(args: &RunArgs, view: View) -> Result<()> {
         size,
         stride,
         accesses,
+        distribution,
         ..prepared.template
     };
     if let Some(a) = accesses {
@@ -117,12 +120,41 @@ fn measure_and_print(args: &RunArgs, view: View) -> Result<()> {
     if noise.noisy() {
         warn(&noise.describe());
     }
+    if let (Some(path), Some(d)) = (&args.plot, &measurement.distribution) {
+        crate::output::plot::distribution::plot(d, &measurement, path)?;
+        notice(&format!("plot written to {}", path.display()));
+    }
     output.write(&render(
         &measurement,
         Some(&noise),
         args.measure.format,
         view,
     )?)
+}
+
+/// How long `--distribution` times loads, checked; `None` without it.
+fn distribution_time(args: &RunArgs) -> Result<Option<std::time::Duration>> {
+    if !args.distribution {
+        if args.plot.is_some() {
+            return usage("--plot draws the distribution: add --distribution");
+        }
+        return Ok(None);
+    }
+    if !(10..=60_000).contains(&args.distribution_ms) {
+        return usage(format!(
+            "--distribution-ms {}: give 10 to 60000 (400 resolves periods up to 16 us)",
+            args.distribution_ms
+        ));
+    }
+    if args.measure.kernel == crate::kernels::KernelKind::Index {
+        return usage("--distribution times the pointer chain load by load: drop --kernel index");
+    }
+    if crate::kernels::timed_by().is_none() {
+        return usage(
+            "--distribution: this ISA has no per-load timer in memlat (x86_64, aarch64 and riscv64 do)",
+        );
+    }
+    Ok(Some(std::time::Duration::from_millis(args.distribution_ms)))
 }
 
 /// Longest a sample (A + 2A loads, a round) may take with -a: five minutes.
@@ -173,6 +205,12 @@ fn render(m: &Measurement, noise: Option<&Noise>, format: Format, view: View) ->
         Format::Text if view == View::Seed => text::seed_view(m),
         Format::Text | Format::Markdown => {
             let mut text = text::measurement(m);
+            if let Some(d) = &m.distribution {
+                if !text.ends_with('\n') {
+                    text.push('\n');
+                }
+                text += &text::distribution(d);
+            }
             // `key = value` lines like the rest: seed 004's reader takes
             // every `key: value` line for a number.
             if let Some(noise) = noise {

@@ -8,6 +8,7 @@
 
 mod axis;
 pub mod bandwidth;
+pub mod distribution;
 mod draw;
 pub mod heatmap;
 pub mod loaded;

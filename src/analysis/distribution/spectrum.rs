@@ -1,0 +1,419 @@
+//! Periodic stalls: whether the slow loads recur with a period, such as
+//! DRAM refresh (every tREFI, 7.8 or 3.9 us, 1.95 us with fine-granularity
+//! refresh), found from the spectrum of the slow loads' timeline.
+//!
+//! The timeline is cut into segments of [`SEGMENT_BINS`] bins of
+//! [`BIN_NS`]; each segment's slow-load counts are windowed (Hann) and
+//! transformed, and the power is averaged over segments (Welch's method),
+//! so noise averages down while a period stays in one bin. A peak's
+//! strength is its power over the median power around it (within 20% in
+//! frequency): the timeline of bursts, interrupts and a busy neighbour is
+//! red (more power at low frequencies), and a peak must stand out from
+//! what is near it, not from the whole band.
+
+use serde::{Deserialize, Serialize};
+
+use super::Timings;
+
+/// A load is slow when it takes more than this times the median.
+pub const SLOW_FACTOR: f64 = 1.5;
+
+/// Width of a timeline bin, ns.
+pub const BIN_NS: f64 = 100.0;
+
+/// Bins per segment (1.6 ms: a hundred periods of 16 us).
+pub const SEGMENT_BINS: usize = 1 << 14;
+
+/// Fewest segments averaged before a period is looked for.
+pub const MIN_SEGMENTS: usize = 4;
+
+/// Fewest slow loads before a period is looked for.
+pub const MIN_SLOW: usize = 50;
+
+/// The longest period looked for, ns.
+pub const MAX_PERIOD_NS: f64 = 20_000.0;
+
+/// A peak is a period when its power is at least this many times the
+/// median power around it (noise peaks of an averaged spectrum stay under 3).
+pub const MIN_STRENGTH: f64 = 8.0;
+
+/// Points kept of the spectrum for plots.
+const PLOT_POINTS: usize = 300;
+
+/// Slow loads that recur with a period.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PeriodicStalls {
+    /// The period, ns.
+    pub period_ns: f64,
+    /// Share of the loads that are slow (over 1.5x the median), the loads
+    /// whose timeline carries the period.
+    pub share_of_loads: f64,
+    /// Time a slow load adds over the median load, ns (the slow loads'
+    /// median less the median; for grouped loads, the whole stall).
+    pub added_ns: f64,
+    /// The peak's power over the median power within 20% of its frequency.
+    pub strength: f64,
+}
+
+/// How the slow loads' spectrum was made, with a coarse copy of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Spectrum {
+    /// Loads slower than this were counted, ns per load.
+    pub slow_threshold_ns: f64,
+    /// Slow timings in the timeline.
+    pub slow_timings: u64,
+    /// Width of a timeline bin, ns.
+    pub bin_ns: f64,
+    /// Bins per segment.
+    pub segment_bins: usize,
+    /// Segments averaged.
+    pub segments: usize,
+    /// The frequencies searched, Hz: from a period of 20 us (or 8 per
+    /// segment) to 8 median timings (or 4 bins).
+    pub band_hz: [f64; 2],
+    /// A period longer than the band whose harmonics fill it, ns (null
+    /// when none): stalls that recur, but slower than a period looked for.
+    pub longer_period_ns: Option<f64>,
+    /// Pairs [Hz, power over the band's median], the highest of each of a
+    /// few hundred log-spaced slices of the band (empty when too short).
+    pub points: Vec<[f64; 2]>,
+}
+
+/// The slow loads' spectrum and the period in it, if any.
+pub fn periodic_stalls(t: &Timings, p50_ns: f64) -> (Option<PeriodicStalls>, Option<Spectrum>) {
+    let threshold = SLOW_FACTOR * p50_ns;
+    let slow: Vec<bool> = t.ticks.iter().map(|&d| t.load_ns(d) > threshold).collect();
+    let slow_timings = slow.iter().filter(|&&s| s).count();
+    let total_ns: f64 = t.ticks.iter().map(|&d| t.elapsed_ns(d)).sum();
+    let segment_ns = SEGMENT_BINS as f64 * BIN_NS;
+    let segments = (total_ns / segment_ns) as usize;
+    let df = 1e9 / segment_ns;
+    let mut sorted_elapsed: Vec<u32> = t.ticks.to_vec();
+    let middle = sorted_elapsed.len() / 2;
+    let median_elapsed = t.elapsed_ns(*sorted_elapsed.select_nth_unstable(middle).1);
+    drop(sorted_elapsed);
+    let band_hz = [
+        (1e9 / MAX_PERIOD_NS).max(8.0 * df),
+        (1e9 / (4.0 * BIN_NS)).min(1e9 / (8.0 * median_elapsed)),
+    ];
+    let mut spectrum = Spectrum {
+        slow_threshold_ns: threshold,
+        slow_timings: slow_timings as u64,
+        bin_ns: BIN_NS,
+        segment_bins: SEGMENT_BINS,
+        segments,
+        band_hz,
+        longer_period_ns: None,
+        points: Vec::new(),
+    };
+    let (k_lo, k_hi) = (
+        (band_hz[0] / df).ceil() as usize,
+        (band_hz[1] / df).floor() as usize,
+    );
+    if segments < MIN_SEGMENTS || k_hi < k_lo + 16 {
+        return (None, Some(spectrum));
+    }
+    let power = welch(t, &slow, segments);
+    let band = &power[k_lo..=k_hi];
+    let band_median = median(band.to_vec());
+    spectrum.points = plot_points(band, k_lo, df, band_median);
+    if slow_timings < MIN_SLOW || band_median <= 0.0 {
+        return (None, Some(spectrum));
+    }
+    let (found, below_band) = strongest_period(&power, k_lo, k_hi);
+    spectrum.longer_period_ns = below_band.map(|f0| 1e9 / (f0 * df));
+    let Some(found) = found else {
+        return (None, Some(spectrum));
+    };
+    let frequency = found.fundamental * df;
+    let strength = found.strength;
+    let mut slow_ns: Vec<f64> = t
+        .ticks
+        .iter()
+        .zip(&slow)
+        .filter(|(_, s)| **s)
+        .map(|(&d, _)| t.load_ns(d))
+        .collect();
+    let slow_median = median(std::mem::take(&mut slow_ns));
+    let stalls = PeriodicStalls {
+        period_ns: 1e9 / frequency,
+        share_of_loads: slow_timings as f64 / t.ticks.len() as f64,
+        added_ns: (slow_median - p50_ns) * f64::from(t.loads_per_timing),
+        strength,
+    };
+    (Some(stalls), Some(spectrum))
+}
+
+/// Power of the slow-load counts by frequency bin (0 to half the segment),
+/// averaged over `segments` Hann-windowed segments. A timing belongs where
+/// it ends: at the timer read after its loads.
+fn welch(t: &Timings, slow: &[bool], segments: usize) -> Vec<f64> {
+    let window: Vec<f64> = (0..SEGMENT_BINS)
+        .map(|j| {
+            (std::f64::consts::PI * j as f64 / SEGMENT_BINS as f64)
+                .sin()
+                .powi(2)
+        })
+        .collect();
+    let fft = Fft::new(SEGMENT_BINS);
+    let mut power = vec![0.0; SEGMENT_BINS / 2];
+    let mut counts = vec![0.0f64; SEGMENT_BINS];
+    let mut buffer = vec![[0.0f64; 2]; SEGMENT_BINS];
+    let mut add_segment = |counts: &mut [f64]| {
+        let mean = counts.iter().sum::<f64>() / SEGMENT_BINS as f64;
+        for ((b, c), &w) in buffer.iter_mut().zip(counts.iter_mut()).zip(&window) {
+            *b = [(*c - mean) * w, 0.0];
+            *c = 0.0;
+        }
+        fft.transform(&mut buffer);
+        for (p, b) in power.iter_mut().zip(&buffer) {
+            *p += (b[0] * b[0] + b[1] * b[1]) / segments as f64;
+        }
+    };
+    let segment_ns = SEGMENT_BINS as f64 * BIN_NS;
+    let (mut elapsed, mut current) = (0.0, 0usize);
+    for (&d, &is_slow) in t.ticks.iter().zip(slow) {
+        elapsed += t.elapsed_ns(d);
+        let segment = (elapsed / segment_ns) as usize;
+        while current < segment && current < segments {
+            add_segment(&mut counts);
+            current += 1;
+        }
+        if current >= segments {
+            break;
+        }
+        if is_slow {
+            let bin = ((elapsed - current as f64 * segment_ns) / BIN_NS) as usize;
+            counts[bin.min(SEGMENT_BINS - 1)] += 1.0;
+        }
+    }
+    power
+}
+
+/// A tooth of a harmonic series counts as present at this strength.
+const TOOTH_STRENGTH: f64 = 4.0;
+
+/// A peak is a harmonic of a lower fundamental when this share of that
+/// fundamental's multiples up to it are present, and no more than the rest
+/// of the points half-way between them (a spectrum dense with peaks has
+/// both, a harmonic series only the multiples).
+const TEETH_PRESENT: f64 = 0.75;
+
+/// How far from a multiple a tooth may lie, as a share of its frequency.
+const TOOTH_REACH: f64 = 0.005;
+
+/// Candidate peaks tried, strongest first.
+const CANDIDATES: usize = 20;
+
+/// Each bin's power over the median power within 20% of its frequency
+/// (the bin and its 3 neighbours each side left out); 0 outside `lo..=hi`.
+fn strengths(power: &[f64], lo: usize, hi: usize) -> Vec<f64> {
+    let mut strength = vec![0.0; power.len()];
+    for (k, s) in strength.iter_mut().enumerate().take(hi + 1).skip(lo) {
+        let (a, b) = (
+            ((k as f64 / 1.2) as usize).max(1),
+            ((k as f64 * 1.2) as usize).min(power.len() - 1),
+        );
+        let around: Vec<f64> = (a..=b)
+            .filter(|&j| j.abs_diff(k) > 3)
+            .map(|j| power[j])
+            .collect();
+        let background = median(around);
+        if background > 0.0 {
+            *s = power[k] / background;
+        }
+    }
+    strength
+}
+
+/// The peak found, in frequency bins (fractional), with its strength.
+struct Found {
+    /// The fundamental, bins.
+    fundamental: f64,
+    /// The strongest harmonic's strength.
+    strength: f64,
+}
+
+/// The strongest period in `k_lo..=k_hi` whose fundamental lies in the
+/// band, as (fundamental in bins, strength); with it, the longest period
+/// found below the band (in bins), whose harmonics were passed over.
+///
+/// A peak is taken as the h-th harmonic of `f / h` for the largest h whose
+/// other multiples in the band are mostly present and whose half-way points are
+/// mostly not ([`TEETH_PRESENT`]): a stall every
+/// 32 us shows as a comb of peaks 31 kHz apart, any one of which would
+/// otherwise pass for a period of its own.
+fn strongest_period(power: &[f64], k_lo: usize, k_hi: usize) -> (Option<Found>, Option<f64>) {
+    let floor = 8usize;
+    let strength = strengths(power, floor, k_hi.min(power.len() - 3));
+    let is_peak = |k: usize| {
+        k >= 2
+            && k + 2 < power.len()
+            && (1..=2).all(|d| power[k] >= power[k - d] && power[k] >= power[k + d])
+    };
+    // A harmonic series of a period that jitters smears more the higher
+    // the harmonic: a tooth is looked for within 0.5% (at least a bin).
+    let reach = |at: f64| (TOOTH_REACH * at).max(1.0);
+    let tooth = |at: f64| {
+        let (lo, hi) = (
+            (at - reach(at)).round().max(0.0) as usize,
+            (at + reach(at)).round() as usize,
+        );
+        (lo..=hi)
+            .map(|j| strength.get(j).copied().unwrap_or(0.0))
+            .fold(0.0, f64::max)
+    };
+    let mut candidates: Vec<usize> = (k_lo..=k_hi)
+        .filter(|&k| is_peak(k) && strength[k] >= MIN_STRENGTH)
+        .collect();
+    candidates.sort_by(|a, b| strength[*b].total_cmp(&strength[*a]));
+    let mut below_band: Option<f64> = None;
+    for &k in candidates.iter().take(CANDIDATES) {
+        let at = k as f64 + parabolic_offset(power, k);
+        if let Some(f0) = below_band {
+            let multiple = at / f0;
+            if (multiple - multiple.round()).abs() * f0 <= reach(at) {
+                continue; // a tooth of the comb already passed over
+            }
+        }
+        let highest = (at / floor as f64).floor() as usize;
+        let harmonic = (2..=highest.max(1))
+            .rev()
+            .find(|&h| {
+                let f0 = at / h as f64;
+                // Its other multiples around the peak, from half its
+                // harmonic number (lower ones drown in the red noise of
+                // bursts) to a quarter past it (a jittery period's higher
+                // harmonics fade), inside the band.
+                let top = (h + h / 4 + 1).min((k_hi as f64 / f0) as usize);
+                let multiples: Vec<usize> = (h / 2..=top)
+                    .filter(|&j| j != h && j as f64 * f0 >= k_lo as f64)
+                    .collect();
+                let present = |offset: f64| {
+                    multiples
+                        .iter()
+                        .filter(|&&j| tooth((j as f64 + offset) * f0) >= TOOTH_STRENGTH)
+                        .count() as f64
+                };
+                let n = multiples.len() as f64;
+                n >= 1.0
+                    && present(0.0) >= TEETH_PRESENT * n
+                    && present(0.5) <= (1.0 - TEETH_PRESENT) * n
+            })
+            .unwrap_or(1);
+        let fundamental = at / harmonic as f64;
+        if fundamental < k_lo as f64 {
+            below_band = Some(below_band.map_or(fundamental, |b: f64| b.min(fundamental)));
+            continue;
+        }
+        return (
+            Some(Found {
+                fundamental,
+                strength: strength[k],
+            }),
+            below_band,
+        );
+    }
+    (None, below_band)
+}
+
+/// Where the true peak lies between bins k-1 and k+1, from a parabola
+/// through the three powers' logs (-0.5 to 0.5 bins).
+fn parabolic_offset(power: &[f64], k: usize) -> f64 {
+    if k == 0 || k + 1 >= power.len() {
+        return 0.0;
+    }
+    let [a, b, c] = [power[k - 1], power[k], power[k + 1]].map(|p| p.max(1e-300).ln());
+    let denominator = a - 2.0 * b + c;
+    if denominator.abs() < 1e-12 {
+        0.0
+    } else {
+        (0.5 * (a - c) / denominator).clamp(-0.5, 0.5)
+    }
+}
+
+/// The band's power as a few hundred [Hz, power over the median] points:
+/// the highest of each log-spaced slice, so peaks survive.
+fn plot_points(band: &[f64], k_lo: usize, df: f64, median: f64) -> Vec<[f64; 2]> {
+    if median <= 0.0 || band.is_empty() {
+        return Vec::new();
+    }
+    let (f_lo, f_hi) = (k_lo as f64 * df, (k_lo + band.len() - 1) as f64 * df);
+    let step = (f_hi / f_lo).ln() / PLOT_POINTS as f64;
+    let mut points: Vec<[f64; 2]> = Vec::new();
+    let mut slice = usize::MAX;
+    for (j, &p) in band.iter().enumerate() {
+        let f = (k_lo + j) as f64 * df;
+        let s = if step > 0.0 {
+            ((f / f_lo).ln() / step) as usize
+        } else {
+            0
+        };
+        if s != slice {
+            points.push([f, p / median]);
+            slice = s;
+        } else if let Some(last) = points.last_mut()
+            && p / median > last[1]
+        {
+            *last = [f, p / median];
+        }
+    }
+    points
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    let middle = values.len() / 2;
+    *values.select_nth_unstable_by(middle, f64::total_cmp).1
+}
+
+/// A radix-2 fast Fourier transform of one power-of-two length.
+pub(crate) struct Fft {
+    /// exp(-2 pi i j / n) for j < n/2.
+    twiddles: Vec<[f64; 2]>,
+}
+
+impl Fft {
+    /// A transform of `n` points (a power of two).
+    pub(crate) fn new(n: usize) -> Fft {
+        assert!(n.is_power_of_two(), "the FFT takes a power of two");
+        Fft {
+            twiddles: (0..n / 2)
+                .map(|j| {
+                    let angle = -2.0 * std::f64::consts::PI * j as f64 / n as f64;
+                    [angle.cos(), angle.sin()]
+                })
+                .collect(),
+        }
+    }
+
+    /// Transforms `x` in place (the forward DFT, unscaled).
+    pub(crate) fn transform(&self, x: &mut [[f64; 2]]) {
+        let n = x.len();
+        assert_eq!(n, 2 * self.twiddles.len(), "the FFT's length");
+        let bits = n.trailing_zeros();
+        for i in 0..n {
+            let j = i.reverse_bits() >> (usize::BITS - bits);
+            if i < j {
+                x.swap(i, j);
+            }
+        }
+        let mut len = 2;
+        while len <= n {
+            let stride = n / len;
+            for start in (0..n).step_by(len) {
+                for j in 0..len / 2 {
+                    let w = self.twiddles[j * stride];
+                    let [br, bi] = x[start + j + len / 2];
+                    let v = [br * w[0] - bi * w[1], br * w[1] + bi * w[0]];
+                    let u = x[start + j];
+                    x[start + j] = [u[0] + v[0], u[1] + v[1]];
+                    x[start + j + len / 2] = [u[0] - v[0], u[1] - v[1]];
+                }
+            }
+            len *= 2;
+        }
+    }
+}

@@ -1,0 +1,198 @@
+//! Timing loads one at a time (`Point::distribution`): the timer's own
+//! cost, measured once per engine on an L1-resident chain, and a timeline
+//! of timer deltas over the point's chain, read by
+//! [`crate::analysis::distribution`].
+//!
+//! Where one load is shorter than the timer's cost or resolution, loads
+//! are timed in the smallest power-of-two group that is not, and the
+//! result says so (`loads_per_timing`).
+
+use std::time::Duration;
+
+use super::{Engine, Error, Walker, Workload};
+use crate::analysis::distribution::{self, Distribution, Timings};
+use crate::chain::Chain;
+use crate::kernels::{Kernel, KernelKind};
+use crate::platform::PageRequest;
+
+/// The timer's cost and step, measured on an L1-resident chain.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct TimerCost {
+    /// Nanoseconds a tick.
+    ns_per_tick: f64,
+    /// The cost one timer read adds to a delta, ns.
+    overhead_ns: f64,
+    /// The smallest step seen between two deltas, ns.
+    resolution_ns: f64,
+}
+
+/// Loads per group when measuring the timer's cost (A; the other is 2A).
+const COST_GROUP: u32 = 8;
+
+/// Timings per group size and round when measuring the timer's cost.
+const COST_TIMINGS: usize = 1 << 15;
+
+/// Rounds of the cost measurement; the fastest median of each size is kept
+/// (a disturbance only adds time).
+const COST_ROUNDS: usize = 3;
+
+/// A group's time is at least this many timer steps.
+const RESOLUTION_STEPS: f64 = 8.0;
+
+/// Largest group of loads between two timer reads.
+const MAX_GROUP: u32 = 256;
+
+/// Fewest and most timings in a timeline (the most: 16 MiB of deltas).
+const MIN_TIMINGS: usize = 1 << 12;
+const MAX_TIMINGS: usize = 1 << 22;
+
+/// Loads walked before the timeline, to bring the chain back in.
+const PRE_WALK_TRIPS: u64 = 1000;
+
+/// The smallest power-of-two group of loads of `ns_per_load` whose time is
+/// at least the timer's cost and [`RESOLUTION_STEPS`] of its steps.
+pub(super) fn group_size(ns_per_load: f64, overhead_ns: f64, resolution_ns: f64) -> u32 {
+    let floor = overhead_ns.max(RESOLUTION_STEPS * resolution_ns);
+    let mut group = 1;
+    while f64::from(group) * ns_per_load < floor && group < MAX_GROUP {
+        group *= 2;
+    }
+    group
+}
+
+/// How many timings fill `duration` at `ns_per_timing` each, within bounds.
+pub(super) fn timings_for(duration: Duration, ns_per_timing: f64) -> usize {
+    let wanted = duration.as_nanos() as f64 / ns_per_timing.max(1.0);
+    (wanted as usize).clamp(MIN_TIMINGS, MAX_TIMINGS)
+}
+
+fn median(values: &mut [u32]) -> f64 {
+    let middle = values.len() / 2;
+    f64::from(*values.select_nth_unstable(middle).1)
+}
+
+/// The smallest positive difference between two of `values` (1 when none).
+fn smallest_step(values: &mut [u32]) -> u32 {
+    values.sort_unstable();
+    values
+        .windows(2)
+        .map(|w| w[1] - w[0])
+        .filter(|&d| d > 0)
+        .min()
+        .unwrap_or(1)
+}
+
+impl Engine {
+    /// The timer's cost per read and its step, measured once: groups of A
+    /// and 2A loads on a 4 KiB chain, `2 t(A) - t(2A)` of their medians.
+    fn timer_cost(&mut self) -> Result<TimerCost, Error> {
+        if let Some(cost) = self.timer_cost {
+            return Ok(cost);
+        }
+        let ticks_per_ns = crate::arch::timestamp_ticks_per_ns()
+            .filter(|t| *t > 0.0)
+            .ok_or(Error::NoKernel("timed"))?;
+        let kernel = Kernel::Chase(KernelKind::Pointer);
+        let chain = Chain::random(4096, 64, 1)?;
+        let mut workload = Workload::prepare(4096, PageRequest::Base, None)?;
+        workload.link(&chain, kernel)?;
+        let mut walker = workload.walker(&chain, kernel);
+        walker.walk(PRE_WALK_TRIPS)?;
+        let mut ticks = vec![1u32; COST_TIMINGS];
+        let (mut a, mut two_a, mut step) = (f64::INFINITY, f64::INFINITY, u32::MAX);
+        for _ in 0..COST_ROUNDS {
+            walker.walk_timed(COST_GROUP, &mut ticks)?;
+            a = a.min(median(&mut ticks));
+            step = step.min(smallest_step(&mut ticks));
+            walker.walk_timed(2 * COST_GROUP, &mut ticks)?;
+            two_a = two_a.min(median(&mut ticks));
+        }
+        let cost = TimerCost {
+            ns_per_tick: 1.0 / ticks_per_ns,
+            overhead_ns: ((2.0 * a - two_a) / ticks_per_ns).max(0.0),
+            resolution_ns: f64::from(step) / ticks_per_ns,
+        };
+        self.timer_cost = Some(cost);
+        Ok(cost)
+    }
+
+    /// Times the loads of `chain` (linked in `workload` for `kernel`) one by
+    /// one, or in small groups, for about `duration`, and reads the timeline.
+    pub(super) fn distribution(
+        &mut self,
+        workload: &Workload,
+        chain: &Chain,
+        kernel: Kernel,
+        ns_per_load: f64,
+        duration: Duration,
+    ) -> Result<Distribution, Error> {
+        let cost = self.timer_cost()?;
+        let group = group_size(ns_per_load, cost.overhead_ns, cost.resolution_ns);
+        let timings = timings_for(duration, f64::from(group) * ns_per_load + cost.overhead_ns);
+        let mut walker: Walker = workload.walker(chain, kernel);
+        walker.walk(PRE_WALK_TRIPS.min(chain.len().div_ceil(kernel.loads_per_trip())))?;
+        // Written before timing, so no page is faulted in while timing.
+        let mut ticks = vec![1u32; timings];
+        walker.walk_timed(group, &mut ticks)?;
+        dump_for_debugging(&ticks, group, cost);
+        let timeline = Timings {
+            ticks: &ticks,
+            ns_per_tick: cost.ns_per_tick,
+            overhead_ns: cost.overhead_ns,
+            loads_per_timing: group,
+        };
+        let timer = crate::arch::TIMESTAMP.unwrap_or("none");
+        distribution::analyse(&timeline, timer, cost.resolution_ns)
+            .ok_or_else(|| Error::Invalid("distribution: no load was timed".into()))
+    }
+}
+
+/// Debug builds only: writes the raw deltas to $MEMLAT_DEBUG_TIMELINE (new
+/// file) for offline analysis, with a line of what turns them into ns.
+fn dump_for_debugging(ticks: &[u32], group: u32, cost: TimerCost) {
+    #[cfg(debug_assertions)]
+    if let Some(path) = std::env::var_os("MEMLAT_DEBUG_TIMELINE") {
+        use std::io::Write;
+        let bytes: Vec<u8> = ticks.iter().flat_map(|t| t.to_le_bytes()).collect();
+        let written = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .and_then(|mut f| f.write_all(&bytes));
+        eprintln!(
+            "debug: timeline {written:?} to {path:?}: group {group}, ns/tick {}, overhead {} ns",
+            cost.ns_per_tick, cost.overhead_ns
+        );
+    }
+    #[cfg(not(debug_assertions))]
+    let _ = (ticks, group, cost);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn groups_are_long_against_the_timer() {
+        // DRAM against a 12 ns timer: one load a timing.
+        assert_eq!(group_size(180.0, 12.0, 0.4), 1);
+        // L1 against it: 16 loads of 1.1 ns reach 12 ns.
+        assert_eq!(group_size(1.1, 12.0, 0.4), 16);
+        // A coarse timer (40 ns steps) sets the floor: 8 x 40 = 320 ns.
+        assert_eq!(group_size(150.0, 5.0, 40.0), 4);
+        assert_eq!(group_size(0.001, 1000.0, 1.0), MAX_GROUP);
+    }
+
+    #[test]
+    fn timelines_are_bounded() {
+        assert_eq!(timings_for(Duration::from_millis(400), 200.0), 2_000_000);
+        assert_eq!(timings_for(Duration::from_secs(100), 1.0), MAX_TIMINGS);
+        assert_eq!(timings_for(Duration::ZERO, 200.0), MIN_TIMINGS);
+    }
+
+    #[test]
+    fn the_smallest_step_between_deltas() {
+        assert_eq!(smallest_step(&mut [30, 26, 30, 52, 26]), 4);
+        assert_eq!(smallest_step(&mut [7, 7]), 1);
+    }
+}
