@@ -639,6 +639,13 @@ pub struct SweepArgs {
     #[arg(long)]
     pub no_refine: bool,
 
+    /// Also time loads one by one at every point (20 ms each; in small
+    /// groups where one load is shorter than the timer) and record p50 and
+    /// p99: the plot shades p50 to p99 around each line, the CSV gains
+    /// p50_ns and p99_ns columns, the JSON every point's distribution.
+    #[arg(long)]
+    pub percentiles: bool,
+
     /// Replace existing --csv, --json or --plot files (without it, a sweep
     /// refuses to overwrite an earlier result; continue one with --resume).
     #[arg(long)]

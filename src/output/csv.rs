@@ -45,8 +45,14 @@ fn event_columns(measurements: &[Measurement]) -> Vec<String> {
 /// Header plus one row per sample of every measurement.
 pub fn samples(measurements: &[Measurement]) -> String {
     let events = event_columns(measurements);
+    // Loads timed one by one (--distribution, --percentiles): a point's
+    // figures, repeated on each of its rows.
+    let percentiles = measurements.iter().any(|m| m.distribution.is_some());
     let mut columns: Vec<String> = COLUMNS.iter().map(|c| c.to_string()).collect();
     columns.extend(events.iter().map(|e| format!("{e}_per_load")));
+    if percentiles {
+        columns.extend(["p50_ns".to_string(), "p99_ns".to_string()]);
+    }
     let names: Vec<&str> = columns.iter().map(String::as_str).collect();
     let mut t = Table::new(&names);
     let number = |v: f64| Cell::float(v, 6);
@@ -84,6 +90,11 @@ pub fn samples(measurements: &[Measurement]) -> String {
                     .iter()
                     .map(|e| Cell::opt(s.events.get(e).copied().flatten(), 6)),
             );
+            if percentiles {
+                let p = m.distribution.as_ref().map(|d| d.percentiles_ns);
+                row.push(Cell::opt(p.map(|p| p.p50), 6));
+                row.push(Cell::opt(p.map(|p| p.p99), 6));
+            }
             t.row(row);
         }
     }

@@ -142,6 +142,9 @@ fn new_plan(
     // Without --repeats, repeats go where they buy precision.
     let template = Point {
         until_precise: args.measure.repeats.is_none(),
+        distribution: args
+            .percentiles
+            .then_some(crate::experiments::sweep::PERCENTILE_TIME),
         ..prepared.template.clone()
     };
     let mut plan = SweepPlan::new(template, cpu, range, series, events, caches);

@@ -97,6 +97,18 @@ pub fn flat_at_dram(latencies: &[f64]) -> bool {
     lo >= DRAM_FLOOR_NS && hi <= lo * FLAT_BAND
 }
 
+/// How long each point of `--percentiles` times loads one by one: enough
+/// for p99 (tens of thousands of timings at DRAM), short beside a point.
+pub const PERCENTILE_TIME: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// A sweep keeps each point's distribution without the spectrum's points
+/// (hundreds a point, for a picture a sweep does not draw).
+pub(crate) fn keep_percentiles_lean(m: &mut crate::engine::Measurement) {
+    if let Some(spectrum) = m.distribution.as_mut().and_then(|d| d.spectrum.as_mut()) {
+        spectrum.points.clear();
+    }
+}
+
 /// What to measure: a configuration, the point template, and points already
 /// measured (from `--resume`) to keep and skip.
 #[derive(Debug, Clone)]
@@ -151,6 +163,7 @@ impl SweepPlan {
                 node: template.node,
                 events,
                 refine: true,
+                percentiles: template.distribution.is_some(),
                 refined_sizes: Vec::new(),
                 remeasured_sizes: Vec::new(),
                 first_pass_levels: Vec::new(),
@@ -174,6 +187,7 @@ impl SweepPlan {
             line: c.line,
             seed: c.seed,
             node: c.node,
+            distribution: c.percentiles.then_some(PERCENTILE_TIME),
             ..template
         };
         SweepPlan {
@@ -338,9 +352,10 @@ fn measure_each(
             cost_ms: costs[index].1,
         };
         observer.begin(&step);
-        let m = engine
+        let mut m = engine
             .measure(spec)
             .with_context(|| format!("measuring {}", labels[index]))?;
+        keep_percentiles_lean(&mut m);
         result.points.push(m);
         result.sort_points();
         result.total_seconds = clock();

@@ -105,6 +105,10 @@ pub struct SweepConfig {
     /// the grid, until every bracket is within 5% (not with `--no-refine`).
     #[serde(default)]
     pub refine: bool,
+    /// Whether each point also timed loads one by one for p50 and p99
+    /// (`--percentiles`; `Measurement::distribution` on every point).
+    #[serde(default)]
+    pub percentiles: bool,
     /// The sizes measured to refine capacities (detection series only),
     /// beside `sizes`, ascending.
     #[serde(default)]

@@ -11,20 +11,14 @@ use crate::analysis::distribution::Distribution;
 use crate::engine::Measurement;
 use crate::units::HumanBytes;
 
-/// Loads by latency: each bin's share of the loads at its geometric middle
-/// (log x and log y, so the tail shows), p50, p99 and p99.9 marked.
+/// Loads by latency: each bin's count at its geometric middle (log x and
+/// log y, so the tail shows), p50, p99 and p99.9 marked.
 pub fn histogram_chart(d: &Distribution, what: &str) -> Chart {
-    let total = d.histogram.iter().map(|b| b.count).sum::<u64>().max(1) as f64;
     let points = d
         .histogram
         .iter()
         .filter(|b| b.count > 0)
-        .map(|b| {
-            (
-                (b.low_ns * b.high_ns).sqrt(),
-                100.0 * b.count as f64 / total,
-            )
-        })
+        .map(|b| ((b.low_ns * b.high_ns).sqrt(), b.count as f64))
         .collect();
     let p = &d.percentiles_ns;
     let grouping = if d.loads_per_timing == 1 {
@@ -38,11 +32,15 @@ pub fn histogram_chart(d: &Distribution, what: &str) -> Chart {
     Chart {
         title: format!("Latency of each load: {what}"),
         x_label: "ns per load".into(),
-        y_label: "% of loads (bins 2^(1/8) wide)".into(),
+        y_label: if d.loads_per_timing == 1 {
+            "loads (bins 2^(1/8) wide)".into()
+        } else {
+            "groups of loads (bins 2^(1/8) wide)".into()
+        },
         x_log: true,
         y_log: true,
         series: vec![Series {
-            label: format!("{} loads", d.loads_timed),
+            label: format!("{} loads timed", d.loads_timed),
             points,
         }],
         markers: [("p50", p.p50), ("p99", p.p99), ("p99.9", p.p99_9)]
@@ -103,7 +101,7 @@ pub fn spectrum_chart(d: &Distribution) -> Option<Chart> {
 
 /// What a measurement's distribution is of, for titles.
 pub fn subject(m: &Measurement) -> String {
-    format!("{} {:?} chain", HumanBytes(m.size), m.pattern).to_lowercase()
+    format!("{} {} chain", HumanBytes(m.size), m.pattern.name())
 }
 
 /// Draws the histogram and, where there is one, the spectrum to `path`.

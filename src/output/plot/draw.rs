@@ -159,6 +159,7 @@ fn draw_chart<DB: DrawingBackend>(
     let mut ctx = frame(&main, chart, &x, &y, right_axis)?;
     let band_edges = draw_bands(&mut ctx, chart, &x, &y)?;
     draw_markers(&mut ctx, chart, &x, &y)?;
+    draw_envelopes(&mut ctx, chart, &x, &y)?;
     let legend = draw_lines(&mut ctx, chart, &x, &y)?;
     draw_band_labels(&mut ctx, &band_edges, &y)?;
     if !legend.is_empty() {
@@ -188,7 +189,17 @@ fn draw_chart<DB: DrawingBackend>(
 /// The x and y axes the chart's points need, with headroom on top for
 /// `label_lines` lines of band labels.
 fn axes(chart: &Chart, label_lines: usize) -> (Axis, Axis) {
-    let points = || chart.series.iter().flat_map(|s| s.points.iter());
+    let points = || {
+        let envelopes = chart
+            .envelopes
+            .iter()
+            .flat_map(|e| e.points.iter().flat_map(|&(x, lo, hi)| [(x, lo), (x, hi)]));
+        chart
+            .series
+            .iter()
+            .flat_map(|s| s.points.iter().copied())
+            .chain(envelopes)
+    };
     let x = axis::x_axis(points().map(|p| p.0), chart.x_log, chart.x_bytes);
     let headroom = 0.06 + 0.045 * label_lines as f64;
     let y = axis::y_axis(points().map(|p| p.1), chart.y_log, headroom);
@@ -307,6 +318,32 @@ fn draw_markers<DB: DrawingBackend>(
                     + Text::new(marker.label.clone(), (-15, -6), marker_style.clone())),
             )
             .map_err(drawing)?;
+    }
+    Ok(())
+}
+
+/// Each envelope as a light polygon in its line's colour, under the lines.
+fn draw_envelopes<DB: DrawingBackend>(
+    ctx: &mut Ctx<'_, DB>,
+    chart: &Chart,
+    x: &Axis,
+    y: &Axis,
+) -> Result<()> {
+    for envelope in &chart.envelopes {
+        let colour = COLOURS[envelope.series % COLOURS.len()];
+        let low: Vec<(f64, f64)> = envelope.points.iter().map(|p| (p.0, p.1)).collect();
+        let high: Vec<(f64, f64)> = envelope.points.iter().map(|p| (p.0, p.2)).collect();
+        let (low, mut high) = (mapped(&low, x, y), mapped(&high, x, y));
+        if low.len() < 2 || low.len() != high.len() {
+            continue;
+        }
+        high.reverse();
+        let outline: Vec<(f64, f64)> = low.into_iter().chain(high).collect();
+        ctx.draw_series(std::iter::once(Polygon::new(
+            outline,
+            colour.mix(0.22).filled(),
+        )))
+        .map_err(drawing)?;
     }
     Ok(())
 }

@@ -45,6 +45,8 @@ pub struct Chart {
     pub series: Vec<Series>,
     /// Vertical shaded x ranges with a label at their top (e.g. detected cache levels).
     pub bands: Vec<Band>,
+    /// Shaded ranges around lines (e.g. p50 to p99 around the median).
+    pub envelopes: Vec<Envelope>,
     /// Dashed vertical lines with a label along them (e.g. the cache sizes sysfs claims).
     pub markers: Vec<Marker>,
     /// A second y axis on the right showing the same values scaled (e.g. GB/s beside bytes/cycle).
@@ -60,6 +62,16 @@ pub struct Series {
     pub label: String,
     /// (x, y) points; non-finite values are skipped and points are drawn in x order.
     pub points: Vec<(f64, f64)>,
+}
+
+/// A shaded range around the line `series` (an index into `Chart::series`,
+/// whose colour it takes): from `low` to `high` at each x.
+#[derive(Debug, Clone, Default)]
+pub struct Envelope {
+    /// The line it surrounds.
+    pub series: usize,
+    /// (x, low, high) points, drawn in x order; non-finite ones are skipped.
+    pub points: Vec<(f64, f64, f64)>,
 }
 
 /// A shaded vertical band from `from` to `to` on the x axis.

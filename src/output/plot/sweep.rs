@@ -104,6 +104,28 @@ pub fn median_clock(result: &SweepResult) -> Option<f64> {
     Summary::of(&clocks).map(|s| s.median)
 }
 
+/// p50 to p99 of each line's points that carry a distribution
+/// (`memlat sweep --percentiles`), in the line's colour.
+fn percentile_envelopes(result: &SweepResult) -> Vec<super::Envelope> {
+    result
+        .series()
+        .into_iter()
+        .enumerate()
+        .map(|(index, key)| super::Envelope {
+            series: index,
+            points: result
+                .series_points(key)
+                .into_iter()
+                .filter_map(|m| {
+                    let p = &m.distribution.as_ref()?.percentiles_ns;
+                    Some((m.size as f64, p.p50, p.p99))
+                })
+                .collect(),
+        })
+        .filter(|e| !e.points.is_empty())
+        .collect()
+}
+
 /// One chart per metric.
 pub fn charts(result: &SweepResult, metrics: &[Metric], bands: bool) -> Vec<Chart> {
     let detection = match (&result.detection, bands) {
@@ -172,7 +194,14 @@ pub fn chart(result: &SweepResult, metric: &Metric, detection: Option<&Detection
         .iter()
         .filter(|m| metric.value(m, trusted).is_none())
         .count();
+    let envelopes = match metric {
+        Metric::Ns => percentile_envelopes(result),
+        _ => Vec::new(),
+    };
     let mut footnote = footnote(result, ghz);
+    if !envelopes.is_empty() {
+        footnote += "; shaded: p50 to p99 of loads timed one by one (--percentiles)";
+    }
     if let (Some(_), Some(key)) = (detection, result.detection_series()) {
         footnote += &format!("; levels detected from the {} curve", key.label());
     }
@@ -189,6 +218,7 @@ pub fn chart(result: &SweepResult, metric: &Metric, detection: Option<&Detection
         // cache levels would lie flat along zero.
         y_log: matches!(metric, Metric::Ns | Metric::Cycles),
         series,
+        envelopes,
         bands: detection.map_or_else(Vec::new, |d| level_bands(d, metric)),
         markers: result
             .sysfs_caches
