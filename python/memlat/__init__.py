@@ -21,16 +21,20 @@ __all__ = ["run", "sweep", "sweep_result", "detect", "to_pandas"]
 
 
 def run(size, stride=64, pattern="stride", accesses=None, events=(), pages="thp",
-        cpu=None, repeats=5, sample_ms=50):
+        cpu=None, repeats=5, sample_ms=50, distribution=False, distribution_ms=400):
     """One size and stride or pattern: the fields of `memlat run --format json`.
 
     size, stride: bytes; pattern: "stride", "random" or "page-random";
     accesses: loads per sample (None: calibrated to sample_ms); events: perf
     event names (uncountable ones are null, with a warning); pages: "4k",
     "thp", "2m" or "1g"; cpu: the CPU to pin to (None: the current one).
+    distribution: also time loads one by one for distribution_ms and add
+    `distribution` (percentiles_ns, histogram, modes, periodic_stalls), as
+    `memlat run --distribution` does.
     """
     return json.loads(_memlat.run(int(size), int(stride), pattern, accesses,
-                                  list(events), pages, cpu, int(repeats), int(sample_ms)))
+                                  list(events), pages, cpu, int(repeats), int(sample_ms),
+                                  int(distribution_ms) if distribution else None))
 
 
 def sweep_result(start=1024, stop=64 << 20, ratio=1.3, strides=(), random=True,

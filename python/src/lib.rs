@@ -42,7 +42,7 @@ fn engine(cpu: Option<usize>, events: &[String]) -> PyResult<Engine> {
 
 /// `memlat run` as JSON: one size and stride or pattern.
 #[pyfunction]
-#[pyo3(signature = (size, stride=64, pattern="stride", accesses=None, events=Vec::new(), pages="thp", cpu=None, repeats=5, sample_ms=50))]
+#[pyo3(signature = (size, stride=64, pattern="stride", accesses=None, events=Vec::new(), pages="thp", cpu=None, repeats=5, sample_ms=50, distribution_ms=None))]
 #[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
@@ -55,7 +55,15 @@ fn run(
     cpu: Option<usize>,
     repeats: u32,
     sample_ms: u64,
+    distribution_ms: Option<u64>,
 ) -> PyResult<String> {
+    if let Some(ms) = distribution_ms
+        && !(10..=60_000).contains(&ms)
+    {
+        return Err(PyValueError::new_err(format!(
+            "distribution_ms {ms}: give 10 to 60000 (400 resolves periods up to 16 us)"
+        )));
+    }
     let point = Point {
         size: memlat::limits::size(size, memlat::limits::Origin::Setting("size")).map_err(error)?,
         stride,
@@ -64,6 +72,7 @@ fn run(
         accesses,
         repeats,
         sample_time: Duration::from_millis(sample_ms),
+        distribution: distribution_ms.map(Duration::from_millis),
         ..Point::default()
     };
     py.detach(move || {

@@ -20,6 +20,19 @@ def test_run_gives_the_fields_of_memlat_run_json():
     assert len(m["samples"]) == 2
 
 
+def test_a_distribution_of_timed_loads():
+    m = memlat.run(16384, pattern="random", repeats=2, sample_ms=5,
+                   distribution=True, distribution_ms=20)
+    d = m["distribution"]
+    p = d["percentiles_ns"]
+    assert 0 < p["p50"] <= p["p90"] <= p["p99"] <= p["p99.9"] <= p["p99.99"]
+    assert d["loads_timed"] > 0 and d["histogram"] and d["modes"]
+    assert "periodic_stalls" in d
+    assert "distribution" not in memlat.run(16384, repeats=2, sample_ms=5)
+    with pytest.raises(ValueError, match="distribution_ms"):
+        memlat.run(16384, distribution=True, distribution_ms=5)
+
+
 def test_software_events_are_counted_for_real():
     m = memlat.run(65536, pattern="random", events=["task-clock", "page-faults"],
                    repeats=2, sample_ms=5)
