@@ -267,14 +267,20 @@ fn strongest_period(power: &[f64], k_lo: usize, k_hi: usize) -> (Option<Found>, 
         .filter(|&k| is_peak(k) && strength[k] >= MIN_STRENGTH)
         .collect();
     candidates.sort_by(|a, b| strength[*b].total_cmp(&strength[*a]));
-    let mut below_band: Option<f64> = None;
+    // Fundamentals found below the band: their harmonics are passed over,
+    // and left out when testing another peak (two ticks a few percent apart
+    // interleave their combs).
+    let mut combs: Vec<f64> = Vec::new();
+    let on_comb = |at: f64, combs: &[f64]| {
+        combs.iter().any(|&f0| {
+            let multiple = (at / f0).round();
+            multiple >= 1.0 && (at - multiple * f0).abs() <= reach(at)
+        })
+    };
     for &k in candidates.iter().take(CANDIDATES) {
         let at = k as f64 + parabolic_offset(power, k);
-        if let Some(f0) = below_band {
-            let multiple = at / f0;
-            if (multiple - multiple.round()).abs() * f0 <= reach(at) {
-                continue; // a tooth of the comb already passed over
-            }
+        if on_comb(at, &combs) {
+            continue;
         }
         let highest = (at / floor as f64).floor() as usize;
         let harmonic = (2..=highest.max(1))
@@ -286,24 +292,23 @@ fn strongest_period(power: &[f64], k_lo: usize, k_hi: usize) -> (Option<Found>, 
                 // bursts) to a quarter past it (a jittery period's higher
                 // harmonics fade), inside the band.
                 let top = (h + h / 4 + 1).min((k_hi as f64 / f0) as usize);
-                let multiples: Vec<usize> = (h / 2..=top)
-                    .filter(|&j| j != h && j as f64 * f0 >= k_lo as f64)
-                    .collect();
-                let present = |offset: f64| {
-                    multiples
-                        .iter()
-                        .filter(|&&j| tooth((j as f64 + offset) * f0) >= TOOTH_STRENGTH)
-                        .count() as f64
+                let in_band = |j: usize| j != h && j as f64 * f0 >= k_lo as f64;
+                let count = |offset: f64| {
+                    let points: Vec<f64> = (h / 2..=top)
+                        .filter(|&j| in_band(j))
+                        .map(|j| (j as f64 + offset) * f0)
+                        .filter(|&at| !on_comb(at, &combs))
+                        .collect();
+                    let present = points.iter().filter(|&&at| tooth(at) >= TOOTH_STRENGTH).count();
+                    (present as f64, points.len() as f64)
                 };
-                let n = multiples.len() as f64;
-                n >= 1.0
-                    && present(0.0) >= TEETH_PRESENT * n
-                    && present(0.5) <= (1.0 - TEETH_PRESENT) * n
+                let ((teeth, n), (between, m)) = (count(0.0), count(0.5));
+                n >= 1.0 && teeth >= TEETH_PRESENT * n && between <= (1.0 - TEETH_PRESENT) * m
             })
             .unwrap_or(1);
         let fundamental = at / harmonic as f64;
         if fundamental < k_lo as f64 {
-            below_band = Some(below_band.map_or(fundamental, |b: f64| b.min(fundamental)));
+            combs.push(fundamental);
             continue;
         }
         return (
@@ -311,10 +316,10 @@ fn strongest_period(power: &[f64], k_lo: usize, k_hi: usize) -> (Option<Found>, 
                 fundamental,
                 strength: strength[k],
             }),
-            below_band,
+            combs.first().copied(),
         );
     }
-    (None, below_band)
+    (None, combs.first().copied())
 }
 
 /// Where the true peak lies between bins k-1 and k+1, from a parabola

@@ -296,3 +296,28 @@ fn a_period_with_strong_harmonics_is_reported_as_its_fundamental() {
     let stalls = d.periodic_stalls.expect("a period");
     assert!((stalls.period_ns / 7812.5 - 1.0).abs() < 0.01, "{stalls:?}");
 }
+
+#[test]
+fn two_ticks_a_few_percent_apart_are_not_a_period() {
+    // Two hypervisor ticks (34.7 and 33.9 us) interleave their harmonics:
+    // where one comb's teeth fall between the other's, neither may be
+    // mistaken for a period of its own.
+    let mut rng = Rng(31);
+    let mut now = 0.0;
+    let ticks: Vec<u32> = (0..3_000_000)
+        .map(|_| {
+            let mut load = 20.0 * (0.05 * rng.normal()).exp();
+            for tick in [34_700.0, 33_900.0] {
+                if ((now + load + OVERHEAD_NS) / tick).floor() > (now / tick).floor() {
+                    load += 300.0;
+                }
+            }
+            now += load + OVERHEAD_NS;
+            to_ticks(load)
+        })
+        .collect();
+    let d = analyse(&timings(&ticks), "test", 0.5).unwrap();
+    assert!(d.periodic_stalls.is_none(), "{:?}", d.periodic_stalls);
+    let longer = d.spectrum.unwrap().longer_period_ns.expect("a tick");
+    assert!(longer > 30_000.0 && longer < 38_000.0, "{longer}");
+}
