@@ -1,15 +1,37 @@
 //! Bandwidth kernels: stream through a buffer as fast as the core can
 //! (read, write, copy, non-temporal write), unrolled so the loop's own cost
 //! is not what is measured. One table picks the widest vectors the CPU
-//! reports at run time (AVX-512, AVX2 or SSE2 on x86_64), with a portable
-//! scalar fallback everywhere (`--kernel portable`), so both stay tested.
+//! reports at run time (AVX-512, AVX2 or SSE2 on x86_64; SVE or NEON on
+//! aarch64), with a portable scalar fallback everywhere
+//! (`--kernel portable`), so both stay tested.
 //!
 //! Bytes counted: read and write count the buffer once per pass; copy counts
 //! the bytes read plus the bytes written (twice the buffer, as STREAM's copy
 //! does); a non-temporal write counts the buffer once.
 
+// The one place that knows the ISA: each one's module holds its kernel sets
+// (`KERNELS`, widest first) and `detect`; `isa` names this build's.
+#[cfg(target_arch = "aarch64")]
+mod aarch64;
 #[cfg(target_arch = "x86_64")]
 mod x86;
+
+#[cfg(target_arch = "aarch64")]
+use aarch64 as isa;
+#[cfg(target_arch = "x86_64")]
+use x86 as isa;
+
+/// No vector kernels for this ISA: the portable set only.
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+mod isa {
+    use super::{Features, Kernels};
+
+    pub(super) const KERNELS: [Kernels; 0] = [];
+
+    pub(super) fn detect() -> Features {
+        Features::default()
+    }
+}
 
 /// What the CPU reports it can run (faked in tests).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -20,21 +42,16 @@ pub struct Features {
     pub avx2: bool,
     /// SSE2 (every x86_64).
     pub sse2: bool,
+    /// NEON, aarch64's Advanced SIMD (every aarch64 Linux runs on).
+    pub neon: bool,
+    /// SVE, aarch64's scalable vectors.
+    pub sve: bool,
 }
 
 impl Features {
     /// What this CPU reports.
     pub fn detect() -> Features {
-        #[cfg(target_arch = "x86_64")]
-        {
-            Features {
-                avx512f: std::arch::is_x86_feature_detected!("avx512f"),
-                avx2: std::arch::is_x86_feature_detected!("avx2"),
-                sse2: std::arch::is_x86_feature_detected!("sse2"),
-            }
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        Features::default()
+        isa::detect()
     }
 }
 
@@ -49,9 +66,10 @@ pub type CopyFn = fn(&mut [u8], &[u8]);
 /// One set of kernels for one vector width.
 #[derive(Debug, Clone, Copy)]
 pub struct Kernels {
-    /// `avx512`, `avx2`, `sse2` or `portable`.
+    /// `avx512`, `avx2`, `sse2`, `sve`, `neon` or `portable`.
     pub name: &'static str,
-    /// Bytes per vector register.
+    /// Bytes per vector register (for the scalable SVE, the least
+    /// the ISA allows: the CPU's may be wider).
     pub vector_bytes: usize,
     /// The feature it needs (None: runs everywhere).
     needs: Option<fn(&Features) -> bool>,
@@ -114,11 +132,7 @@ pub const PORTABLE: Kernels = Kernels {
 
 /// Every kernel set, widest first.
 pub fn table() -> Vec<Kernels> {
-    #[cfg(target_arch = "x86_64")]
-    let widest: &[Kernels] = &x86::KERNELS;
-    #[cfg(not(target_arch = "x86_64"))]
-    let widest: &[Kernels] = &[];
-    widest.iter().copied().chain([PORTABLE]).collect()
+    isa::KERNELS.iter().copied().chain([PORTABLE]).collect()
 }
 
 /// The widest kernel set `features` allow (the portable one when `portable`).
@@ -199,6 +213,8 @@ mod tests {
             avx512f: true,
             avx2: true,
             sse2: true,
+            neon: true,
+            sve: true,
         };
         assert_eq!(select(&all, true).name, "portable");
         #[cfg(target_arch = "x86_64")]
@@ -212,6 +228,24 @@ mod tests {
             let sse2 = Features { sse2: true, ..none };
             assert_eq!(select(&sse2, false).name, "sse2");
             assert!(select(&sse2, false).nt_write.is_some());
+        }
+        #[cfg(target_arch = "aarch64")]
+        {
+            assert_eq!(select(&all, false).name, "sve");
+            assert!(select(&all, false).nt_write.is_some());
+            let neon = Features { neon: true, ..none };
+            assert_eq!(select(&neon, false).name, "neon");
+            assert!(select(&neon, false).nt_write.is_some());
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let x86_only = Features {
+                avx512f: true,
+                avx2: true,
+                sse2: true,
+                ..none
+            };
+            assert_eq!(select(&x86_only, false).name, "portable");
         }
     }
 
@@ -258,7 +292,7 @@ mod tests {
             .into_iter()
             .filter(|k| k.needs.is_none_or(|n| n(&features)))
         {
-            // Sizes that leave scalable vectors (SVE, RVV) a partial last
+            // Sizes that leave scalable vectors (SVE) a partial last
             // trip at some vector length; offset 1 is misaligned.
             for blocks in [0, 1, 3, 5, 64] {
                 for offset in [0, 1] {

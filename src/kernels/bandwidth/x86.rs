@@ -5,6 +5,16 @@ use std::arch::x86_64::*;
 
 use super::{BLOCK, Features, Kernels};
 
+/// What this CPU reports.
+pub(super) fn detect() -> Features {
+    Features {
+        avx512f: std::arch::is_x86_feature_detected!("avx512f"),
+        avx2: std::arch::is_x86_feature_detected!("avx2"),
+        sse2: std::arch::is_x86_feature_detected!("sse2"),
+        ..Features::default()
+    }
+}
+
 /// Widest first.
 pub(super) const KERNELS: [Kernels; 3] = [
     Kernels {
