@@ -2,7 +2,7 @@
 //! (read, write, copy, non-temporal write), unrolled so the loop's own cost
 //! is not what is measured. One table picks the widest vectors the CPU
 //! reports at run time (AVX-512, AVX2 or SSE2 on x86_64; SVE or NEON on
-//! aarch64), with a portable scalar fallback everywhere
+//! aarch64; RVV on riscv64), with a portable scalar fallback everywhere
 //! (`--kernel portable`), so both stay tested.
 //!
 //! Bytes counted: read and write count the buffer once per pass; copy counts
@@ -13,16 +13,24 @@
 // (`KERNELS`, widest first) and `detect`; `isa` names this build's.
 #[cfg(target_arch = "aarch64")]
 mod aarch64;
+#[cfg(target_arch = "riscv64")]
+mod riscv64;
 #[cfg(target_arch = "x86_64")]
 mod x86;
 
 #[cfg(target_arch = "aarch64")]
 use aarch64 as isa;
+#[cfg(target_arch = "riscv64")]
+use riscv64 as isa;
 #[cfg(target_arch = "x86_64")]
 use x86 as isa;
 
 /// No vector kernels for this ISA: the portable set only.
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+#[cfg(not(any(
+    target_arch = "x86_64",
+    target_arch = "aarch64",
+    target_arch = "riscv64"
+)))]
 mod isa {
     use super::{Features, Kernels};
 
@@ -46,6 +54,8 @@ pub struct Features {
     pub neon: bool,
     /// SVE, aarch64's scalable vectors.
     pub sve: bool,
+    /// RVV 1.0, riscv64's V extension.
+    pub rvv: bool,
 }
 
 impl Features {
@@ -66,9 +76,9 @@ pub type CopyFn = fn(&mut [u8], &[u8]);
 /// One set of kernels for one vector width.
 #[derive(Debug, Clone, Copy)]
 pub struct Kernels {
-    /// `avx512`, `avx2`, `sse2`, `sve`, `neon` or `portable`.
+    /// `avx512`, `avx2`, `sse2`, `sve`, `neon`, `rvv` or `portable`.
     pub name: &'static str,
-    /// Bytes per vector register (for the scalable SVE, the least
+    /// Bytes per vector register (for the scalable SVE and RVV, the least
     /// the ISA allows: the CPU's may be wider).
     pub vector_bytes: usize,
     /// The feature it needs (None: runs everywhere).
@@ -215,6 +225,7 @@ mod tests {
             sse2: true,
             neon: true,
             sve: true,
+            rvv: true,
         };
         assert_eq!(select(&all, true).name, "portable");
         #[cfg(target_arch = "x86_64")]
@@ -236,6 +247,12 @@ mod tests {
             let neon = Features { neon: true, ..none };
             assert_eq!(select(&neon, false).name, "neon");
             assert!(select(&neon, false).nt_write.is_some());
+        }
+        #[cfg(target_arch = "riscv64")]
+        {
+            assert_eq!(select(&all, false).name, "rvv");
+            // riscv64 has no non-temporal store.
+            assert!(select(&all, false).nt_write.is_none());
         }
         #[cfg(not(target_arch = "x86_64"))]
         {
@@ -292,7 +309,7 @@ mod tests {
             .into_iter()
             .filter(|k| k.needs.is_none_or(|n| n(&features)))
         {
-            // Sizes that leave scalable vectors (SVE) a partial last
+            // Sizes that leave scalable vectors (SVE, RVV) a partial last
             // trip at some vector length; offset 1 is misaligned.
             for blocks in [0, 1, 3, 5, 64] {
                 for offset in [0, 1] {
