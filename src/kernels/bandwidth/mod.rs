@@ -1,15 +1,45 @@
 //! Bandwidth kernels: stream through a buffer as fast as the core can
 //! (read, write, copy, non-temporal write), unrolled so the loop's own cost
 //! is not what is measured. One table picks the widest vectors the CPU
-//! reports at run time (AVX-512, AVX2 or SSE2 on x86_64), with a portable
-//! scalar fallback everywhere (`--kernel portable`), so both stay tested.
+//! reports at run time (AVX-512, AVX2 or SSE2 on x86_64; SVE or NEON on
+//! aarch64; RVV on riscv64), with a portable scalar fallback everywhere
+//! (`--kernel portable`), so both stay tested.
 //!
 //! Bytes counted: read and write count the buffer once per pass; copy counts
 //! the bytes read plus the bytes written (twice the buffer, as STREAM's copy
 //! does); a non-temporal write counts the buffer once.
 
+// The one place that knows the ISA: each one's module holds its kernel sets
+// (`KERNELS`, widest first) and `detect`; `isa` names this build's.
+#[cfg(target_arch = "aarch64")]
+mod aarch64;
+#[cfg(target_arch = "riscv64")]
+mod riscv64;
 #[cfg(target_arch = "x86_64")]
 mod x86;
+
+#[cfg(target_arch = "aarch64")]
+use aarch64 as isa;
+#[cfg(target_arch = "riscv64")]
+use riscv64 as isa;
+#[cfg(target_arch = "x86_64")]
+use x86 as isa;
+
+/// No vector kernels for this ISA: the portable set only.
+#[cfg(not(any(
+    target_arch = "x86_64",
+    target_arch = "aarch64",
+    target_arch = "riscv64"
+)))]
+mod isa {
+    use super::{Features, Kernels};
+
+    pub(super) const KERNELS: [Kernels; 0] = [];
+
+    pub(super) fn detect() -> Features {
+        Features::default()
+    }
+}
 
 /// What the CPU reports it can run (faked in tests).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -20,21 +50,18 @@ pub struct Features {
     pub avx2: bool,
     /// SSE2 (every x86_64).
     pub sse2: bool,
+    /// NEON, aarch64's Advanced SIMD (every aarch64 Linux runs on).
+    pub neon: bool,
+    /// SVE, aarch64's scalable vectors.
+    pub sve: bool,
+    /// RVV 1.0, riscv64's V extension.
+    pub rvv: bool,
 }
 
 impl Features {
     /// What this CPU reports.
     pub fn detect() -> Features {
-        #[cfg(target_arch = "x86_64")]
-        {
-            Features {
-                avx512f: std::arch::is_x86_feature_detected!("avx512f"),
-                avx2: std::arch::is_x86_feature_detected!("avx2"),
-                sse2: std::arch::is_x86_feature_detected!("sse2"),
-            }
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        Features::default()
+        isa::detect()
     }
 }
 
@@ -49,9 +76,10 @@ pub type CopyFn = fn(&mut [u8], &[u8]);
 /// One set of kernels for one vector width.
 #[derive(Debug, Clone, Copy)]
 pub struct Kernels {
-    /// `avx512`, `avx2`, `sse2` or `portable`.
+    /// `avx512`, `avx2`, `sse2`, `sve`, `neon`, `rvv` or `portable`.
     pub name: &'static str,
-    /// Bytes per vector register.
+    /// Bytes per vector register (for the scalable SVE and RVV, the least
+    /// the ISA allows: the CPU's may be wider).
     pub vector_bytes: usize,
     /// The feature it needs (None: runs everywhere).
     needs: Option<fn(&Features) -> bool>,
@@ -114,11 +142,7 @@ pub const PORTABLE: Kernels = Kernels {
 
 /// Every kernel set, widest first.
 pub fn table() -> Vec<Kernels> {
-    #[cfg(target_arch = "x86_64")]
-    let widest: &[Kernels] = &x86::KERNELS;
-    #[cfg(not(target_arch = "x86_64"))]
-    let widest: &[Kernels] = &[];
-    widest.iter().copied().chain([PORTABLE]).collect()
+    isa::KERNELS.iter().copied().chain([PORTABLE]).collect()
 }
 
 /// The widest kernel set `features` allow (the portable one when `portable`).
@@ -199,6 +223,9 @@ mod tests {
             avx512f: true,
             avx2: true,
             sse2: true,
+            neon: true,
+            sve: true,
+            rvv: true,
         };
         assert_eq!(select(&all, true).name, "portable");
         #[cfg(target_arch = "x86_64")]
@@ -213,47 +240,88 @@ mod tests {
             assert_eq!(select(&sse2, false).name, "sse2");
             assert!(select(&sse2, false).nt_write.is_some());
         }
+        #[cfg(target_arch = "aarch64")]
+        {
+            assert_eq!(select(&all, false).name, "sve");
+            assert!(select(&all, false).nt_write.is_some());
+            let neon = Features { neon: true, ..none };
+            assert_eq!(select(&neon, false).name, "neon");
+            assert!(select(&neon, false).nt_write.is_some());
+        }
+        #[cfg(target_arch = "riscv64")]
+        {
+            assert_eq!(select(&all, false).name, "rvv");
+            // riscv64 has no non-temporal store.
+            assert!(select(&all, false).nt_write.is_none());
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let x86_only = Features {
+                avx512f: true,
+                avx2: true,
+                sse2: true,
+                ..none
+            };
+            assert_eq!(select(&x86_only, false).name, "portable");
+        }
+    }
+
+    /// Checks one set against the portable read on `blocks` whole blocks
+    /// starting `offset` bytes into an allocation, with a tail past them that
+    /// no kernel may touch.
+    fn check_moves_every_byte(k: &Kernels, blocks: usize, offset: usize) {
+        let what = format!("{} ({blocks} blocks at offset {offset})", k.name);
+        let n = blocks * BLOCK;
+        let len = n + 100;
+        let src_all: Vec<u8> = (0..offset + len).map(|i| (i * 7 + 3) as u8).collect();
+        let src = &src_all[offset..];
+        assert_eq!((k.read)(&src[..n]), portable_read(&src[..n]), "{what} read");
+        let mut dst_all = vec![0xeeu8; offset + len];
+        let dst = &mut dst_all[offset..];
+        assert_eq!(pass(k, Op::Copy, dst, src, 0), Some(0));
+        assert_eq!(&dst[..n], &src[..n], "{what} copy");
+        let untouched = |d: &[u8]| d[n..].iter().all(|&b| b == 0xee);
+        assert!(untouched(dst), "{what} copy tail");
+        let value = 0x0102_0304_0506_0708u64;
+        let written = |d: &[u8]| {
+            d[..n]
+                .chunks_exact(8)
+                .all(|w| u64::from_ne_bytes(w.try_into().expect("8 bytes")) == value)
+        };
+        pass(k, Op::Write, dst, src, value);
+        assert!(written(dst), "{what} write");
+        assert!(untouched(dst), "{what} write tail");
+        let mut nt_all = vec![0xeeu8; offset + len];
+        let nt = &mut nt_all[offset..];
+        match pass(k, Op::NtWrite, nt, src, value) {
+            Some(_) => {
+                assert!(written(nt), "{what} nt");
+                assert!(untouched(nt), "{what} nt tail");
+            }
+            None => assert!(k.nt_write.is_none()),
+        }
     }
 
     #[test]
     fn every_kernel_this_cpu_runs_moves_every_byte() {
         let features = Features::detect();
-        let len = 64 * BLOCK + 100; // the tail past a whole block is not touched
-        let src: Vec<u8> = (0..len).map(|i| (i * 7 + 3) as u8).collect();
-        let expected_sum = portable_read(&src[..len / BLOCK * BLOCK]);
         for k in table()
             .into_iter()
             .filter(|k| k.needs.is_none_or(|n| n(&features)))
         {
-            assert_eq!(
-                (k.read)(&src[..len / BLOCK * BLOCK]),
-                expected_sum,
-                "{} read",
-                k.name
-            );
-            let mut dst = vec![0u8; len];
-            assert_eq!(pass(&k, Op::Copy, &mut dst, &src, 0), Some(0));
-            assert_eq!(&dst[..64 * BLOCK], &src[..64 * BLOCK], "{} copy", k.name);
-            assert!(
-                dst[64 * BLOCK..].iter().all(|&b| b == 0),
-                "{} copy tail",
-                k.name
-            );
-            let value = 0x0102_0304_0506_0708u64;
-            pass(&k, Op::Write, &mut dst, &src, value);
-            for word in dst[..64 * BLOCK].chunks_exact(8) {
-                assert_eq!(
-                    u64::from_ne_bytes(word.try_into().unwrap()),
-                    value,
-                    "{} write",
-                    k.name
-                );
+            // Sizes that leave scalable vectors (SVE, RVV) a partial last
+            // trip at some vector length; offset 1 is misaligned.
+            for blocks in [0, 1, 3, 5, 64] {
+                for offset in [0, 1] {
+                    check_moves_every_byte(&k, blocks, offset);
+                }
             }
-            if k.nt_write.is_some() {
-                let mut nt = vec![0u8; len];
-                pass(&k, Op::NtWrite, &mut nt, &src, value);
-                assert_eq!(&nt[..64 * BLOCK], &dst[..64 * BLOCK], "{} nt", k.name);
-            }
+            let nt = if k.nt_write.is_some() {
+                "with"
+            } else {
+                "without"
+            };
+            println!("kernel set {} checked ({nt} nt_write)", k.name);
         }
     }
 

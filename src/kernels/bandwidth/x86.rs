@@ -5,6 +5,16 @@ use std::arch::x86_64::*;
 
 use super::{BLOCK, Features, Kernels};
 
+/// What this CPU reports.
+pub(super) fn detect() -> Features {
+    Features {
+        avx512f: std::arch::is_x86_feature_detected!("avx512f"),
+        avx2: std::arch::is_x86_feature_detected!("avx2"),
+        sse2: std::arch::is_x86_feature_detected!("sse2"),
+        ..Features::default()
+    }
+}
+
 /// Widest first.
 pub(super) const KERNELS: [Kernels; 3] = [
     Kernels {
@@ -120,26 +130,29 @@ macro_rules! width_kernels {
         }
 
         /// Non-temporal stores need aligned addresses: the unaligned head
-        /// (under one vector) is written with ordinary stores.
+        /// (under one vector) and the tail are written byte by byte. The
+        /// vector's words start `head` bytes in, so `value` is rotated to
+        /// keep every word of the buffer in phase.
         #[target_feature(enable = $feature)]
         unsafe fn $nt(buf: &mut [u8], value: u64) {
             let n = buf.len() / BLOCK * BLOCK;
             let p = buf.as_mut_ptr();
             let head = p.align_offset($bytes).min(n);
-            for chunk in buf[..head].chunks_mut(8) {
-                let bytes = value.to_ne_bytes();
-                chunk.copy_from_slice(&bytes[..chunk.len()]);
+            let bytes = value.to_ne_bytes();
+            for (i, b) in buf[..head].iter_mut().enumerate() {
+                *b = bytes[i % 8];
             }
-            let v: $vec = $splat(value as i64);
+            let mut phased = bytes;
+            phased.rotate_left(head % 8);
+            let v: $vec = $splat(u64::from_ne_bytes(phased) as i64);
             let mut off = head;
             while off + $bytes <= n {
                 // SAFETY: p + off is aligned to the vector and within n bytes.
                 unsafe { $stream(p.add(off).cast(), v) };
                 off += $bytes;
             }
-            for chunk in buf[off..n].chunks_mut(8) {
-                let bytes = value.to_ne_bytes();
-                chunk.copy_from_slice(&bytes[..chunk.len()]);
+            for (i, b) in buf[off..n].iter_mut().enumerate() {
+                *b = bytes[(off + i) % 8];
             }
             // Order the streaming stores before anything that follows.
             _mm_sfence();
