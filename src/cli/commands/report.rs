@@ -2,6 +2,8 @@
 //! files: the machine, the method, every table and plot, the warnings. No
 //! network: plots are inline SVG, styles inline, no scripts or web fonts.
 
+mod kinds;
+
 use anyhow::Result;
 use serde_json::Value;
 
@@ -35,6 +37,18 @@ fn method(kind: &str) -> &'static str {
         "loaded" => {
             "A chase while pinned threads load memory with swept delays: chase latency against the bandwidth they counted."
         }
+        "tlb" => {
+            "For N pages, a random chain through one line in each, against the same lines packed into few pages: the difference is translation alone; where it steps up, a TLB level's reach is exceeded."
+        }
+        "c2c" => {
+            "Two pinned threads pass a cache line back and forth (compare-and-swap ping-pong, or a write answered on a second line); the one-way time is half a round trip, the median of 15 samples per pair."
+        }
+        "doctor" => {
+            "What this machine lets memlat measure and how well: read from the system and CPUID, the core clock timed with dependent add and multiply chains."
+        }
+        "characterize" => {
+            "memlat characterize: each stage ran as its own memlat command (characterize.json holds each command line); a stage that failed or was skipped says why."
+        }
         _ => "A memlat measurement; its JSON records how.",
     }
 }
@@ -60,6 +74,7 @@ struct Section {
     method: &'static str,
     tables: Vec<Table>,
     charts: Vec<Chart>,
+    heatmaps: Vec<plot::heatmap::Heatmap>,
     warnings: Vec<String>,
 }
 
@@ -91,7 +106,11 @@ fn machine(results: &[Loaded]) -> Table {
         ]);
     }
     let here = crate::platform::host::Host::this();
-    if results
+    if results.iter().any(|r| r.kind == "doctor") {
+        t.note(
+            "the findings of `memlat doctor`, measured with the results, are in its section below",
+        );
+    } else if results
         .iter()
         .any(|r| r.value["host"]["machine_id"].as_str() == Some(here.machine_id.as_str()))
     {
@@ -151,7 +170,14 @@ fn warnings(value: &Value, out: &mut Vec<String>) {
 fn section(r: &Loaded) -> Result<Section> {
     let mut tables = Vec::new();
     let mut charts = Vec::new();
-    if r.kind == "sweep" {
+    let mut heatmaps = Vec::new();
+    let mut w = Vec::new();
+    if let Some(parts) = kinds::parts(&r.kind, &r.value) {
+        tables = parts.tables;
+        charts = parts.charts;
+        heatmaps = parts.heatmaps;
+        w = parts.problems;
+    } else if r.kind == "sweep" {
         let sweep: SweepResult = serde_json::from_value(r.value.clone())?;
         if let Some(d) = sweep.detection.clone().or_else(|| sweep.detect()) {
             tables.push(crate::analysis::detect::levels_table(&d));
@@ -178,7 +204,6 @@ fn section(r: &Loaded) -> Result<Section> {
     if !points.is_empty() {
         tables.push(points);
     }
-    let mut w = Vec::new();
     warnings(&r.value, &mut w);
     w.dedup();
     Ok(Section {
@@ -186,6 +211,7 @@ fn section(r: &Loaded) -> Result<Section> {
         method: method(&r.kind),
         tables,
         charts,
+        heatmaps,
         warnings: w,
     })
 }
@@ -213,8 +239,13 @@ fn html(machine: &Table, sections: &[Section]) -> String {
         for t in &s.tables {
             out += &t.html();
         }
-        for c in &s.charts {
-            match plot::svg_string(std::slice::from_ref(c)) {
+        let drawn = s
+            .charts
+            .iter()
+            .map(|c| plot::svg_string(std::slice::from_ref(c)))
+            .chain(s.heatmaps.iter().map(plot::heatmap::svg_string));
+        for svg in drawn {
+            match svg {
                 Ok(svg) => {
                     let body = svg.find("<svg").map_or(svg.as_str(), |i| &svg[i..]);
                     out += &format!("<div class=\"plot\">{body}</div>\n");
@@ -256,8 +287,9 @@ fn markdown(machine: &Table, sections: &[Section]) -> String {
             out += &t.markdown();
             out.push('\n');
         }
-        if !s.charts.is_empty() {
-            out += &format!("({} plot(s): see the HTML report)\n\n", s.charts.len());
+        let plots = s.charts.len() + s.heatmaps.len();
+        if plots > 0 {
+            out += &format!("({plots} plot(s): see the HTML report)\n\n");
         }
         for w in &s.warnings {
             out += &format!("- warning: {}\n", escape_markdown(w));
