@@ -68,6 +68,29 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     output.write(&content)
 }
 
+/// The HTML report of every result in `paths` that reads back, for a
+/// command that made them (`memlat characterize`): one that does not read
+/// is left out, and said in the second value, rather than failing the rest.
+pub(crate) fn html_of(paths: &[std::path::PathBuf]) -> (String, Vec<String>) {
+    let mut results = Vec::new();
+    let mut sections = Vec::new();
+    let mut left_out = Vec::new();
+    for path in paths {
+        let read = inputs::load(std::slice::from_ref(path)).and_then(|loaded| {
+            let built: Vec<Section> = loaded.iter().map(section).collect::<Result<_>>()?;
+            Ok((loaded, built))
+        });
+        match read {
+            Ok((loaded, built)) => {
+                results.extend(loaded);
+                sections.extend(built);
+            }
+            Err(e) => left_out.push(format!("{}: {e:#}", path.display())),
+        }
+    }
+    (html(&machine(&results), &sections), left_out)
+}
+
 /// One result's part of the report.
 struct Section {
     title: String,
