@@ -244,7 +244,13 @@ h1{font-size:1.6em}h2{font-size:1.3em;border-bottom:1px solid #ccc;padding-botto
 table{border-collapse:collapse;margin:.8em 0;font-size:.9em}th,td{border:1px solid #ccc;padding:.25em .6em}\
 th{background:#f0f3f8}td.r,th.r{text-align:right}td.l,th.l{text-align:left}\
 ul.notes{font-size:.85em;color:#444}.warn{background:#fff6e0;border-left:4px solid #e69f00;padding:.5em 1em;font-size:.9em}\
-.plot svg{max-width:100%;height:auto;border:1px solid #eee}.method{color:#444}";
+.plot svg{max-width:100%;height:auto;border:1px solid #eee}.method{color:#444}\
+summary{cursor:pointer;color:#245}.toc{font-size:.9em}";
+
+/// Tables with more rows than this are folded (`<details>`) in the HTML.
+const LONG_TABLE: usize = 20;
+/// Warning lists longer than this are folded.
+const LONG_WARNINGS: usize = 8;
 
 fn html(machine: &Table, sections: &[Section]) -> String {
     let mut out = format!(
@@ -253,14 +259,32 @@ fn html(machine: &Table, sections: &[Section]) -> String {
         sections.len(),
         machine.html()
     );
-    for s in sections {
+    if sections.len() > 1 {
+        let links: Vec<String> = sections
+            .iter()
+            .enumerate()
+            .map(|(k, s)| format!("<a href=\"#r{}\">{}</a>", k + 1, escape_html(&s.title)))
+            .collect();
+        out += &format!("<p class=\"toc\">{}</p>\n", links.join(" &middot; "));
+    }
+    for (k, s) in sections.iter().enumerate() {
         out += &format!(
-            "<h2>{}</h2>\n<p class=\"method\">{}</p>\n",
+            "<h2 id=\"r{}\">{}</h2>\n<p class=\"method\">{}</p>\n",
+            k + 1,
             escape_html(&s.title),
             escape_html(s.method)
         );
+        // Long tables (a sweep's every point) fold, so the plots stay in sight.
         for t in &s.tables {
-            out += &t.html();
+            if t.rows.len() > LONG_TABLE {
+                out += &format!(
+                    "<details><summary>{} rows</summary>\n{}</details>\n",
+                    t.rows.len(),
+                    t.html()
+                );
+            } else {
+                out += &t.html();
+            }
         }
         let drawn = s
             .charts
@@ -282,11 +306,19 @@ fn html(machine: &Table, sections: &[Section]) -> String {
             }
         }
         if !s.warnings.is_empty() {
-            out += "<div class=\"warn\"><b>Warnings and notes</b><ul>\n";
-            for w in &s.warnings {
-                out += &format!("<li>{}</li>\n", escape_html(w));
-            }
-            out += "</ul></div>\n";
+            let items: String = s
+                .warnings
+                .iter()
+                .map(|w| format!("<li>{}</li>\n", escape_html(w)))
+                .collect();
+            out += &if s.warnings.len() > LONG_WARNINGS {
+                format!(
+                    "<div class=\"warn\"><details><summary><b>Warnings and notes</b> ({})</summary><ul>\n{items}</ul></details></div>\n",
+                    s.warnings.len()
+                )
+            } else {
+                format!("<div class=\"warn\"><b>Warnings and notes</b><ul>\n{items}</ul></div>\n")
+            };
         }
     }
     out += "</body></html>\n";
