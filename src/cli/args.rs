@@ -237,9 +237,9 @@ pub enum Command {
     /// runs where this memlat has `memlat run --distribution`. A stage that
     /// fails is recorded and the next one runs.
     ///
-    /// How long: --quick about 40 s on a 2-CPU KVM guest (a minute at most);
-    /// the full run about 3 minutes there, more with many CPUs (c2c measures
-    /// every pair). Each stage prints a line with the time left.
+    /// How long: --quick 25-30 s on a 2-CPU KVM guest (under a minute); the
+    /// full run 2-3 minutes there, more with many CPUs (c2c measures every
+    /// pair). Each stage prints a line with the time left.
     ///
     /// Ctrl-C stops the running stage after its current point, keeps what it
     /// measured, and writes the report of what is done (exit code 130); a

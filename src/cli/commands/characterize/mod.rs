@@ -287,9 +287,10 @@ fn outcome(r: &StageRecord) -> String {
     }
 }
 
-/// `0.7 s`, `42 s`, `3 min 05 s`.
+/// `0.04 s`, `4.7 s`, `42 s`, `3 min 05 s`.
 fn duration(seconds: f64) -> String {
     match seconds {
+        s if s < 1.0 => format!("{s:.2} s"),
         s if s < 10.0 => format!("{s:.1} s"),
         s if s < 120.0 => format!("{s:.0} s"),
         s => format!("{} min {:02} s", (s / 60.0) as u64, (s % 60.0) as u64),

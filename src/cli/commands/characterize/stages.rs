@@ -82,14 +82,14 @@ pub const STAGES: &[Stage] = &[
         name: "sweep",
         needs_cpus: 1,
         needs_flag: None,
-        seconds: |m, _| by_mode(m, 50.0, 6.0),
+        seconds: |m, _| by_mode(m, 35.0, 6.0),
         args: sweep_args,
     },
     Stage {
         name: "bandwidth",
         needs_cpus: 1,
         needs_flag: None,
-        seconds: |m, _| by_mode(m, 18.0, 7.0),
+        seconds: |m, _| by_mode(m, 15.0, 6.0),
         args: |c| {
             let settings: &[&str] = match c.mode {
                 Mode::Full => &[],
@@ -105,7 +105,7 @@ pub const STAGES: &[Stage] = &[
         name: "mlp",
         needs_cpus: 1,
         needs_flag: None,
-        seconds: |m, _| by_mode(m, 45.0, 4.0),
+        seconds: |m, _| by_mode(m, 50.0, 4.0),
         args: |c| {
             let settings: &[&str] = match c.mode {
                 Mode::Full => &[],
@@ -128,7 +128,7 @@ pub const STAGES: &[Stage] = &[
         name: "tlb",
         needs_cpus: 1,
         needs_flag: None,
-        seconds: |m, _| by_mode(m, 22.0, 5.0),
+        seconds: |m, _| by_mode(m, 25.0, 5.0),
         args: |c| {
             let settings: &[&str] = match c.mode {
                 Mode::Full => &[],
@@ -167,7 +167,7 @@ pub const STAGES: &[Stage] = &[
         name: "loaded",
         needs_cpus: 2,
         needs_flag: None,
-        seconds: |m, _| by_mode(m, 35.0, 5.0),
+        seconds: |m, _| by_mode(m, 25.0, 5.0),
         args: |c| {
             let settings: &[&str] = match c.mode {
                 Mode::Full => &[],

@@ -170,7 +170,8 @@ fn the_quick_sweep_ends_past_the_largest_cache() {
 
 #[test]
 fn durations_read_well() {
-    assert_eq!(super::duration(0.74), "0.7 s");
+    assert_eq!(super::duration(0.043), "0.04 s");
+    assert_eq!(super::duration(4.74), "4.7 s");
     assert_eq!(super::duration(42.4), "42 s");
     assert_eq!(super::duration(185.0), "3 min 05 s");
 }
