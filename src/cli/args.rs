@@ -228,6 +228,32 @@ pub enum Command {
     #[command(verbatim_doc_comment)]
     #[command(mut_arg("sample_ms", |a| a.default_value("5")))]
     Tlb(TlbArgs),
+    /// The whole machine in one command: doctor, sweep, bandwidth, mlp, tlb, c2c and loaded, one JSON each and one HTML report
+    ///
+    /// Each stage runs as its own memlat command and writes DIR/<stage>.json;
+    /// DIR/characterize.json says what ran, how long, and why a stage failed
+    /// or was skipped (with each stage's command, to repeat it alone), and
+    /// DIR/report.html draws every stage. The sweep runs first: bandwidth,
+    /// mlp, loaded and distribution place their sizes in its plateaus. c2c
+    /// and loaded need two CPUs (skipped on one, said why); distribution
+    /// runs where this memlat has `memlat run --distribution`. A stage that
+    /// fails is recorded and the next one runs.
+    ///
+    /// How long: --quick 25-30 s on a 2-CPU KVM guest (under a minute); the
+    /// full run 2-3 minutes there, more with many CPUs (c2c measures every
+    /// pair). Each stage prints a line with the time left.
+    ///
+    /// Ctrl-C stops the running stage after its current point, keeps what it
+    /// measured, and writes the report of what is done (exit code 130); a
+    /// second Ctrl-C quits at once.
+    ///
+    /// Examples:
+    ///   memlat characterize --quick -o results/       # a minute: every stage, short settings
+    ///   memlat characterize -o results/               # a few minutes, each command's defaults
+    ///   memlat characterize --stages sweep,bandwidth -o bw/
+    ///   memlat report results/*.json -o again.html    # the report again, or of several machines
+    #[command(verbatim_doc_comment)]
+    Characterize(crate::cli::CharacterizeArgs),
     /// Results side by side: ratios with 95% intervals, differing conditions first
     ///
     /// The points two or more result files share (same

@@ -43,7 +43,7 @@ pub fn kind_of(value: &Value) -> String {
 }
 
 /// The kinds of result memlat writes (and so reads back).
-pub const KINDS: [&str; 16] = [
+pub const KINDS: [&str; 17] = [
     "run",
     "quick",
     "sweep",
@@ -59,6 +59,7 @@ pub const KINDS: [&str; 16] = [
     "tlb",
     "doctor",
     "bandwidth",
+    "characterize",
     "merged",
 ];
 

@@ -5,6 +5,7 @@
 //! done, a progress bar on a terminal.
 
 pub mod args;
+pub mod characterize_args;
 pub mod commands;
 pub mod errors;
 pub mod files;
@@ -14,3 +15,4 @@ pub mod plateaus;
 pub mod progress;
 
 pub use args::*;
+pub use characterize_args::CharacterizeArgs;

@@ -3,7 +3,7 @@
 //! thread; the reading is [`crate::analysis::mlp`].
 
 use anyhow::{Context, Result};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{Observer, Step};
 use crate::analysis::mlp::{self, MlpPoint};
@@ -16,7 +16,7 @@ pub const DEFAULT_MAX_CHAINS: u32 = crate::kernels::parallel::MAX_CHAINS as u32;
 pub use super::plateaus::LevelSize;
 
 /// One level's result in `memlat mlp --format json`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct MlpLevel {
     /// `L1`, `L2`, ..., `memory`.
     pub name: String,

@@ -11,7 +11,7 @@
 //! with the page count in place of the size.
 
 use anyhow::{Context, Result};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{Observer, Step};
 use crate::analysis::detect::{self, CurvePoint};
@@ -51,7 +51,7 @@ pub fn counts(max: u64) -> Vec<u64> {
 }
 
 /// One page count.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TlbPoint {
     /// Pages touched (one line each).
     pub pages: u64,
@@ -67,7 +67,7 @@ pub struct TlbPoint {
 }
 
 /// One TLB level found.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TlbLevel {
     /// `L1 dTLB`, `L2 TLB`, ...
     pub name: String,
@@ -84,7 +84,7 @@ pub struct TlbLevel {
 }
 
 /// One page size's result.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TlbPageResult {
     /// Page size, bytes.
     pub page_bytes: u64,

@@ -249,7 +249,7 @@ mod tests {
 }
 
 /// A data TLB as CPUID describes it.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TlbClaim {
     /// 1 for the first level, 2 for the second.
     pub level: u32,

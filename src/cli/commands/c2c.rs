@@ -142,7 +142,7 @@ pub fn run(args: &C2cArgs) -> Result<()> {
     Ok(())
 }
 
-fn heatmap_of(r: &C2cMatrix) -> Heatmap {
+pub(crate) fn heatmap_of(r: &C2cMatrix) -> Heatmap {
     Heatmap {
         title: format!(
             "Core to core: one-way latency of a cache line ({}), ns",

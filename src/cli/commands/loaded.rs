@@ -118,7 +118,7 @@ pub fn run(args: &LoadedArgs) -> Result<()> {
 }
 
 /// MLC's table: delay, bandwidth, latency.
-fn table(r: &LoadedResult) -> Table {
+pub(crate) fn table(r: &LoadedResult) -> Table {
     let mut t = Table::new(&[
         "delay",
         "traffic",

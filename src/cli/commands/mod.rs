@@ -3,6 +3,7 @@
 pub mod assoc;
 pub mod bandwidth;
 pub mod c2c;
+pub mod characterize;
 pub mod compare;
 pub mod detect;
 pub mod doctor;
@@ -53,6 +54,7 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Some(Command::C2c(args)) => c2c::run(&args),
         Some(Command::Numa(args)) => numa::run(&args),
         Some(Command::Tlb(args)) => tlb::run(&args),
+        Some(Command::Characterize(args)) => characterize::run(&args),
         Some(Command::Compare(args)) => compare::run(&args),
         Some(Command::Report(args)) => report::run(&args),
         Some(Command::Merge(args)) => merge::run(&args),

@@ -2,6 +2,8 @@
 //! files: the machine, the method, every table and plot, the warnings. No
 //! network: plots are inline SVG, styles inline, no scripts or web fonts.
 
+mod kinds;
+
 use anyhow::Result;
 use serde_json::Value;
 
@@ -35,6 +37,18 @@ fn method(kind: &str) -> &'static str {
         "loaded" => {
             "A chase while pinned threads load memory with swept delays: chase latency against the bandwidth they counted."
         }
+        "tlb" => {
+            "For N pages, a random chain through one line in each, against the same lines packed into few pages: the difference is translation alone; where it steps up, a TLB level's reach is exceeded."
+        }
+        "c2c" => {
+            "Two pinned threads pass a cache line back and forth (compare-and-swap ping-pong, or a write answered on a second line); the one-way time is half a round trip, the median of 15 samples per pair."
+        }
+        "doctor" => {
+            "What this machine lets memlat measure and how well: read from the system and CPUID, the core clock timed with dependent add and multiply chains."
+        }
+        "characterize" => {
+            "memlat characterize: each stage ran as its own memlat command (characterize.json holds each command line); a stage that failed or was skipped says why."
+        }
         _ => "A memlat measurement; its JSON records how.",
     }
 }
@@ -54,12 +68,36 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     output.write(&content)
 }
 
+/// The HTML report of every result in `paths` that reads back, for a
+/// command that made them (`memlat characterize`): one that does not read
+/// is left out, and said in the second value, rather than failing the rest.
+pub(crate) fn html_of(paths: &[std::path::PathBuf]) -> (String, Vec<String>) {
+    let mut results = Vec::new();
+    let mut sections = Vec::new();
+    let mut left_out = Vec::new();
+    for path in paths {
+        let read = inputs::load(std::slice::from_ref(path)).and_then(|loaded| {
+            let built: Vec<Section> = loaded.iter().map(section).collect::<Result<_>>()?;
+            Ok((loaded, built))
+        });
+        match read {
+            Ok((loaded, built)) => {
+                results.extend(loaded);
+                sections.extend(built);
+            }
+            Err(e) => left_out.push(format!("{}: {e:#}", path.display())),
+        }
+    }
+    (html(&machine(&results), &sections), left_out)
+}
+
 /// One result's part of the report.
 struct Section {
     title: String,
     method: &'static str,
     tables: Vec<Table>,
     charts: Vec<Chart>,
+    heatmaps: Vec<plot::heatmap::Heatmap>,
     warnings: Vec<String>,
 }
 
@@ -91,7 +129,11 @@ fn machine(results: &[Loaded]) -> Table {
         ]);
     }
     let here = crate::platform::host::Host::this();
-    if results
+    if results.iter().any(|r| r.kind == "doctor") {
+        t.note(
+            "the findings of `memlat doctor`, measured with the results, are in its section below",
+        );
+    } else if results
         .iter()
         .any(|r| r.value["host"]["machine_id"].as_str() == Some(here.machine_id.as_str()))
     {
@@ -151,7 +193,14 @@ fn warnings(value: &Value, out: &mut Vec<String>) {
 fn section(r: &Loaded) -> Result<Section> {
     let mut tables = Vec::new();
     let mut charts = Vec::new();
-    if r.kind == "sweep" {
+    let mut heatmaps = Vec::new();
+    let mut w = Vec::new();
+    if let Some(parts) = kinds::parts(&r.kind, &r.value) {
+        tables = parts.tables;
+        charts = parts.charts;
+        heatmaps = parts.heatmaps;
+        w = parts.problems;
+    } else if r.kind == "sweep" {
         let sweep: SweepResult = serde_json::from_value(r.value.clone())?;
         if let Some(d) = sweep.detection.clone().or_else(|| sweep.detect()) {
             tables.push(crate::analysis::detect::levels_table(&d));
@@ -184,7 +233,6 @@ fn section(r: &Loaded) -> Result<Section> {
     if !points.is_empty() {
         tables.push(points);
     }
-    let mut w = Vec::new();
     warnings(&r.value, &mut w);
     w.dedup();
     Ok(Section {
@@ -192,6 +240,7 @@ fn section(r: &Loaded) -> Result<Section> {
         method: method(&r.kind),
         tables,
         charts,
+        heatmaps,
         warnings: w,
     })
 }
@@ -253,7 +302,13 @@ h1{font-size:1.6em}h2{font-size:1.3em;border-bottom:1px solid #ccc;padding-botto
 table{border-collapse:collapse;margin:.8em 0;font-size:.9em}th,td{border:1px solid #ccc;padding:.25em .6em}\
 th{background:#f0f3f8}td.r,th.r{text-align:right}td.l,th.l{text-align:left}\
 ul.notes{font-size:.85em;color:#444}.warn{background:#fff6e0;border-left:4px solid #e69f00;padding:.5em 1em;font-size:.9em}\
-.plot svg{max-width:100%;height:auto;border:1px solid #eee}.method{color:#444}";
+.plot svg{max-width:100%;height:auto;border:1px solid #eee}.method{color:#444}\
+summary{cursor:pointer;color:#245}.toc{font-size:.9em}";
+
+/// Tables with more rows than this are folded (`<details>`) in the HTML.
+const LONG_TABLE: usize = 20;
+/// Warning lists longer than this are folded.
+const LONG_WARNINGS: usize = 8;
 
 fn html(machine: &Table, sections: &[Section]) -> String {
     let mut out = format!(
@@ -262,17 +317,40 @@ fn html(machine: &Table, sections: &[Section]) -> String {
         sections.len(),
         machine.html()
     );
-    for s in sections {
+    if sections.len() > 1 {
+        let links: Vec<String> = sections
+            .iter()
+            .enumerate()
+            .map(|(k, s)| format!("<a href=\"#r{}\">{}</a>", k + 1, escape_html(&s.title)))
+            .collect();
+        out += &format!("<p class=\"toc\">{}</p>\n", links.join(" &middot; "));
+    }
+    for (k, s) in sections.iter().enumerate() {
         out += &format!(
-            "<h2>{}</h2>\n<p class=\"method\">{}</p>\n",
+            "<h2 id=\"r{}\">{}</h2>\n<p class=\"method\">{}</p>\n",
+            k + 1,
             escape_html(&s.title),
             escape_html(s.method)
         );
+        // Long tables (a sweep's every point) fold, so the plots stay in sight.
         for t in &s.tables {
-            out += &t.html();
+            if t.rows.len() > LONG_TABLE {
+                out += &format!(
+                    "<details><summary>{} rows</summary>\n{}</details>\n",
+                    t.rows.len(),
+                    t.html()
+                );
+            } else {
+                out += &t.html();
+            }
         }
-        for c in &s.charts {
-            match plot::svg_string(std::slice::from_ref(c)) {
+        let drawn = s
+            .charts
+            .iter()
+            .map(|c| plot::svg_string(std::slice::from_ref(c)))
+            .chain(s.heatmaps.iter().map(plot::heatmap::svg_string));
+        for svg in drawn {
+            match svg {
                 Ok(svg) => {
                     let body = svg.find("<svg").map_or(svg.as_str(), |i| &svg[i..]);
                     out += &format!("<div class=\"plot\">{body}</div>\n");
@@ -286,11 +364,19 @@ fn html(machine: &Table, sections: &[Section]) -> String {
             }
         }
         if !s.warnings.is_empty() {
-            out += "<div class=\"warn\"><b>Warnings and notes</b><ul>\n";
-            for w in &s.warnings {
-                out += &format!("<li>{}</li>\n", escape_html(w));
-            }
-            out += "</ul></div>\n";
+            let items: String = s
+                .warnings
+                .iter()
+                .map(|w| format!("<li>{}</li>\n", escape_html(w)))
+                .collect();
+            out += &if s.warnings.len() > LONG_WARNINGS {
+                format!(
+                    "<div class=\"warn\"><details><summary><b>Warnings and notes</b> ({})</summary><ul>\n{items}</ul></details></div>\n",
+                    s.warnings.len()
+                )
+            } else {
+                format!("<div class=\"warn\"><b>Warnings and notes</b><ul>\n{items}</ul></div>\n")
+            };
         }
     }
     out += "</body></html>\n";
@@ -314,8 +400,9 @@ fn markdown(machine: &Table, sections: &[Section]) -> String {
             out += &t.markdown();
             out.push('\n');
         }
-        if !s.charts.is_empty() {
-            out += &format!("({} plot(s): see the HTML report)\n\n", s.charts.len());
+        let plots = s.charts.len() + s.heatmaps.len();
+        if plots > 0 {
+            out += &format!("({plots} plot(s): see the HTML report)\n\n");
         }
         for w in &s.warnings {
             out += &format!("- warning: {}\n", escape_markdown(w));

@@ -179,7 +179,7 @@ fn points_table(results: &[TlbPageResult]) -> Table {
     t
 }
 
-fn levels_table(r: &TlbPageResult) -> Table {
+pub(crate) fn levels_table(r: &TlbPageResult) -> Table {
     let mut t = Table::new(&[
         "<level",
         "entries",

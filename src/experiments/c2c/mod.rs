@@ -6,7 +6,7 @@
 pub mod pingpong;
 
 use anyhow::Result;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{Observer, Step};
 use crate::chain::SplitMix64;
@@ -70,7 +70,7 @@ impl Relation {
 }
 
 /// The pairs of one relation and their median latency.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Cluster {
     /// `same core (SMT)`, `same L3`, `other node`...
     pub name: String,
@@ -150,7 +150,7 @@ pub fn planned_pairs(n: usize, pairs: Pairs, seed: u64) -> Vec<(usize, usize)> {
 }
 
 /// One method's matrix.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct C2cMatrix {
     /// `cas` or `read-write`.
     pub method: String,

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{Observer, Step};
 use crate::analysis::loaded::{Knee, knee};
@@ -44,7 +44,7 @@ pub struct LoadedPlan {
 }
 
 /// Lowest, median and highest chase latency over the repeats, ns.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Spread {
     /// Lowest repeat.
     pub min: f64,
@@ -55,7 +55,7 @@ pub struct Spread {
 }
 
 /// One point of the curve.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LoadedPoint {
     /// Spin iterations after every 4 KiB; null for the idle point.
     pub delay: Option<u32>,
@@ -70,7 +70,7 @@ pub struct LoadedPoint {
 }
 
 /// A loaded-latency curve.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LoadedResult {
     /// The chase latency with no traffic, ns (median).
     pub idle_latency_ns: f64,

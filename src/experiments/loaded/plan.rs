@@ -4,12 +4,12 @@
 //! chaser's own SMT sibling last, and said, since it also shares the core's
 //! load ports and miss buffers with the chase.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::platform::topology::Topology;
 
 /// The CPUs of a loaded run.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CpuPlan {
     /// The chasing thread's CPU.
     pub chaser: usize,

@@ -67,6 +67,19 @@ pub fn draw(path: &Path, map: &Heatmap) -> Result<()> {
     drawn.map_err(|e| e.context(format!("writing {}", path.display())))
 }
 
+/// `map` drawn as SVG and returned as text (for an HTML report): drawn in
+/// memory, no file.
+pub fn svg_string(map: &Heatmap) -> Result<String> {
+    register_font();
+    let mut text = String::new();
+    {
+        let root = SVGBackend::with_string(&mut text, (SIZE, SIZE)).into_drawing_area();
+        paint(&root, map)?;
+        root.present().map_err(drawing)?;
+    }
+    Ok(text)
+}
+
 fn paint<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, map: &Heatmap) -> Result<()> {
     root.fill(&WHITE).map_err(drawing)?;
     let n = map.labels.len().max(1) as i32;
@@ -174,5 +187,10 @@ mod tests {
             draw(&path, &map).unwrap();
             assert!(std::fs::metadata(&path).unwrap().len() > 100);
         }
+        let svg = svg_string(&map).unwrap();
+        assert!(
+            svg.contains("<svg") && svg.contains("made in a test"),
+            "{svg}"
+        );
     }
 }
