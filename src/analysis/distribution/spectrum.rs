@@ -287,19 +287,25 @@ fn strongest_period(power: &[f64], k_lo: usize, k_hi: usize) -> (Option<Found>, 
             .rev()
             .find(|&h| {
                 let f0 = at / h as f64;
-                // Its other multiples around the peak, from half its
-                // harmonic number (lower ones drown in the red noise of
-                // bursts) to a quarter past it (a jittery period's higher
-                // harmonics fade), inside the band.
-                let top = (h + h / 4 + 1).min((k_hi as f64 / f0) as usize);
+                // Its other multiples around the peak, a quarter of its
+                // harmonic number either side (a jittery tick's comb shows
+                // in a stretch of the band: lower harmonics drown in the
+                // red noise of bursts, higher ones smear), inside the band.
+                let (bottom, top) = (
+                    h - h / 4 - 1,
+                    (h + h / 4 + 1).min((k_hi as f64 / f0) as usize),
+                );
                 let in_band = |j: usize| j != h && j as f64 * f0 >= k_lo as f64;
                 let count = |offset: f64| {
-                    let points: Vec<f64> = (h / 2..=top)
+                    let points: Vec<f64> = (bottom.max(1)..=top)
                         .filter(|&j| in_band(j))
                         .map(|j| (j as f64 + offset) * f0)
                         .filter(|&at| !on_comb(at, &combs))
                         .collect();
-                    let present = points.iter().filter(|&&at| tooth(at) >= TOOTH_STRENGTH).count();
+                    let present = points
+                        .iter()
+                        .filter(|&&at| tooth(at) >= TOOTH_STRENGTH)
+                        .count();
                     (present as f64, points.len() as f64)
                 };
                 let ((teeth, n), (between, m)) = (count(0.0), count(0.5));

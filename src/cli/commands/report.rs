@@ -223,11 +223,11 @@ fn section(r: &Loaded) -> Result<Section> {
     } else if let Some(chart) = curve_chart(&format!("{}: ns per load", r.label), &r.value) {
         charts.push(chart);
     }
-    if let Some(d) = distribution(r)? {
-        tables.push(distribution_table(&d));
-        let subject = crate::units::HumanBytes(r.value["size"].as_u64().unwrap_or(0)).to_string();
-        charts.push(plot::distribution::histogram_chart(&d, &subject));
-        charts.extend(plot::distribution::spectrum_chart(&d));
+    if r.kind == "run" {
+        let parts = kinds::distribution(&r.value);
+        tables.extend(parts.tables);
+        charts.extend(parts.charts);
+        w.extend(parts.problems);
     }
     let points = points_table(&r.value);
     if !points.is_empty() {
@@ -243,58 +243,6 @@ fn section(r: &Loaded) -> Result<Section> {
         heatmaps,
         warnings: w,
     })
-}
-
-/// A run's loads timed one by one (`memlat run --distribution`), if it has them.
-fn distribution(r: &Loaded) -> Result<Option<crate::analysis::distribution::Distribution>> {
-    match r.value.get("distribution") {
-        Some(v) if r.kind == "run" && !v.is_null() => {
-            Ok(Some(serde_json::from_value(v.clone()).map_err(|e| {
-                crate::error::UsageError(format!("{}: distribution: {e}", r.path.display()))
-            })?))
-        }
-        _ => Ok(None),
-    }
-}
-
-/// Percentiles, modes and periodic stalls as one small table.
-fn distribution_table(d: &crate::analysis::distribution::Distribution) -> Table {
-    let mut t = Table::new(&["<figure", "<value"]);
-    let p = &d.percentiles_ns;
-    for (name, ns) in [
-        ("p50", p.p50),
-        ("p90", p.p90),
-        ("p99", p.p99),
-        ("p99.9", p.p99_9),
-        ("p99.99", p.p99_99),
-    ] {
-        t.row(vec![name.into(), format!("{ns:.2} ns").into()]);
-    }
-    let modes: Vec<String> = d
-        .modes
-        .iter()
-        .map(|m| format!("{:.1} ns ({:.1}%)", m.ns, m.share * 100.0))
-        .collect();
-    t.row(vec!["modes".into(), modes.join(", ").into()]);
-    t.row(vec![
-        "periodic stalls".into(),
-        d.periodic_stalls
-            .map_or("none".to_string(), |s| {
-                format!(
-                    "every {:.1} ns, {:.1}% of loads, +{:.1} ns each (strength {:.0})",
-                    s.period_ns,
-                    s.share_of_loads * 100.0,
-                    s.added_ns,
-                    s.strength
-                )
-            })
-            .into(),
-    ]);
-    t.note(format!(
-        "{} loads timed by {} ({} a timing), the timer's {:.2} ns subtracted",
-        d.loads_timed, d.timer, d.loads_per_timing, d.timer_overhead_ns
-    ));
-    t
 }
 
 const STYLE: &str = "body{font-family:'DejaVu Sans',Verdana,sans-serif;max-width:1150px;margin:2em auto;color:#222;line-height:1.45}\

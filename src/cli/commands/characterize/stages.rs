@@ -199,9 +199,9 @@ pub const STAGES: &[Stage] = &[
             a
         },
     },
-    // The latency distribution of one DRAM-sized random chase: `memlat run
-    // --distribution` arrives with a later memlat; until this binary has
-    // the flag, the stage is skipped and says so.
+    // The latency distribution of one DRAM-sized random chase (`memlat run
+    // --distribution`): percentiles, modes and periodic stalls such as DRAM
+    // refresh. A binary without the flag skips the stage and says so.
     Stage {
         name: "distribution",
         needs_cpus: 1,
@@ -217,7 +217,14 @@ pub const STAGES: &[Stage] = &[
                 "--distribution",
             ]));
             if c.mode == Mode::Tiny {
-                a.extend(words(&["--repeats", "1", "--sample-ms", "2"]));
+                a.extend(words(&[
+                    "--repeats",
+                    "1",
+                    "--sample-ms",
+                    "2",
+                    "--distribution-ms",
+                    "20",
+                ]));
             }
             a
         },
