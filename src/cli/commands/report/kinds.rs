@@ -154,31 +154,6 @@ fn rows_of(items: &Value, columns: &[&str], fields: &[&str]) -> Table {
     t
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn each_kind_gets_its_chart_and_a_bad_file_only_loses_it() {
-        let mlp = json!({"cpu": 0, "levels": [{"name": "L1", "size_bytes": 16384,
-            "points": [{"chains": 1, "ns_per_load": 1.0, "loads_per_second": 1e9, "bytes_per_second": 6.4e10, "parallelism": 1.0},
-                       {"chains": 2, "ns_per_load": 0.5, "loads_per_second": 2e9, "bytes_per_second": 1.28e11, "parallelism": 2.0}],
-            "saturation_chains": 2, "saturation_parallelism": 2.0, "confidence": 0.9, "notes": []}]});
-        let p = parts("mlp", &mlp).unwrap();
-        assert_eq!((p.charts.len(), p.tables.len()), (1, 1));
-        assert!(p.problems.is_empty());
-        let broken = parts("mlp", &json!({"levels": [{"name": 3}]})).unwrap();
-        assert!(broken.charts.is_empty());
-        assert!(broken.problems[0].contains("mlp levels not drawn"));
-        let stages = json!({"stages": [{"name": "doctor", "status": "done", "seconds": 0.71, "file": "doctor.json", "why": null}]});
-        let t = &parts("characterize", &stages).unwrap().tables[0];
-        assert_eq!(t.rows.len(), 1);
-        assert!(t.html().contains("<td class=\"l\">-</td>"), "{}", t.html());
-        assert!(parts("sweep", &json!({})).is_none());
-    }
-}
-
 /// A run's loads timed one by one (`memlat run --distribution`): its
 /// percentiles, modes and stalls, the histogram and the spectrum; nothing
 /// for a run without them.
@@ -237,4 +212,29 @@ fn distribution_table(d: &crate::analysis::distribution::Distribution) -> Table 
         d.loads_timed, d.timer, d.loads_per_timing, d.timer_overhead_ns
     ));
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn each_kind_gets_its_chart_and_a_bad_file_only_loses_it() {
+        let mlp = json!({"cpu": 0, "levels": [{"name": "L1", "size_bytes": 16384,
+            "points": [{"chains": 1, "ns_per_load": 1.0, "loads_per_second": 1e9, "bytes_per_second": 6.4e10, "parallelism": 1.0},
+                       {"chains": 2, "ns_per_load": 0.5, "loads_per_second": 2e9, "bytes_per_second": 1.28e11, "parallelism": 2.0}],
+            "saturation_chains": 2, "saturation_parallelism": 2.0, "confidence": 0.9, "notes": []}]});
+        let p = parts("mlp", &mlp).unwrap();
+        assert_eq!((p.charts.len(), p.tables.len()), (1, 1));
+        assert!(p.problems.is_empty());
+        let broken = parts("mlp", &json!({"levels": [{"name": 3}]})).unwrap();
+        assert!(broken.charts.is_empty());
+        assert!(broken.problems[0].contains("mlp levels not drawn"));
+        let stages = json!({"stages": [{"name": "doctor", "status": "done", "seconds": 0.71, "file": "doctor.json", "why": null}]});
+        let t = &parts("characterize", &stages).unwrap().tables[0];
+        assert_eq!(t.rows.len(), 1);
+        assert!(t.html().contains("<td class=\"l\">-</td>"), "{}", t.html());
+        assert!(parts("sweep", &json!({})).is_none());
+    }
 }
