@@ -4,14 +4,17 @@
 //! has ([`crate::kernels::bandwidth`]).
 //!
 //! Each thread is pinned to its own CPU and streams through a buffer of its
-//! own of the point's size (a copy splits it into source and destination
-//! halves, so the working set stays the size). Each thread first finds how
-//! many passes fill a sample (`sample_time`), then all start together behind
-//! a barrier; a sample's bandwidth is the sum over threads of the bytes each
-//! moved over the time it took. Each figure is the median of `repeats`
-//! samples, with their min and max.
+//! own of the point's size, mapped and filled once for the point and used by
+//! every operation and sample (a copy moves the buffer's second half into
+//! its first, so the working set stays the size). Before each operation
+//! each thread finds how many passes fill a sample (`sample_time`); every
+//! sample then starts on all threads together behind a barrier, and its
+//! bandwidth is the sum over threads of the bytes each moved over the time
+//! it took. Each figure is the median of `repeats` samples, with their min
+//! and max.
 
 use std::sync::Barrier;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
@@ -118,12 +121,6 @@ pub fn bytes_per_cycle(gb_per_s: f64, threads: usize, ghz: f64) -> Option<f64> {
     (ghz > 0.0 && threads > 0).then(|| gb_per_s / threads as f64 / ghz)
 }
 
-/// One thread's buffers: the one streamed, and the copy's source.
-struct Buffers {
-    a: Buffer,
-    b: Buffer,
-}
-
 fn slice(buf: &mut Buffer) -> &mut [u8] {
     let len = buf.len();
     // SAFETY: the buffer's usable region is `len` writable bytes we own
@@ -131,52 +128,104 @@ fn slice(buf: &mut Buffer) -> &mut [u8] {
     unsafe { std::slice::from_raw_parts_mut(buf.as_ptr() as *mut u8, len) }
 }
 
-fn buffers(size: u64, op: Op, pages: PageRequest) -> std::io::Result<Buffers> {
-    let half = |s: u64| ((s / 2) as usize).max(bandwidth::BLOCK);
-    let (a_len, b_len) = match op {
-        Op::Copy => (half(size), half(size)),
-        _ => ((size as usize).max(bandwidth::BLOCK), bandwidth::BLOCK),
-    };
-    let mut a = Buffer::map(a_len, pages)?;
-    let mut b = Buffer::map(b_len, pages)?;
-    a.fill();
-    b.fill();
-    Ok(Buffers { a, b })
+/// The operations a kernel set has, in the order they are measured.
+fn ops(kernels: &Kernels) -> Vec<Op> {
+    let mut ops = vec![Op::Read, Op::Write, Op::Copy];
+    if kernels.nt_write.is_some() {
+        ops.push(Op::NtWrite);
+    }
+    ops
 }
 
-/// One sample of `op` on `threads` threads: total bytes over each thread's time.
-fn sample(plan: &Plan, size: u64, op: Op, threads: usize) -> Result<f64> {
+/// One pass of `op` over `buf`: the whole buffer, or for a copy its first
+/// half from its second (whole blocks each, so the source stays aligned).
+fn pass_over(kernels: &Kernels, op: Op, buf: &mut [u8], value: u64) -> u64 {
+    if op == Op::Copy {
+        let half = buf.len() / 2 / bandwidth::BLOCK * bandwidth::BLOCK;
+        let (dst, src) = buf.split_at_mut(half);
+        bandwidth::pass(kernels, op, dst, &src[..half], value);
+        op.bytes_per_pass(half)
+    } else {
+        bandwidth::pass(kernels, op, buf, &[], value);
+        op.bytes_per_pass(buf.len())
+    }
+}
+
+/// Passes of `op` that fill `sample_time`: one pass, then as many as a
+/// millisecond took, scaled (the buffer is warm after them).
+fn calibrate(kernels: &Kernels, op: Op, buf: &mut [u8], sample_time: Duration) -> u64 {
+    let started = Instant::now();
+    let mut passes = 0u64;
+    while started.elapsed() < Duration::from_millis(1) || passes == 0 {
+        pass_over(kernels, op, buf, passes);
+        passes += 1;
+    }
+    let per_pass_s = started.elapsed().as_secs_f64() / passes as f64;
+    ((sample_time.as_secs_f64() / per_pass_s).ceil() as u64).max(1)
+}
+
+/// (bytes, seconds) of each sample, per operation, of one thread.
+type ThreadSamples = Vec<Vec<(u64, f64)>>;
+
+/// One thread's part of a point: pinned, one buffer of `size` mapped and
+/// filled once, then for each operation a calibration and `repeats`
+/// samples, each started with the other threads behind `barrier`. Returns
+/// (bytes, seconds) per operation and sample. A thread that cannot start
+/// says so through `failed` at the first barrier, so none waits for it.
+fn thread_part(
+    plan: &Plan,
+    cpu: usize,
+    size: u64,
+    barrier: &Barrier,
+    failed: &AtomicBool,
+) -> Result<ThreadSamples> {
+    let ready = crate::platform::pin_to_cpu(cpu)
+        .with_context(|| format!("pinning a thread to CPU {cpu}"))
+        .and_then(|()| {
+            let len = (size as usize).max(2 * bandwidth::BLOCK);
+            let mut buf = Buffer::map(len, plan.pages)
+                .with_context(|| format!("a {size}-byte buffer on CPU {cpu}"))?;
+            buf.fill();
+            Ok(buf)
+        });
+    if ready.is_err() {
+        failed.store(true, Ordering::SeqCst);
+    }
+    barrier.wait();
+    let mut buf = ready?;
+    if failed.load(Ordering::SeqCst) {
+        bail!("another bandwidth thread could not start");
+    }
+    let buf = slice(&mut buf);
+    let mut out = Vec::new();
+    for op in ops(&plan.kernels) {
+        let passes = calibrate(&plan.kernels, op, buf, plan.sample_time);
+        let mut samples = Vec::new();
+        for _ in 0..plan.repeats.max(1) {
+            barrier.wait();
+            let started = Instant::now();
+            let mut bytes = 0;
+            for k in 0..passes {
+                bytes += pass_over(&plan.kernels, op, buf, k);
+            }
+            samples.push((bytes, started.elapsed().as_secs_f64()));
+        }
+        out.push(samples);
+    }
+    Ok(out)
+}
+
+/// Every operation's samples at one size and thread count: GB/s summed
+/// over the threads, per sample.
+fn measure_point(plan: &Plan, size: u64, threads: usize) -> Result<Vec<(Op, Vec<f64>)>> {
     let barrier = Barrier::new(threads);
-    let results: Vec<Result<(u64, f64)>> = std::thread::scope(|scope| {
+    let failed = AtomicBool::new(false);
+    let parts: Vec<Result<ThreadSamples>> = std::thread::scope(|scope| {
         let handles: Vec<_> = plan.cpus[..threads]
             .iter()
             .map(|&cpu| {
-                let barrier = &barrier;
-                scope.spawn(move || -> Result<(u64, f64)> {
-                    crate::platform::pin_to_cpu(cpu)
-                        .with_context(|| format!("pinning a thread to CPU {cpu}"))?;
-                    let mut bufs = buffers(size, op, plan.pages)
-                        .with_context(|| format!("a {size}-byte buffer"))?;
-                    let Buffers { a, b } = &mut bufs;
-                    let (a, src) = (slice(a), &*slice(b));
-                    // Calibrate: passes until a millisecond, then scale to the sample.
-                    let started = Instant::now();
-                    let mut calibration = 0u64;
-                    while started.elapsed() < Duration::from_millis(1) || calibration == 0 {
-                        bandwidth::pass(&plan.kernels, op, a, src, calibration);
-                        calibration += 1;
-                    }
-                    let per_pass_s = started.elapsed().as_secs_f64() / calibration as f64;
-                    let passes =
-                        ((plan.sample_time.as_secs_f64() / per_pass_s).ceil() as u64).max(1);
-                    barrier.wait();
-                    let started = Instant::now();
-                    for k in 0..passes {
-                        bandwidth::pass(&plan.kernels, op, a, src, k);
-                    }
-                    let seconds = started.elapsed().as_secs_f64();
-                    Ok((op.bytes_per_pass(a.len()) * passes, seconds))
-                })
+                let (barrier, failed) = (&barrier, &failed);
+                scope.spawn(move || thread_part(plan, cpu, size, barrier, failed))
             })
             .collect();
         handles
@@ -187,27 +236,22 @@ fn sample(plan: &Plan, size: u64, op: Op, threads: usize) -> Result<f64> {
             })
             .collect()
     });
-    let mut total = 0.0;
-    for r in results {
-        let (bytes, seconds) = r?;
-        total += gb_per_s(bytes, seconds);
-    }
-    Ok(total)
-}
-
-/// The median and spread of `repeats` samples of `op`.
-fn figure(plan: &Plan, size: u64, op: Op, threads: usize) -> Result<(f64, Spread)> {
-    let samples = (0..plan.repeats.max(1))
-        .map(|_| sample(plan, size, op, threads))
-        .collect::<Result<Vec<f64>>>()?;
-    let s = Summary::of(&samples).expect("at least one sample");
-    Ok((
-        s.median,
-        Spread {
-            min: s.min,
-            max: s.max,
-        },
-    ))
+    let parts = parts.into_iter().collect::<Result<Vec<_>>>()?;
+    Ok(ops(&plan.kernels)
+        .into_iter()
+        .enumerate()
+        .map(|(k, op)| {
+            let samples = (0..plan.repeats.max(1) as usize)
+                .map(|r| {
+                    parts
+                        .iter()
+                        .map(|part| gb_per_s(part[k][r].0, part[k][r].1))
+                        .sum()
+                })
+                .collect();
+            (op, samples)
+        })
+        .collect())
 }
 
 /// Measures every size at every thread count.
@@ -234,22 +278,29 @@ pub fn run(
             index,
             total: steps.len(),
             label: &label,
-            cost_ms: 4 * u64::from(plan.repeats) * plan.sample_time.as_millis() as u64,
+            cost_ms: ops(&plan.kernels).len() as u64
+                * u64::from(plan.repeats + 1)
+                * plan.sample_time.as_millis() as u64,
         };
         observer.begin(&step);
         let mut spread = std::collections::BTreeMap::new();
-        let mut measure = |op: Op| -> Result<f64> {
-            let (median, s) = figure(plan, level.size, op, threads)?;
-            spread.insert(op.name().to_string(), s);
-            Ok(median)
-        };
-        let read = measure(Op::Read)?;
-        let write = measure(Op::Write)?;
-        let copy = measure(Op::Copy)?;
-        let nt = if plan.kernels.nt_write.is_some() {
-            Some(measure(Op::NtWrite)?)
-        } else {
-            None
+        let mut median: Vec<(Op, f64)> = Vec::new();
+        for (op, samples) in measure_point(plan, level.size, threads)? {
+            let s = Summary::of(&samples).expect("at least one sample");
+            spread.insert(
+                op.name().to_string(),
+                Spread {
+                    min: s.min,
+                    max: s.max,
+                },
+            );
+            median.push((op, s.median));
+        }
+        let of = |op: Op| median.iter().find(|(o, _)| *o == op).map(|&(_, m)| m);
+        let nt = of(Op::NtWrite);
+        let (Some(read), Some(write), Some(copy)) = (of(Op::Read), of(Op::Write), of(Op::Copy))
+        else {
+            bail!("a bandwidth point without read, write and copy figures");
         };
         points.push(BandwidthPoint {
             size_bytes: level.size,
