@@ -1,5 +1,5 @@
 //! `memlat bandwidth --sweep` end to end: a tiny sweep's JSON shape, its
-//! plot, `report` on it, and the flags that conflict.
+//! plot, `compare`, `merge` and `report` on it, and the flags that conflict.
 //! Nothing here asserts a speed: the machines are shared.
 
 use std::path::{Path, PathBuf};
@@ -82,6 +82,39 @@ fn a_tiny_sweep_has_one_labelled_point_per_size_and_reads_back() {
     // 4 KiB is inside the fixture's L1 plateau (1.1..39.4 KiB).
     assert_eq!(points[0]["level"], "L1");
 
+    // compare: the sweep against itself, matched by size, every ratio 1.
+    let out = memlat()
+        .arg("compare")
+        .arg(&json)
+        .arg(&json)
+        .args(["--format", "json"])
+        .assert()
+        .success();
+    let c: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(c["matched_by"], "size");
+    let rows = c["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 9);
+    for row in rows {
+        for op in row["ops"].as_array().unwrap() {
+            assert_eq!(op["ratio"], 1.0, "{op}");
+            assert_eq!(op["apart"], false);
+        }
+    }
+
+    // merge: one CSV row per host, size and thread count.
+    let csv = dir.path().join("fleet.csv");
+    memlat()
+        .arg("merge")
+        .arg(&json)
+        .arg("-o")
+        .arg(&csv)
+        .assert()
+        .success();
+    let mut reader = csv::Reader::from_path(&csv).unwrap();
+    let headers = reader.headers().unwrap().clone();
+    assert!(headers.iter().any(|h| h == "read_gb_per_s"), "{headers:?}");
+    assert_eq!(reader.records().count(), 9);
+
     // report: the table and the chart with the levels shaded.
     let out = memlat().arg("report").arg(&json).assert().success();
     let html = String::from_utf8(out.get_output().stdout.clone()).unwrap();
@@ -130,4 +163,35 @@ fn flags_that_conflict_name_the_flag() {
         .assert()
         .success()
         .stdout(predicate::str::contains("memlat bandwidth --sweep"));
+}
+
+#[test]
+fn compare_refuses_a_bandwidth_result_beside_a_latency_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let bw = dir.path().join("bw.json");
+    tiny_sweep(&bw);
+    let run = dir.path().join("run.json");
+    memlat()
+        .args([
+            "run",
+            "-n",
+            "16K",
+            "--repeats",
+            "2",
+            "--sample-ms",
+            "2",
+            "--format",
+            "json",
+        ])
+        .arg("-o")
+        .arg(&run)
+        .assert()
+        .success();
+    memlat()
+        .arg("compare")
+        .arg(&bw)
+        .arg(&run)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("results of one kind"));
 }
