@@ -171,19 +171,10 @@ fn first_point(value: &Value) -> Option<&Value> {
 }
 
 /// Reads one condition out of a result.
-type Field = fn(&Value) -> Value;
+pub type Field = fn(&Value) -> Value;
 
 /// The conditions of each result, differing ones first.
 pub fn conditions(results: &[Value]) -> Vec<Condition> {
-    let text = |v: &Value| match v {
-        Value::String(s) => s.clone(),
-        Value::Null => "-".into(),
-        Value::Number(n) if n.is_f64() => n
-            .as_f64()
-            .map_or_else(|| n.to_string(), |f| format!("{f:.3}")),
-        Value::Number(n) => n.to_string(),
-        other => other.to_string(),
-    };
     let fields: [(&str, Field); 10] = [
         ("cpu model", |r| r["host"]["cpu_model"].clone()),
         ("host", |r| r["host"]["hostname"].clone()),
@@ -206,12 +197,26 @@ pub fn conditions(results: &[Value]) -> Vec<Condition> {
             first_point(r).map_or(Value::Null, |p| p["cpu"].clone())
         }),
     ];
+    conditions_of(results, &fields)
+}
+
+/// `fields` read out of each result, differing ones first; a core clock
+/// differs only beyond 2% (clocks differ a little between any two runs).
+pub fn conditions_of(results: &[Value], fields: &[(&str, Field)]) -> Vec<Condition> {
+    let text = |v: &Value| match v {
+        Value::String(s) => s.clone(),
+        Value::Null => "-".into(),
+        Value::Number(n) if n.is_f64() => n
+            .as_f64()
+            .map_or_else(|| n.to_string(), |f| format!("{f:.3}")),
+        Value::Number(n) => n.to_string(),
+        other => other.to_string(),
+    };
     let mut out: Vec<Condition> = fields
         .iter()
         .map(|(what, get)| {
             let values: Vec<String> = results.iter().map(|r| text(&get(r))).collect();
             let differs = match what {
-                // Clocks differ a little between any two runs.
                 &"core clock GHz" => {
                     let v: Vec<f64> = values.iter().filter_map(|s| s.parse().ok()).collect();
                     v.iter().any(|x| (x / v[0] - 1.0).abs() > 0.02)

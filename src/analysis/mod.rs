@@ -5,10 +5,12 @@
 //! - [`knee`]: the knee of a load-to-use curve and what it says about the core;
 //! - [`assoc`]: the ways of a level from conflict misses;
 //! - [`linesize`]: the line size from a stride sweep;
-//! - [`stats`]: summaries, ratios with intervals, rank tests.
+//! - [`stats`]: summaries, ratios with intervals, rank tests;
+//! - [`compare`] and [`compare_bandwidth`]: results side by side.
 
 pub mod assoc;
 pub mod compare;
+pub mod compare_bandwidth;
 pub mod detect;
 pub mod distribution;
 pub mod knee;

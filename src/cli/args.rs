@@ -162,11 +162,21 @@ pub enum Command {
     /// bytes written. Each figure is the median of --repeats samples.
     ///
     /// Examples:
+    /// --sweep measures many sizes instead (--per-octave a doubling, from
+    /// --from to --to), each labelled with the measured level it falls in,
+    /// or `ramp` between levels; a sweep takes 3 samples of 5 ms per figure
+    /// unless --repeats or --sample-ms say otherwise.
+    ///
+    /// Examples:
     ///   memlat bandwidth                           # every level, 1 thread and all
     ///   memlat bandwidth --sizes 16K,1G --threads 1
     ///   memlat bandwidth --format json -o bw.json
+    ///   memlat bandwidth --sweep --plot bw-sweep.png   # GB/s from 4 KiB to memory, levels marked
+    ///   memlat bandwidth --sweep --from 16K --to 64M --per-octave 2 --threads 1
     #[command(verbatim_doc_comment)]
-    #[command(mut_arg("sample_ms", |a| a.default_value("20")))]
+    #[command(mut_arg("sample_ms", |a| a
+        .default_value("20")
+        .default_value_if("sweep", "true", Some("5"))))]
     Bandwidth(BandwidthArgs),
     /// Latency under load: chase latency against the bandwidth of traffic threads
     ///
@@ -534,9 +544,31 @@ pub struct BandwidthArgs {
     #[arg(long, value_name = "N,...", value_delimiter = ',')]
     pub threads: Vec<usize>,
 
-    /// Draw GB/s against the size, a line per operation and thread count, to FILE (.svg or .png).
+    /// Draw GB/s against the size, a line per operation and thread count, to
+    /// FILE (.svg or .png); a sweep's measured levels are shaded.
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
+
+    /// Measure bandwidth by size: --per-octave sizes a doubling from --from
+    /// to --to, each labelled with the measured level it falls in (`ramp`
+    /// between levels); 3 samples of 5 ms per figure unless --repeats or
+    /// --sample-ms are given.
+    #[arg(long)]
+    pub sweep: bool,
+
+    /// With --sweep: the smallest size per thread.
+    #[arg(long, value_name = "BYTES", value_parser = parse_size)]
+    pub from: Option<u64>,
+
+    /// With --sweep: the largest size per thread [default: the size the level
+    /// table measures memory at, 4x the last level's measured capacity, at
+    /// least 256 MiB].
+    #[arg(long, value_name = "BYTES", value_parser = parse_size)]
+    pub to: Option<u64>,
+
+    /// With --sweep: sizes per doubling (1 to 16) [default: 4].
+    #[arg(long, value_name = "N")]
+    pub per_octave: Option<u32>,
 
     /// Hide the progress bar (it is only drawn when stderr is a terminal).
     #[arg(long)]

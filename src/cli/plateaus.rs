@@ -19,6 +19,18 @@ pub fn measured_levels(
     engine: &mut Engine,
     template: &Point,
 ) -> Result<MeasuredLevels> {
+    let levels = measured_plateaus(args, engine, template)?;
+    super::commands::notice(&levels.describe());
+    Ok(levels)
+}
+
+/// [`measured_levels`] without the line saying where they came from (for a
+/// command that places its sizes otherwise and says so itself).
+pub fn measured_plateaus(
+    args: &PlateauArgs,
+    engine: &mut Engine,
+    template: &Point,
+) -> Result<MeasuredLevels> {
     let levels = match &args.plateaus {
         Source::File(path) => plateaus::from_file(path).map_err(|e| {
             crate::error::UsageError(format!("--plateaus {}: {e:#}", path.display()))
@@ -29,7 +41,6 @@ pub fn measured_levels(
         },
         Source::Probe => probe(engine, template)?,
     };
-    super::commands::notice(&levels.describe());
     Ok(levels)
 }
 

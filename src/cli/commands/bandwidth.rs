@@ -13,8 +13,9 @@ use crate::cli::interrupt::Interrupted;
 use crate::cli::progress::until_ctrl_c;
 use crate::cli::{BandwidthArgs, Format};
 use crate::error::{UsageError, usage};
-use crate::experiments::bandwidth::{self as experiment, BandwidthPoint, Plan};
+use crate::experiments::bandwidth::{self as experiment, BandwidthPoint, Plan, SweepInfo};
 use crate::experiments::plateaus::LevelSize;
+use crate::experiments::quick::MIN_DRAM_SIZE;
 use crate::kernels::KernelKind;
 use crate::kernels::bandwidth::{self, Features};
 use crate::limits::{self, Origin};
@@ -35,6 +36,13 @@ struct BandwidthOutput<'a> {
     clock_ghz: f64,
     /// How bytes are counted.
     bytes_counted: &'static str,
+    /// Samples per figure.
+    repeats: u32,
+    /// Target length of one sample, ms.
+    sample_ms: u64,
+    /// The sweep's bounds and the plateaus its levels come from (null
+    /// without --sweep).
+    sweep: Option<&'a SweepInfo>,
     /// Whether Ctrl-C cut the run short.
     complete: bool,
 }
@@ -50,17 +58,64 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
     if args.measure.pattern.is_some() {
         return usage("--pattern: memlat bandwidth streams through its buffers in order");
     }
+    check_sweep_flags(args)?;
+    let from = sweep_bound(args.from, SWEEP_FROM, "--from")?;
+    if let Some(to) = args
+        .to
+        .map(|to| sweep_bound(Some(to), 0, "--to"))
+        .transpose()?
+        && to <= from
+    {
+        return usage(format!(
+            "--to {}: give a size above --from {}",
+            HumanBytes(to),
+            HumanBytes(from)
+        ));
+    }
     let output = Output::create(args.measure.output.as_deref())?;
     // Read before `prepare` pins this thread to one of them.
     let allowed = platform::allowed_cpus();
-    let mut prepared = prepare(&args.measure, Pattern::Random, 5)?;
+    let default_repeats = if args.sweep { SWEEP_REPEATS } else { 5 };
+    let mut prepared = prepare(&args.measure, Pattern::Random, default_repeats)?;
     for note in &prepared.notices {
         notice(note);
     }
     let cpus = cpus_in_order(prepared.engine.cpu(), &allowed);
     let threads = thread_counts(&args.threads, cpus.len())?;
     let available = platform::mem_available_bytes();
-    let sizes: Vec<LevelSize> = if args.sizes.is_empty() {
+    let mut sweep = None;
+    let sizes: Vec<LevelSize> = if args.sweep {
+        let levels = crate::cli::plateaus::measured_plateaus(
+            &args.plateaus,
+            &mut prepared.engine,
+            &prepared.template,
+        )?;
+        let memory = levels
+            .sizes(bandwidth::BLOCK as u64, available)
+            .last()
+            .map_or(MIN_DRAM_SIZE, |l| l.size);
+        let to = sweep_bound(args.to, memory, "--to")?;
+        if to <= from {
+            return usage(format!(
+                "--from {}: give a size below --to (here the memory size {})",
+                HumanBytes(from),
+                HumanBytes(to)
+            ));
+        }
+        let per_octave = args.per_octave.unwrap_or(SWEEP_PER_OCTAVE);
+        let sizes = experiment::sweep_plan(from, to, per_octave, &levels);
+        sweep = Some(SweepInfo {
+            from_bytes: from,
+            to_bytes: to,
+            per_octave,
+            memory_from_bytes: experiment::memory_from(&levels),
+            plateaus: levels,
+        });
+        if let Some(s) = &sweep {
+            notice(&s.describe());
+        }
+        sizes
+    } else if args.sizes.is_empty() {
         crate::cli::plateaus::measured_levels(
             &args.plateaus,
             &mut prepared.engine,
@@ -82,8 +137,9 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
     let most = threads.iter().copied().max().unwrap_or(1) as u64;
     for s in &sizes {
         crate::engine::ensure_memory(s.size.saturating_mul(most), available).map_err(|e| {
+            let flag = if args.sweep { "--to" } else { "--sizes" };
             UsageError(format!(
-                "--sizes {} x {most} threads: {e}; give smaller sizes or fewer --threads",
+                "{flag} {} x {most} threads: {e}; give smaller sizes or fewer --threads",
                 HumanBytes(s.size)
             ))
         })?;
@@ -103,12 +159,17 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
         ghz: prepared.engine.clock_ghz(),
     };
     eprintln!(
-        "memlat bandwidth: {} kernels, {} size(s) x threads {:?}, {} samples of {} ms per figure",
+        "memlat bandwidth: {} kernels, {} size(s) x threads {:?}, {} samples of {} ms per figure{}",
         kernels.name,
         plan.sizes.len(),
         plan.threads,
         plan.repeats,
-        args.measure.sample_ms
+        args.measure.sample_ms,
+        if sweep.is_some() {
+            " (a sweep; the level table takes 5 of 20 ms)"
+        } else {
+            ""
+        }
     );
     let points = until_ctrl_c(!args.no_progress, |observer| {
         experiment::run(&plan, observer)
@@ -117,7 +178,12 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
     if let Some(path) = &args.plot
         && !points.is_empty()
     {
-        crate::output::plot::bandwidth::plot(&points, kernels.name, path)?;
+        crate::output::plot::bandwidth::plot(
+            &points,
+            kernels.name,
+            sweep.as_ref().map(|s| &s.plateaus),
+            path,
+        )?;
         notice(&format!("plot written to {}", path.display()));
     }
     let content = match args.measure.format {
@@ -129,12 +195,15 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
                 cpus: &cpus,
                 clock_ghz: plan.ghz,
                 bytes_counted: BYTES_COUNTED,
+                repeats: plan.repeats,
+                sample_ms: args.measure.sample_ms,
+                sweep: sweep.as_ref(),
                 complete,
             },
         )?,
         Format::Csv => experiment::table(&points).csv(),
-        Format::Text => document(&points, kernels.name, plan.ghz).text(),
-        Format::Markdown => document(&points, kernels.name, plan.ghz).markdown(),
+        Format::Text => document(&points, &plan, kernels.name, sweep.as_ref()).text(),
+        Format::Markdown => document(&points, &plan, kernels.name, sweep.as_ref()).markdown(),
     };
     output.write(&content)?;
     if !complete {
@@ -168,24 +237,121 @@ fn thread_counts(given: &[usize], available: usize) -> Result<Vec<usize>> {
     Ok(counts)
 }
 
-fn document(points: &[BandwidthPoint], kernel: &str, ghz: f64) -> Document {
+fn document(
+    points: &[BandwidthPoint],
+    plan: &Plan,
+    kernel: &str,
+    sweep: Option<&SweepInfo>,
+) -> Document {
     let mut t = experiment::table(points);
     t.note(format!(
-        "{kernel} kernels; GB/s = 10^9 bytes a second, the median of the samples (each figure's min and max are in the JSON); {BYTES_COUNTED}"
+        "{kernel} kernels; GB/s = 10^9 bytes a second, the median of {} samples of {} ms (each figure's min and max are in the JSON); {BYTES_COUNTED}",
+        plan.repeats,
+        plan.sample_time.as_millis()
     ));
-    if ghz > 0.0 {
+    if plan.ghz > 0.0 {
         t.note(format!(
-            "bytes per cycle at the {ghz:.3} GHz core clock memlat estimated"
+            "bytes per cycle at the {:.3} GHz core clock memlat estimated",
+            plan.ghz
         ));
     }
-    let mut d = Document::new("memlat bandwidth: bytes a second each level delivers");
+    if let Some(s) = sweep {
+        t.note(s.describe());
+        t.note(
+            "by default a sweep takes fewer and shorter samples than the level table (3 of 5 ms against 5 of 20 ms): each figure is noisier; `memlat bandwidth --sizes` measures chosen sizes longer",
+        );
+    }
+    let mut d = Document::new(if sweep.is_some() {
+        "memlat bandwidth --sweep: bytes a second by working-set size"
+    } else {
+        "memlat bandwidth: bytes a second each level delivers"
+    });
     d.table(t);
     d
+}
+
+/// The smallest size a sweep starts at by default.
+const SWEEP_FROM: u64 = 4 << 10;
+/// Sizes a doubling by default.
+const SWEEP_PER_OCTAVE: u32 = 4;
+/// Samples per figure in a sweep by default (the level table takes 5).
+const SWEEP_REPEATS: u32 = 3;
+
+/// --sweep's companions only with it, and --sizes never with it.
+fn check_sweep_flags(args: &BandwidthArgs) -> Result<()> {
+    if args.sweep && !args.sizes.is_empty() {
+        return usage(
+            "--sizes: a sweep (--sweep) chooses its own sizes; give one of them (bound a sweep with --from and --to)",
+        );
+    }
+    if !args.sweep {
+        let given = [
+            ("--from", args.from.is_some()),
+            ("--to", args.to.is_some()),
+            ("--per-octave", args.per_octave.is_some()),
+        ];
+        if let Some((flag, _)) = given.iter().find(|(_, g)| *g) {
+            return usage(format!("{flag}: only with --sweep (add --sweep)"));
+        }
+    }
+    if let Some(n) = args.per_octave.filter(|n| !(1..=16).contains(n)) {
+        return usage(format!("--per-octave {n}: give 1 to 16 sizes a doubling"));
+    }
+    Ok(())
+}
+
+/// A sweep's bound: given (checked, at least two blocks) or the default.
+fn sweep_bound(given: Option<u64>, default: u64, flag: &'static str) -> Result<u64> {
+    let Some(bytes) = given else {
+        return Ok(default);
+    };
+    let size = limits::size(bytes, Origin::Flag(flag)).map_err(UsageError::from)?;
+    if size < 2 * bandwidth::BLOCK as u64 {
+        return usage(format!(
+            "{flag} {}: give at least {} (two 256-byte blocks)",
+            HumanBytes(bytes),
+            HumanBytes(2 * bandwidth::BLOCK as u64)
+        ));
+    }
+    Ok(size)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::Parser;
+
+    fn parse(extra: &[&str]) -> BandwidthArgs {
+        let cli =
+            crate::cli::Cli::try_parse_from(["memlat", "bandwidth"].iter().chain(extra)).unwrap();
+        match cli.command {
+            Some(crate::cli::Command::Bandwidth(args)) => args,
+            _ => panic!("expected bandwidth"),
+        }
+    }
+
+    #[test]
+    fn a_sweep_samples_shorter_unless_told_and_its_flags_go_with_it() {
+        assert_eq!(parse(&[]).measure.sample_ms, 20);
+        assert_eq!(parse(&["--sweep"]).measure.sample_ms, 5);
+        assert_eq!(parse(&["--sweep", "--sample-ms", "7"]).measure.sample_ms, 7);
+        assert!(
+            check_sweep_flags(&parse(&["--sweep", "--from", "8K", "--per-octave", "3"])).is_ok()
+        );
+        let refused = |extra: &[&str]| {
+            check_sweep_flags(&parse(extra))
+                .unwrap_err()
+                .downcast::<UsageError>()
+                .unwrap()
+                .0
+        };
+        assert!(refused(&["--sweep", "--sizes", "16K"]).starts_with("--sizes:"));
+        assert!(refused(&["--to", "1M"]).starts_with("--to: only with --sweep"));
+        assert!(refused(&["--sweep", "--per-octave", "17"]).starts_with("--per-octave 17"));
+        assert_eq!(sweep_bound(None, 4096, "--from").unwrap(), 4096);
+        assert_eq!(sweep_bound(Some(8192), 4096, "--from").unwrap(), 8192);
+        assert!(sweep_bound(Some(100), 4096, "--from").is_err());
+    }
 
     #[test]
     fn thread_counts_default_to_one_and_all() {

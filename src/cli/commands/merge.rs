@@ -1,9 +1,11 @@
-//! `memlat merge`: results of one kind from many hosts in one table.
+//! `memlat merge`: results of one kind from many hosts in one table (one
+//! row per host and point; for bandwidth, per host, size and thread count).
 
 use anyhow::Result;
 use serde_json::{Value, json};
 
 use crate::analysis::compare;
+use crate::analysis::compare_bandwidth as bw;
 use crate::cli::MergeArgs;
 use crate::cli::files::Output;
 use crate::cli::inputs::{self, Loaded};
@@ -41,6 +43,8 @@ pub fn run(args: &MergeArgs) -> Result<()> {
     let output = Output::create(args.output.as_deref())?;
     let content = if json_out {
         crate::output::json(&merged(&results, kinds[0]))?
+    } else if kinds[0] == "bandwidth" {
+        bandwidth_table(&results).csv()
     } else {
         table(&results).csv()
     };
@@ -116,6 +120,47 @@ fn table(results: &[Loaded]) -> Table {
                 Cell::float(p.median, 3),
                 (p.samples.len() as u64).into(),
             ]);
+        }
+    }
+    t
+}
+
+/// One row per host, size and thread count of bandwidth results.
+fn bandwidth_table(results: &[Loaded]) -> Table {
+    let mut header = vec![
+        "hostname",
+        "cpu_model",
+        "kernel",
+        "machine_id",
+        "file",
+        "kind",
+        "isa_kernel",
+        "level",
+        "size_bytes",
+        "threads",
+    ];
+    header.extend(bw::OPS.iter().map(|(field, _, _)| *field));
+    let mut t = Table::new(&header);
+    for r in results {
+        for p in bw::points(&r.value) {
+            let mut cells: Vec<Cell> = vec![
+                host_field(r, "hostname").into(),
+                host_field(r, "cpu_model").into(),
+                host_field(r, "kernel").into(),
+                host_field(r, "machine_id").into(),
+                r.path.display().to_string().into(),
+                r.kind.clone().into(),
+                r.value["isa_kernel"]
+                    .as_str()
+                    .unwrap_or("-")
+                    .to_string()
+                    .into(),
+                p.level.clone().into(),
+                p.size.into(),
+                (p.threads as u64).into(),
+            ];
+            cells.extend(p.figures.iter().map(|f| Cell::opt(f.map(|f| f.median), 2)));
+            t.row(cells);
         }
     }
     t

@@ -215,10 +215,21 @@ fn section(r: &Loaded) -> Result<Section> {
             serde_json::from_value(r.value["points"].clone()).map_err(|e| {
                 crate::error::UsageError(format!("{}: bandwidth points: {e}", r.path.display()))
             })?;
-        tables.push(crate::experiments::bandwidth::table(&points));
+        let mut table = crate::experiments::bandwidth::table(&points);
         let kernel = r.value["isa_kernel"].as_str().unwrap_or("?");
+        // A sweep's plateaus label its rows and shade its chart (older files have none).
+        let sweep: Option<crate::experiments::bandwidth::SweepInfo> =
+            serde_json::from_value(r.value["sweep"].clone()).ok();
+        if let Some(s) = &sweep {
+            table.note(s.describe());
+        }
+        tables.push(table);
         if !points.is_empty() {
-            charts.push(plot::bandwidth::chart(&points, kernel));
+            charts.push(plot::bandwidth::chart(
+                &points,
+                kernel,
+                sweep.as_ref().map(|s| &s.plateaus),
+            ));
         }
     } else if let Some(chart) = curve_chart(&format!("{}: ns per load", r.label), &r.value) {
         charts.push(chart);
