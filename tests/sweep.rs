@@ -260,7 +260,7 @@ fn ctrl_c_stops_after_a_point_and_resume_finishes_the_sweep() {
     assert!(stopped >= 2 && stopped < total, "{stopped} of {total}");
     assert_eq!(
         csv_rows(&csv).len(),
-        2 * stopped,
+        samples(&v),
         "after Ctrl-C both files agree"
     );
     assert!(
@@ -288,7 +288,18 @@ fn ctrl_c_stops_after_a_point_and_resume_finishes_the_sweep() {
     assert_eq!(&now[..kept.len()], &kept[..]);
     assert_eq!(resumed["config"]["sample_ms"], 5);
     assert!(dir.path().join("i.csv").is_file() && dir.path().join("i.png").is_file());
-    assert_eq!(csv_rows(&csv).len(), 2 * (total + refined));
+    // One CSV row per repeat; the second pass may have pooled more repeats
+    // into some points on a noisy machine.
+    assert_eq!(csv_rows(&csv).len(), samples(&resumed));
+    assert!(samples(&resumed) >= 2 * (total + refined));
+}
+
+/// Repeats over every point of a sweep's JSON (the CSV's rows).
+fn samples(v: &Value) -> usize {
+    points(v)
+        .iter()
+        .map(|p| p["samples"].as_array().unwrap().len())
+        .sum()
 }
 
 #[test]

@@ -570,6 +570,12 @@ pub struct BandwidthArgs {
     #[arg(long, value_name = "N")]
     pub per_octave: Option<u32>,
 
+    /// The vector kernels to stream with, by name: avx512, avx2, sse2 (x86_64),
+    /// sve, neon (aarch64), rvv (riscv64) or portable [default: the widest this
+    /// CPU reports]. To compare with a loop of a given width, e.g. --vectors avx2.
+    #[arg(long, value_name = "NAME")]
+    pub vectors: Option<String>,
+
     /// Hide the progress bar (it is only drawn when stderr is a terminal).
     #[arg(long)]
     pub no_progress: bool,

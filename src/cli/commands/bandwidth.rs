@@ -59,6 +59,24 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
         return usage("--pattern: memlat bandwidth streams through its buffers in order");
     }
     check_sweep_flags(args)?;
+    // Chosen before anything is measured: a name this CPU cannot run fails at once.
+    let features = Features::detect();
+    let kernels = match &args.vectors {
+        Some(name) => {
+            if args.measure.kernel == KernelKind::Portable && name != "portable" {
+                return usage(format!(
+                    "--vectors {name} with --kernel portable: give one of them"
+                ));
+            }
+            bandwidth::by_name(name, &features).map_err(|runnable| {
+                UsageError(format!(
+                    "--vectors {name}: this CPU runs {}; give one of them",
+                    runnable.join(", ")
+                ))
+            })?
+        }
+        None => bandwidth::select(&features, args.measure.kernel == KernelKind::Portable),
+    };
     let from = sweep_bound(args.from, SWEEP_FROM, "--from")?;
     if let Some(to) = args
         .to
@@ -144,10 +162,7 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
             ))
         })?;
     }
-    let kernels = bandwidth::select(
-        &Features::detect(),
-        prepared.template.kernel == KernelKind::Portable,
-    );
+
     let plan = Plan {
         sizes,
         threads,

@@ -155,6 +155,20 @@ pub fn select(features: &Features, portable: bool) -> Kernels {
         .unwrap_or(PORTABLE)
 }
 
+/// The kernel set called `name`, when this CPU runs it; else the names it
+/// does run, widest first.
+pub fn by_name(name: &str, features: &Features) -> Result<Kernels, Vec<&'static str>> {
+    let runnable: Vec<Kernels> = table()
+        .into_iter()
+        .filter(|k| k.needs.is_none_or(|needs| needs(features)))
+        .collect();
+    runnable
+        .iter()
+        .find(|k| k.name == name)
+        .copied()
+        .ok_or_else(|| runnable.iter().map(|k| k.name).collect())
+}
+
 /// Which way a kernel moves bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {
