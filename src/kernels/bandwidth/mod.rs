@@ -339,6 +339,27 @@ mod tests {
     }
 
     #[test]
+    fn kernels_are_found_by_name_among_those_this_cpu_runs() {
+        let none = Features::default();
+        assert_eq!(by_name("portable", &none).unwrap().name, "portable");
+        let refused = by_name("no-such-kernels", &none).unwrap_err();
+        assert_eq!(refused, vec!["portable"]);
+        #[cfg(target_arch = "x86_64")]
+        {
+            let avx2 = Features {
+                avx2: true,
+                sse2: true,
+                ..none
+            };
+            assert_eq!(by_name("avx2", &avx2).unwrap().name, "avx2");
+            assert_eq!(
+                by_name("avx512", &avx2).unwrap_err(),
+                vec!["avx2", "sse2", "portable"]
+            );
+        }
+    }
+
+    #[test]
     fn bytes_are_counted_per_pass_and_operation() {
         assert_eq!(Op::Read.bytes_per_pass(16384), 16384);
         assert_eq!(Op::Write.bytes_per_pass(16384 + 10), 16384);
