@@ -191,6 +191,27 @@ mod tests {
     }
 
     #[test]
+    fn loads_are_timed_with_the_chain_end_checked_on_this_isa() {
+        // Under qemu (CI's aarch64 and riscv64 runs) the figures mean
+        // nothing, but the timed loop runs and its end node is checked.
+        if crate::kernels::timed_by().is_none() {
+            eprintln!("skipped: memlat has no per-load timer for this ISA");
+            return;
+        }
+        let mut engine = Engine::builder().build().unwrap();
+        let point = crate::engine::Point {
+            distribution: Some(Duration::from_millis(5)),
+            repeats: 2,
+            sample_time: Duration::from_millis(2),
+            ..crate::engine::Point::random(16 << 10)
+        };
+        let d = engine.measure(&point).unwrap().distribution.unwrap();
+        assert!(d.loads_timed >= MIN_TIMINGS as u64);
+        assert!(d.percentiles_ns.p50 > 0.0 && d.percentiles_ns.p50 <= d.percentiles_ns.p99);
+        assert_eq!(d.timer, crate::kernels::timed_by().unwrap());
+    }
+
+    #[test]
     fn the_smallest_step_between_deltas() {
         assert_eq!(smallest_step(&mut [30, 26, 30, 52, 26]), 4);
         assert_eq!(smallest_step(&mut [7, 7]), 1);
