@@ -28,6 +28,18 @@ fn json(cmd: &mut Command) -> Value {
     serde_json::from_slice(&out.get_output().stdout).unwrap()
 }
 
+/// An L1-sized random chain's run with 60 ms of timed loads, as JSON.
+fn l1_distribution() -> Value {
+    json(&mut distribution_run(&[
+        "-n",
+        "16K",
+        "--pattern",
+        "random",
+        "--distribution-ms",
+        "60",
+    ]))
+}
+
 /// Skips (with a reason) where this ISA has no per-load timer in memlat.
 fn timed_here() -> bool {
     let here = cfg!(any(
@@ -46,14 +58,7 @@ fn the_distribution_has_the_fields_scripts_read() {
     if !timed_here() {
         return;
     }
-    let v = json(&mut distribution_run(&[
-        "-n",
-        "16K",
-        "--pattern",
-        "random",
-        "--distribution-ms",
-        "60",
-    ]));
+    let v = l1_distribution();
     let d = &v["distribution"];
     for key in [
         "timer",
@@ -119,14 +124,7 @@ fn the_timers_cost_is_subtracted() {
     // An L1 chain's median load timed one group at a time agrees with the
     // A/2A figure of the same run within 1 ns: the timer's cost (10+ ns a
     // read on x86) is not in it.
-    let v = json(&mut distribution_run(&[
-        "-n",
-        "16K",
-        "--pattern",
-        "random",
-        "--distribution-ms",
-        "60",
-    ]));
+    let v = l1_distribution();
     let p50 = v["distribution"]["percentiles_ns"]["p50"].as_f64().unwrap();
     let mean = v["ns_per_load"]["median"].as_f64().unwrap();
     assert!(
