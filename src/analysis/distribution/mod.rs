@@ -87,8 +87,10 @@ pub fn analyse(timings: &Timings, timer: &str, resolution_ns: f64) -> Option<Dis
     let percentiles = percentiles(&sorted, timings);
     let histogram = histogram(&sorted, timings);
     let modes = modes(&sorted, timings);
+    let median_ticks = sorted[sorted.len() / 2];
     drop(sorted);
-    let (periodic_stalls, spectrum) = spectrum::periodic_stalls(timings, percentiles.p50);
+    let (periodic_stalls, spectrum) =
+        spectrum::periodic_stalls(timings, percentiles.p50, median_ticks);
     Some(Distribution {
         timer: timer.to_string(),
         timer_overhead_ns: timings.overhead_ns,

@@ -79,8 +79,13 @@ pub struct Spectrum {
     pub points: Vec<[f64; 2]>,
 }
 
-/// The slow loads' spectrum and the period in it, if any.
-pub fn periodic_stalls(t: &Timings, p50_ns: f64) -> (Option<PeriodicStalls>, Option<Spectrum>) {
+/// The slow loads' spectrum and the period in it, if any; `p50_ns` is the
+/// median load, `median_ticks` the median timing's delta.
+pub fn periodic_stalls(
+    t: &Timings,
+    p50_ns: f64,
+    median_ticks: u32,
+) -> (Option<PeriodicStalls>, Option<Spectrum>) {
     let threshold = SLOW_FACTOR * p50_ns;
     let slow: Vec<bool> = t.ticks.iter().map(|&d| t.load_ns(d) > threshold).collect();
     let slow_timings = slow.iter().filter(|&&s| s).count();
@@ -88,10 +93,7 @@ pub fn periodic_stalls(t: &Timings, p50_ns: f64) -> (Option<PeriodicStalls>, Opt
     let segment_ns = SEGMENT_BINS as f64 * BIN_NS;
     let segments = (total_ns / segment_ns) as usize;
     let df = 1e9 / segment_ns;
-    let mut sorted_elapsed: Vec<u32> = t.ticks.to_vec();
-    let middle = sorted_elapsed.len() / 2;
-    let median_elapsed = t.elapsed_ns(*sorted_elapsed.select_nth_unstable(middle).1);
-    drop(sorted_elapsed);
+    let median_elapsed = t.elapsed_ns(median_ticks);
     let band_hz = [
         (1e9 / MAX_PERIOD_NS).max(8.0 * df),
         (1e9 / (4.0 * BIN_NS)).min(1e9 / (8.0 * median_elapsed)),
