@@ -22,6 +22,10 @@ pub const MAX_ACCESSES: u64 = 10_000_000_000;
 /// A sample lasts at most a minute.
 pub const MAX_SAMPLE_MS: u64 = 60_000;
 
+/// How long loads are timed one by one (`--distribution-ms`), ms: at least
+/// enough for a few spectrum segments, at most a minute.
+pub const DISTRIBUTION_MS: RangeInclusive<u64> = 10..=60_000;
+
 /// Repeats of a point at most.
 pub const MAX_REPEATS: u32 = 100_000;
 
@@ -168,6 +172,23 @@ pub fn sample_ms(ms: u64, origin: Origin) -> Result<u64, LimitError> {
             ms,
             format!("at most {MAX_SAMPLE_MS} ms (a minute) a sample"),
         ),
+    }
+}
+
+/// How long loads are timed one by one, ms: within [`DISTRIBUTION_MS`].
+pub fn distribution_ms(ms: u64, origin: Origin) -> Result<u64, LimitError> {
+    if DISTRIBUTION_MS.contains(&ms) {
+        Ok(ms)
+    } else {
+        reject(
+            origin,
+            ms,
+            format!(
+                "give {} to {} (400 resolves periods up to 16 us)",
+                DISTRIBUTION_MS.start(),
+                DISTRIBUTION_MS.end()
+            ),
+        )
     }
 }
 

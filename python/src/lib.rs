@@ -57,12 +57,9 @@ fn run(
     sample_ms: u64,
     distribution_ms: Option<u64>,
 ) -> PyResult<String> {
-    if let Some(ms) = distribution_ms
-        && !(10..=60_000).contains(&ms)
-    {
-        return Err(PyValueError::new_err(format!(
-            "distribution_ms {ms}: give 10 to 60000 (400 resolves periods up to 16 us)"
-        )));
+    if let Some(ms) = distribution_ms {
+        memlat::limits::distribution_ms(ms, memlat::limits::Origin::Setting("distribution_ms"))
+            .map_err(error)?;
     }
     let point = Point {
         size: memlat::limits::size(size, memlat::limits::Origin::Setting("size")).map_err(error)?,

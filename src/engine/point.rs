@@ -221,6 +221,10 @@ impl Point {
         }
         let ms = self.sample_time.as_millis().min(u128::from(u64::MAX)) as u64;
         limits::sample_ms(ms, Origin::Setting("sample_time (ms)"))?;
+        if let Some(d) = self.distribution {
+            let ms = d.as_millis().min(u128::from(u64::MAX)) as u64;
+            limits::distribution_ms(ms, Origin::Setting("distribution (ms)"))?;
+        }
         Ok(())
     }
 }

@@ -200,7 +200,7 @@ mod tests {
         }
         let mut engine = Engine::builder().build().unwrap();
         let point = crate::engine::Point {
-            distribution: Some(Duration::from_millis(5)),
+            distribution: Some(Duration::from_millis(10)),
             repeats: 2,
             sample_time: Duration::from_millis(2),
             ..crate::engine::Point::random(16 << 10)

@@ -140,12 +140,8 @@ fn distribution_time(args: &RunArgs) -> Result<Option<std::time::Duration>> {
         }
         return Ok(None);
     }
-    if !(10..=60_000).contains(&args.distribution_ms) {
-        return usage(format!(
-            "--distribution-ms {}: give 10 to 60000 (400 resolves periods up to 16 us)",
-            args.distribution_ms
-        ));
-    }
+    let ms = limits::distribution_ms(args.distribution_ms, Origin::Flag("--distribution-ms"))
+        .map_err(UsageError::from)?;
     if args.measure.kernel == crate::kernels::KernelKind::Index {
         return usage("--distribution times the pointer chain load by load: drop --kernel index");
     }
@@ -154,7 +150,7 @@ fn distribution_time(args: &RunArgs) -> Result<Option<std::time::Duration>> {
             "--distribution: this ISA has no per-load timer in memlat (x86_64, aarch64 and riscv64 do)",
         );
     }
-    Ok(Some(std::time::Duration::from_millis(args.distribution_ms)))
+    Ok(Some(std::time::Duration::from_millis(ms)))
 }
 
 /// Longest a sample (A + 2A loads, a round) may take with -a: five minutes.
