@@ -325,9 +325,8 @@ impl Engine {
         }
         let distribution = match point.distribution {
             Some(duration) => {
-                let mut ns: Vec<f64> = samples.iter().map(|s| s.ns_per_load).collect();
-                ns.sort_by(f64::total_cmp);
-                let median = ns[ns.len() / 2];
+                let ns: Vec<f64> = samples.iter().map(|s| s.ns_per_load).collect();
+                let median = crate::analysis::stats::median(&ns);
                 Some(self.distribution(&workload, &chain, kernel, median, duration)?)
             }
             None => None,
