@@ -1,6 +1,7 @@
 //! `key : value` lines: seed 004's first lines (so its pandas reader still
 //! works), then the latency and the conditions it was measured in.
 
+use crate::analysis::distribution::Distribution;
 use crate::engine::Measurement;
 
 /// Lines of `key : value`, keys padded like seed 004's output.
@@ -192,23 +193,29 @@ pub fn wrap(text: &str, width: usize, indent: &str) -> String {
 
 /// `--distribution`'s lines (`key = value`, which seed 004's reader skips):
 /// how loads were timed, one line per percentile, the modes, the stalls.
-pub fn distribution(d: &crate::analysis::distribution::Distribution) -> String {
+pub fn distribution(d: &Distribution) -> String {
     let mut kv = KeyValues::with_separator("=");
-    let grouping = if d.loads_per_timing == 1 {
-        "each load timed alone".to_string()
-    } else {
-        format!(
-            "loads timed in groups of {} (one load is shorter than the timer): figures are a group's mean per load",
-            d.loads_per_timing
-        )
-    };
-    kv.add(
+    for (key, value) in distribution_lines(d) {
+        kv.add(key, value);
+    }
+    kv.render()
+}
+
+/// The distribution's figures as (key, sentence) pairs, in the order the
+/// text prints them (`memlat report` tabulates the same).
+pub fn distribution_lines(d: &Distribution) -> Vec<(&'static str, String)> {
+    let mut lines = vec![(
         "distribution",
         format!(
-            "{} loads in {:.0} ms by {}, {grouping}; the timer's {:.2} ns a read subtracted (step {:.2} ns)",
-            d.loads_timed, d.timeline_ms, d.timer, d.timer_overhead_ns, d.timer_resolution_ns
+            "{} loads in {:.0} ms by {}, {}; the timer's {:.2} ns a read subtracted (step {:.2} ns)",
+            d.loads_timed,
+            d.timeline_ms,
+            d.timer,
+            d.grouping(),
+            d.timer_overhead_ns,
+            d.timer_resolution_ns
         ),
-    );
+    )];
     let p = &d.percentiles_ns;
     for (name, value) in [
         ("p50", p.p50),
@@ -217,42 +224,41 @@ pub fn distribution(d: &crate::analysis::distribution::Distribution) -> String {
         ("p99.9", p.p99_9),
         ("p99.99", p.p99_99),
     ] {
-        kv.add(name, format!("{value:.2} ns"));
+        lines.push((name, format!("{value:.2} ns")));
     }
     let modes: Vec<String> = d
         .modes
         .iter()
         .map(|m| format!("{:.1} ns ({:.1}%)", m.ns, m.share * 100.0))
         .collect();
-    kv.add("modes", modes.join(", "));
-    kv.add(
-        "periodic_stalls",
-        match (&d.periodic_stalls, &d.spectrum) {
-            (Some(s), _) => format!(
-                "every {:.1} ns ({:.1} kHz): {:.1}% of loads are slow, +{:.1} ns each; peak {:.0}x the spectrum around it",
-                s.period_ns,
-                1e6 / s.period_ns,
-                s.share_of_loads * 100.0,
-                s.added_ns,
-                s.strength
-            ),
-            (None, Some(sp)) if sp.segments < crate::analysis::distribution::spectrum::MIN_SEGMENTS => format!(
-                "not looked for: the timeline ({:.1} ms) is shorter than {} segments of {:.1} ms (raise --distribution-ms)",
-                d.timeline_ms,
-                crate::analysis::distribution::spectrum::MIN_SEGMENTS,
-                sp.segment_bins as f64 * sp.bin_ns / 1e6
-            ),
-            (None, Some(sp)) => match sp.longer_period_ns {
-                Some(longer) => format!(
-                    "none from {:.0} ns to {:.0} us; the slow loads do recur every {:.1} us, a longer period than looked for",
-                    1e9 / sp.band_hz[1],
-                    1e6 / sp.band_hz[0],
-                    longer / 1e3
-                ),
-                None => "none: no period in the slow loads' timeline".to_string(),
-            },
-            (None, None) => "none: no period in the slow loads' timeline".to_string(),
-        },
-    );
-    kv.render()
+    lines.push(("modes", modes.join(", ")));
+    lines.push(("periodic_stalls", stalls_sentence(d)));
+    lines
+}
+
+/// The periodic stalls, or why there are none.
+fn stalls_sentence(d: &Distribution) -> String {
+    use crate::analysis::distribution::spectrum::MIN_SEGMENTS;
+    match (&d.periodic_stalls, &d.spectrum) {
+        (Some(s), _) => format!(
+            "every {:.1} ns ({:.1} kHz): {:.1}% of loads are slow, +{:.1} ns each; peak {:.0}x the spectrum around it",
+            s.period_ns,
+            1e6 / s.period_ns,
+            s.share_of_loads * 100.0,
+            s.added_ns,
+            s.strength
+        ),
+        (None, Some(sp)) if sp.segments < MIN_SEGMENTS => format!(
+            "not looked for: the timeline ({:.1} ms) is shorter than {MIN_SEGMENTS} segments of {:.1} ms (raise --distribution-ms)",
+            d.timeline_ms,
+            sp.segment_bins as f64 * sp.bin_ns / 1e6
+        ),
+        (None, Some(sp)) if sp.longer_period_ns.is_some() => format!(
+            "none from {:.0} ns to {:.0} us; the slow loads do recur every {:.1} us, a longer period than looked for",
+            1e9 / sp.band_hz[1],
+            1e6 / sp.band_hz[0],
+            sp.longer_period_ns.unwrap_or_default() / 1e3
+        ),
+        _ => "none: no period in the slow loads' timeline".to_string(),
+    }
 }

@@ -77,6 +77,21 @@ pub struct Distribution {
     pub spectrum: Option<Spectrum>,
 }
 
+impl Distribution {
+    /// How the loads were timed: alone, or in groups (then every figure is
+    /// a group's mean per load).
+    pub fn grouping(&self) -> String {
+        if self.loads_per_timing == 1 {
+            "each load timed alone".to_string()
+        } else {
+            format!(
+                "loads timed in groups of {} (one load is shorter than the timer): figures are a group's mean per load",
+                self.loads_per_timing
+            )
+        }
+    }
+}
+
 /// Reads a timeline: percentiles, histogram, modes and periodic stalls.
 pub fn analyse(timings: &Timings, timer: &str, resolution_ns: f64) -> Option<Distribution> {
     if timings.ticks.is_empty() {

@@ -21,14 +21,6 @@ pub fn histogram_chart(d: &Distribution, what: &str) -> Chart {
         .map(|b| ((b.low_ns * b.high_ns).sqrt(), b.count as f64))
         .collect();
     let p = &d.percentiles_ns;
-    let grouping = if d.loads_per_timing == 1 {
-        "each load timed alone".to_string()
-    } else {
-        format!(
-            "groups of {} loads (a group's mean per load)",
-            d.loads_per_timing
-        )
-    };
     Chart {
         title: format!("Latency of each load: {what}"),
         x_label: "ns per load".into(),
@@ -51,8 +43,10 @@ pub fn histogram_chart(d: &Distribution, what: &str) -> Chart {
             })
             .collect(),
         footnote: Some(format!(
-            "memlat run --distribution: {grouping}, timed by {} with its {:.2} ns a read subtracted",
-            d.timer, d.timer_overhead_ns
+            "memlat run --distribution: {}, timed by {} with its {:.2} ns a read subtracted",
+            d.grouping(),
+            d.timer,
+            d.timer_overhead_ns
         )),
         ..Chart::default()
     }

@@ -177,40 +177,13 @@ pub(super) fn distribution(value: &Value) -> Parts {
 /// Percentiles, modes and periodic stalls as one small table.
 fn distribution_table(d: &crate::analysis::distribution::Distribution) -> Table {
     let mut t = Table::new(&["<figure", "<value"]);
-    let p = &d.percentiles_ns;
-    for (name, ns) in [
-        ("p50", p.p50),
-        ("p90", p.p90),
-        ("p99", p.p99),
-        ("p99.9", p.p99_9),
-        ("p99.99", p.p99_99),
-    ] {
-        t.row(vec![name.into(), format!("{ns:.2} ns").into()]);
+    for (key, value) in crate::output::text::distribution_lines(d) {
+        if key == "distribution" {
+            t.note(value);
+        } else {
+            t.row(vec![key.into(), value.into()]);
+        }
     }
-    let modes: Vec<String> = d
-        .modes
-        .iter()
-        .map(|m| format!("{:.1} ns ({:.1}%)", m.ns, m.share * 100.0))
-        .collect();
-    t.row(vec!["modes".into(), modes.join(", ").into()]);
-    t.row(vec![
-        "periodic stalls".into(),
-        d.periodic_stalls
-            .map_or("none".to_string(), |s| {
-                format!(
-                    "every {:.1} ns, {:.1}% of loads, +{:.1} ns each (strength {:.0})",
-                    s.period_ns,
-                    s.share_of_loads * 100.0,
-                    s.added_ns,
-                    s.strength
-                )
-            })
-            .into(),
-    ]);
-    t.note(format!(
-        "{} loads timed by {} ({} a timing), the timer's {:.2} ns subtracted",
-        d.loads_timed, d.timer, d.loads_per_timing, d.timer_overhead_ns
-    ));
     t
 }
 
