@@ -486,6 +486,7 @@ mod tests {
                 to_bytes: to,
                 ns: 1.0,
                 capacity_bytes: capacity,
+                capacity_bounds: None,
             }
         };
         MeasuredLevels {

@@ -52,6 +52,11 @@ pub struct Plateau {
     pub ns: f64,
     /// Where the latency leaves it (the detector's capacity), bytes.
     pub capacity_bytes: Option<u64>,
+    /// What every repeat agrees the level serves and does not (the
+    /// detector's `capacity_bounds`); `None` in plateaus remembered before
+    /// memlat 0.2.
+    #[serde(default)]
+    pub capacity_bounds: Option<crate::analysis::detect::CapacityBounds>,
 }
 
 impl Plateau {
@@ -99,6 +104,7 @@ impl MeasuredLevels {
                     to_bytes,
                     ns: l.latency_ns,
                     capacity_bytes: l.size_bytes,
+                    capacity_bounds: l.capacity_bounds,
                 })
             })
             .collect();
@@ -320,6 +326,7 @@ mod tests {
             to_bytes: to,
             ns: 1.0,
             capacity_bytes: Some(to * 2),
+            capacity_bounds: None,
         }
     }
 

@@ -14,7 +14,23 @@
 //! Beside it, the **largest size within 10%** of the plateau: where the
 //! level starts to give way.
 
+use serde::{Deserialize, Serialize};
+
 use super::CurvePoint;
+
+/// What a level certainly serves and certainly does not, from the repeats
+/// themselves rather than from one crossing: on a shared cache whose edge
+/// moves with other tenants these hold from run to run where the capacity
+/// estimate does not (issue 27).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct CapacityBounds {
+    /// The largest measured size where every repeat read this level's
+    /// latency; `None` when no size did.
+    pub at_least_bytes: Option<u64>,
+    /// The smallest measured size where every repeat read the next level's
+    /// latency; `None` when the curve never got there.
+    pub at_most_bytes: Option<u64>,
+}
 
 /// A level's capacity: the estimate, the measured sizes around it, and the
 /// largest size still within 10% of the plateau.

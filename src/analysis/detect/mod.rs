@@ -30,7 +30,7 @@ pub mod tail;
 #[cfg(test)]
 mod tests;
 
-pub use capacity::{CAPACITY_DEFINITION, PLACED, refinement_sizes};
+pub use capacity::{CAPACITY_DEFINITION, CapacityBounds, PLACED, refinement_sizes};
 pub use evidence::{EVIDENCE_MIN, EVIDENCE_STRONG, Evidence, Unresolved};
 use notes::{compare_with_sysfs, describe_transitions, ratio, sysfs_level};
 pub use table::{levels_table, table};
@@ -95,6 +95,10 @@ pub struct DetectedLevel {
     /// commands place a size inside this level (its middle, in log scale).
     #[serde(default)]
     pub plateau_bytes: Option<[u64; 2]>,
+    /// What every repeat agrees this level serves and does not serve
+    /// (`None` for memory, and in files written before memlat 0.2).
+    #[serde(default)]
+    pub capacity_bounds: Option<CapacityBounds>,
     /// Plateau latency (median of its points), ns.
     pub latency_ns: f64,
     /// Plateau latency in core cycles (median of its points; 0 when unknown).
@@ -522,6 +526,8 @@ pub fn detect(curve: &[CurvePoint], sysfs: &[CacheInfo]) -> Detection {
                     points[level.end - 1].size_bytes,
                 ]
             }),
+            // Filled by issue 27's bounds reading (None until then).
+            capacity_bounds: None,
             latency_ns: level.ns,
             latency_cycles: level.cycles,
             confidence: confidence(&points, level, &neighbours, sigma, cap),

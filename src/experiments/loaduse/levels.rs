@@ -383,6 +383,7 @@ mod tests {
                 to_bytes: 256 << 10,
                 ns: 4.0,
                 capacity_bytes: Some(4 << 20),
+                capacity_bounds: None,
             }],
             memory_ns: None,
         };
