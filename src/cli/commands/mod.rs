@@ -38,7 +38,9 @@ use crate::platform::counters::{EventSpec, parse_event_list};
 
 /// Runs what the command line asks for.
 pub fn dispatch(cli: Cli) -> Result<()> {
-    crate::input::set_max_bytes(cli.max_input.saturating_mul(1 << 20));
+    let bound = crate::input::bound_from_mib(cli.max_input, platform::mem_available_bytes())
+        .map_err(UsageError)?;
+    crate::input::set_max_bytes(bound);
     match cli.command {
         Some(Command::Run(args)) => run::run(&args),
         Some(Command::PtrChase(args)) => run::ptr_chase(&args),
