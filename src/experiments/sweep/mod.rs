@@ -310,13 +310,16 @@ pub fn run(
     }
     let cvs: Vec<f64> = result.points.iter().map(|m| m.ns_per_load.cv).collect();
     result.noise = Some(watch.finish(engine, &plan.template, &cvs));
-    result.complete = result.config.sizes.iter().all(|&size| {
-        result
-            .config
-            .series
-            .iter()
-            .all(|&k| result.has_point(size, k))
-    });
+    // Cut short during remeasuring or refinement, the grid may be whole but
+    // the sweep is not: a complete sweep is what the cache remembers.
+    result.complete = !observer.interrupted()
+        && result.config.sizes.iter().all(|&size| {
+            result
+                .config
+                .series
+                .iter()
+                .all(|&k| result.has_point(size, k))
+        });
     result.detection = result.detect();
     result.total_seconds = clock();
     observer.checkpoint(&result)?;
