@@ -12,6 +12,16 @@ use crate::platform;
 use crate::platform::caches;
 use crate::platform::host::Host;
 
+impl PlateauArgs {
+    /// The sweep file `--plateaus` names, for the same-path check.
+    pub fn file(&self) -> Option<&std::path::Path> {
+        match &self.plateaus {
+            Source::File(path) => Some(path),
+            _ => None,
+        }
+    }
+}
+
 /// The plateaus `args` names, measuring a probe on `engine` when needed;
 /// the line saying where they came from is printed to stderr.
 pub fn measured_levels(

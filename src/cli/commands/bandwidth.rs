@@ -54,6 +54,7 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
     check_files(&[
         ("-o/--output", args.measure.output.as_deref(), Role::Writes),
         ("--plot", args.plot.as_deref(), Role::Plot),
+        ("--plateaus", args.plateaus.file(), Role::Reads),
     ])?;
     if args.measure.pattern.is_some() {
         return usage("--pattern: memlat bandwidth streams through its buffers in order");

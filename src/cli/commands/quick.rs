@@ -46,6 +46,11 @@ fn fits_in(size: u64, caches: &[CacheInfo]) -> String {
 
 /// Runs the quick table.
 pub fn run(args: &QuickArgs) -> Result<()> {
+    crate::cli::files::check_reads_output_and_plot(
+        &[("--plateaus", args.plateaus.file())],
+        args.measure.output.as_deref(),
+        None,
+    )?;
     let output = Output::create(args.measure.output.as_deref())?;
     let prepared = prepare(&args.measure, Pattern::Random, 3)?;
     for note in &prepared.notices {
