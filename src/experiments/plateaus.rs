@@ -297,6 +297,10 @@ pub fn remembered(host: &Host) -> Option<MeasuredLevels> {
     if !fits_this_machine(&result, host, age) {
         return None;
     }
+    // Edited or corrupted: a probe is measured instead.
+    if unfit(&result, host, crate::platform::mem_available_bytes()).is_some() {
+        return None;
+    }
     let mut levels = MeasuredLevels::from_sweep(&result, "remembered")?;
     levels.file = Some(path);
     Some(levels)
@@ -305,6 +309,13 @@ pub fn remembered(host: &Host) -> Option<MeasuredLevels> {
 /// The plateaus of a sweep file of this machine.
 pub fn from_file(path: &Path) -> Result<MeasuredLevels> {
     let result = SweepResult::load(path)?;
+    if let Some(why) = unfit(
+        &result,
+        &Host::this(),
+        crate::platform::mem_available_bytes(),
+    ) {
+        anyhow::bail!("{why}; measure this machine with `memlat sweep`, or give --plateaus probe");
+    }
     let mut levels = MeasuredLevels::from_sweep(&result, "file").with_context(|| {
         format!(
             "{}: no cache level with a plateau in this sweep; give another file or --plateaus probe",
@@ -313,6 +324,62 @@ pub fn from_file(path: &Path) -> Result<MeasuredLevels> {
     })?;
     levels.file = Some(path.to_path_buf());
     Ok(levels)
+}
+
+/// The largest cache plateau believed: no CPU's cache holds 1 GiB (the
+/// largest L3 one core reaches, Xeon 6's 504 MB, is half of it), so a larger
+/// plateau is a file edited or corrupted, not a measurement.
+pub const MAX_PLATEAU_BYTES: u64 = 1 << 30;
+
+/// Why the sweep `result` cannot stand for this machine's plateaus (`None`:
+/// it can): another machine or CPU, incomplete, measured more than
+/// [`REMEMBER_DAYS`] days ago (or in the future), or plateaus that no cache
+/// holds or that memory cannot.
+pub fn unfit(result: &SweepResult, host: &Host, available: Option<u64>) -> Option<String> {
+    let started = result.started.as_str();
+    match &result.host {
+        None => return Some("it names no machine".into()),
+        Some(h) if h.machine_id != host.machine_id || h.cpu_model != host.cpu_model => {
+            return Some(format!(
+                "it was measured on another machine ({}, {})",
+                h.hostname, h.cpu_model
+            ));
+        }
+        Some(_) => {}
+    }
+    if !result.complete {
+        return Some("the sweep is incomplete (cut short)".into());
+    }
+    let now = SystemTime::now();
+    let oldest = sweep::utc_timestamp(now - Duration::from_secs(REMEMBER_DAYS * 86_400));
+    // Timestamps of one format (YYYY-MM-DDTHH:MM:SSZ) order as text.
+    if started < oldest.as_str()
+        || started > sweep::utc_timestamp(now + Duration::from_secs(86_400)).as_str()
+    {
+        return Some(format!(
+            "it was measured at {started}, not within the last {REMEMBER_DAYS} days"
+        ));
+    }
+    let levels = MeasuredLevels::from_sweep(result, "file")?;
+    let largest = levels
+        .levels
+        .iter()
+        .map(|p| p.to_bytes.max(p.capacity_bytes.unwrap_or(0)))
+        .max()?;
+    if largest > MAX_PLATEAU_BYTES {
+        return Some(format!(
+            "a cache plateau reaches {}, more than any cache holds",
+            HumanBytes(largest)
+        ));
+    }
+    // Memory is measured at 4x the last capacity; it must fit beside the rest.
+    if available.is_some_and(|a| largest > a / 4) {
+        return Some(format!(
+            "a cache plateau reaches {}, more than a quarter of the memory available",
+            HumanBytes(largest)
+        ));
+    }
+    None
 }
 
 #[cfg(test)]
@@ -367,6 +434,40 @@ mod tests {
             Ok(Source::File(PathBuf::from("s.json")))
         );
         assert!(parse_source(" ").is_err());
+    }
+
+    #[test]
+    fn only_a_complete_recent_sweep_of_this_machine_of_cache_sizes_is_believed() {
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/curves/amd-epyc-zen3-fc-thp-b.json");
+        let mut good = SweepResult::load(&fixture).unwrap();
+        let host = Host::this();
+        good.host = Some(host.clone());
+        good.complete = true;
+        good.started = sweep::utc_timestamp(SystemTime::now());
+        assert_eq!(unfit(&good, &host, Some(16 << 30)), None);
+        let why = |edit: &dyn Fn(&mut SweepResult)| {
+            let mut r = good.clone();
+            edit(&mut r);
+            unfit(&r, &host, Some(16 << 30)).unwrap_or_default()
+        };
+        assert!(
+            why(&|r| r.host.as_mut().unwrap().machine_id = "other".into())
+                .contains("another machine")
+        );
+        assert!(why(&|r| r.complete = false).contains("incomplete"));
+        assert!(why(&|r| r.started = "1999-01-01T00:00:00Z".into()).contains("1999"));
+        // Sizes multiplied by 1024: plateaus of GiB, which no cache holds.
+        let scaled = why(&|r| {
+            for m in &mut r.points {
+                m.size *= 1024;
+            }
+            r.config.sizes.iter_mut().for_each(|s| *s *= 1024);
+        });
+        assert!(scaled.contains("more than any cache holds"), "{scaled}");
+        // Plateaus that fit a cache but not a small machine's memory.
+        let small = unfit(&good, &host, Some(4 << 20)).unwrap_or_default();
+        assert!(small.contains("memory available"), "{small}");
     }
 
     #[test]
