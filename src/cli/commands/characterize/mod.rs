@@ -184,6 +184,12 @@ fn has_flag(command: &str, flag: &str) -> bool {
 fn prepare_dir(dir: &Path, force: bool, resume: bool) -> Result<Option<Summary>> {
     let flag = if resume { "--resume" } else { "-o" };
     match std::fs::symlink_metadata(dir) {
+        // Not followed: a link planted in a shared directory would aim a
+        // root run's files wherever its owner chose.
+        Ok(m) if m.file_type().is_symlink() => usage(format!(
+            "{flag} {}: it is a symbolic link; memlat writes no file through a link: name the directory itself",
+            dir.display()
+        )),
         Ok(m) if !m.is_dir() => usage(format!(
             "{flag} {}: exists and is not a directory; give a directory (created when missing)",
             dir.display()
