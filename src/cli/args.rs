@@ -26,10 +26,12 @@ pub struct Cli {
     #[command(flatten)]
     pub quick: QuickArgs,
 
-    /// The largest file memlat reads (results, profiles, state), MiB: a
-    /// bound so that /dev/zero or a runaway file cannot fill memory.
-    #[arg(long, global = true, value_name = "MIB", default_value_t = 256)]
-    pub max_input: u64,
+    /// The most memlat reads of its inputs together (results, profiles,
+    /// state), MiB: a bound so that /dev/zero or a runaway file cannot fill
+    /// memory. At most a quarter of the memory available [default: 256, or
+    /// that quarter when less].
+    #[arg(long, global = true, value_name = "MIB")]
+    pub max_input: Option<u64>,
 }
 
 /// Whether memlat was started under seed 004's program name (`ptr_chase`,

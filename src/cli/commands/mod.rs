@@ -38,8 +38,13 @@ use crate::platform::counters::{EventSpec, parse_event_list};
 
 /// Runs what the command line asks for.
 pub fn dispatch(cli: Cli) -> Result<()> {
-    let bound = crate::input::bound_from_mib(cli.max_input, platform::mem_available_bytes())
-        .map_err(UsageError)?;
+    let available = platform::mem_available_bytes();
+    let bound = match cli.max_input {
+        Some(mib) => crate::input::bound_from_mib(mib, available).map_err(UsageError)?,
+        None => available.map_or(crate::input::DEFAULT_MAX_BYTES, |a| {
+            crate::input::DEFAULT_MAX_BYTES.min(a / 4)
+        }),
+    };
     crate::input::set_max_bytes(bound);
     match cli.command {
         Some(Command::Run(args)) => run::run(&args),
