@@ -120,6 +120,17 @@ fn measure_and_print(args: &RunArgs, view: View) -> Result<()> {
     if noise.noisy() {
         warn(&noise.describe());
     }
+    if let (Some(asked), Some(d)) = (distribution, &measurement.distribution) {
+        // A timeline holds at most 2^22 timings (16 MiB of deltas): a longer
+        // --distribution-ms is cut there; say so rather than let it pass.
+        let asked_ms = asked.as_secs_f64() * 1e3;
+        if d.timeline_ms < 0.8 * asked_ms {
+            warn(&format!(
+                "--distribution-ms {asked_ms:.0}: timed {:.0} ms ({} loads), the most one timeline holds at this size; give less, or run again for more",
+                d.timeline_ms, d.loads_timed
+            ));
+        }
+    }
     if let (Some(path), Some(d)) = (&args.plot, &measurement.distribution) {
         crate::output::plot::distribution::plot(d, &measurement, path)?;
         notice(&format!("plot written to {}", path.display()));

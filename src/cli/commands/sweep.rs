@@ -27,6 +27,11 @@ use crate::units::HumanBytes;
 
 /// Runs `memlat sweep`.
 pub fn run(args: &SweepArgs) -> Result<()> {
+    if args.percentiles && args.measure.kernel == crate::kernels::KernelKind::Index {
+        return usage(
+            "--percentiles times loads one by one with the pointer or portable kernel: drop --kernel index",
+        );
+    }
     check_named_files(args)?;
     let output = Output::create(args.measure.output.as_deref())?;
     let resumed = args
@@ -293,7 +298,7 @@ pub(crate) fn check_memory(plan: &SweepPlan, resume: Option<&Path>) -> Result<()
                 ),
             };
             return usage(format!(
-                "{flag}: the {} point needs about {} but only {} is available (MemAvailable, or the cgroup's memory.max less its use); {fix}",
+                "{flag}: the {} point needs about {} but only {} is available (MemAvailable, or the cgroup's memory.max or memory.limit_in_bytes less its use); {fix}",
                 HumanBytes(spec.size),
                 HumanBytes(needed),
                 HumanBytes(available)
@@ -329,6 +334,12 @@ fn load_resume(path: &Path, args: &SweepArgs) -> Result<SweepResult> {
     let result = SweepResult::load(path)
         .map_err(|e| UsageError(format!("--resume {}: {e:#}", path.display())))?;
     result.config.validate(path).map_err(UsageError::from)?;
+    if args.percentiles && !result.config.percentiles {
+        return usage(format!(
+            "--percentiles with --resume: {} was measured without them, and its points must agree; leave --percentiles out (or start a new sweep)",
+            path.display()
+        ));
+    }
     if let Some(list) = &args.measure.events {
         let mut asked: Vec<String> = parse_event_list(list)
             .map_err(|e| UsageError(e.to_string()))?
