@@ -469,7 +469,14 @@ pub fn replace(path: &Path, content: &str) -> Result<()> {
 /// (with `-2`, `-3`... when one of that second exists).
 pub fn results_dir(base: &Path) -> Result<PathBuf> {
     let root = base.join(RESULTS_DIR);
-    fs::create_dir_all(&root).with_context(|| format!("creating {}", root.display()))?;
+    // A usage error, as for a named file: the fix is a flag or a directory.
+    let refuse = |dir: &Path, e: std::io::Error| {
+        UsageError(format!(
+            "cannot create {}: {e}; name the files with --json FILE (or --csv, --plot), or run where you can write",
+            dir.display()
+        ))
+    };
+    fs::create_dir_all(&root).map_err(|e| refuse(&root, e))?;
     let stamp = utc_timestamp(SystemTime::now())
         .replace(['-', ':'], "")
         .replace('T', "-")
@@ -484,7 +491,7 @@ pub fn results_dir(base: &Path) -> Result<PathBuf> {
         match fs::create_dir(&dir) {
             Ok(()) => return Ok(dir),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e).with_context(|| format!("creating {}", dir.display())),
+            Err(e) => return Err(refuse(&dir, e).into()),
         }
     }
     unreachable!("some suffix is free")

@@ -55,8 +55,13 @@ pub fn measured_plateaus(
 }
 
 fn probe(engine: &mut Engine, template: &Point) -> Result<MeasuredLevels> {
+    let spare = if plateaus::remembered_path(&Host::this()).is_some() {
+        "a `memlat sweep` is remembered and spares it"
+    } else {
+        "nothing is remembered without HOME or XDG_CACHE_HOME: give --plateaus FILE to spare it"
+    };
     eprintln!(
-        "memlat: probing this machine's cache plateaus (a coarse random sweep, a few seconds; a `memlat sweep` is remembered and spares it)"
+        "memlat: probing this machine's cache plateaus (a coarse random sweep, a few seconds; {spare})"
     );
     let cpu = engine.cpu();
     let plan = plateaus::probe_plan(

@@ -82,10 +82,19 @@ pub fn run(args: &QuickArgs) -> Result<()> {
     let mut planned: Vec<(String, Point)> = Vec::new();
     for &size in &sizes {
         let size = limits::size(size, Origin::Flag("--sizes")).map_err(UsageError::from)?;
+        // Each size once (--sizes 64K,64K is one point).
+        if planned.iter().any(|(_, p)| p.size == size) {
+            continue;
+        }
         // Every size is checked before the first is measured.
         crate::engine::ensure_memory(size, platform::mem_available_bytes()).map_err(|e| {
+            let (flag, fix) = if args.sizes.is_empty() {
+                ("--plateaus", "give --plateaus probe, or --sizes")
+            } else {
+                ("--sizes", "give smaller sizes")
+            };
             UsageError(format!(
-                "--sizes {}: {e}; give smaller sizes",
+                "{flag}: the {} point: {e}; {fix}",
                 HumanBytes(size)
             ))
         })?;
