@@ -185,13 +185,9 @@ planted d.svg; refuse pub/d.svg -- "$M" run -n 16K $SIZES --distribution --plot 
 rm -f pub/d.txt && ln -s "$W/pub/fifo" pub/d.txt
 refuse pub/d.txt -- "$M" detect r.json -o pub/d.txt
 for i in 1 2 3 4 5 6 7; do refuse fifo -- "$M" detect r.json -o pub/fifo; done
-# The remembered cache linked to a FIFO: the complete sweep replaces the link (never opens the FIFO).
-if [ -n "$ID" ]; then
-  mkdir -p cache/memlat && ln -s "$W/pub/fifo" "cache/memlat/sweep-$ID.json"
-  check hangs 0 120 -- env XDG_CACHE_HOME="$W/cache" "$M" sweep --ratio 2 --no-refine --no-progress $SIZES --json cached.json
-  grep -q "memlat sweep:" out.txt err.txt && ok hangs || ko hangs "no summary after the cached sweep"
-  [ -f "cache/memlat/sweep-$ID.json" ] && [ ! -L "cache/memlat/sweep-$ID.json" ] && ok links || ko links "cache still a link"
-fi
+# The remembered cache is written only after a sweep that ends flat at DRAM,
+# which a noisy guest may not reach in bounded time: its replace() over a
+# planted link and FIFO is the unit test outputs_are_never_written_through_a_link_or_into_a_fifo.
 
 echo "-- 4: a dead end after a full disk, Ctrl-C or SIGKILL before the first point"
 if [ "$(id -u)" = 0 ] && mkdir -p full && mount -t tmpfs -o size=1M tmpfs full; then
@@ -209,11 +205,21 @@ if [ "$(id -u)" = 0 ] && mkdir -p full && mount -t tmpfs -o size=1M tmpfs full; 
 else
   echo "  skipped: the full-disk cases mount a tmpfs and need root"
 fi
+# Killed at once, or a little later: either the file holds no point and the
+# same command works, or it holds points and --resume continues them. SIGINT
+# is set back to its default (a script's background job ignores it).
 for sig in INT KILL; do
-  rm -f k.json k.csv
-  "$M" sweep --to 64K --no-progress --json k.json --csv k.csv >/dev/null 2>&1 &
-  p=$!; sleep 0.05; kill -$sig $p; wait $p 2>/dev/null
-  check deadends 0 30 -- "$M" sweep --to 64K --no-progress --json k.json --csv k.csv
+  for delay in 0 0.02 0.05 0.1; do
+    rm -f k.json k.csv
+    env --default-signal=INT "$M" sweep --to 64K --no-progress --json k.json --csv k.csv >/dev/null 2>&1 &
+    p=$!; sleep $delay; kill -$sig $p; wait $p 2>/dev/null
+    n=$(python3 -c "import json; print(len(json.load(open('k.json'))['points']))" 2>/dev/null || echo 0)
+    if [ "$n" = 0 ]; then
+      check deadends 0 30 -- "$M" sweep --to 64K --no-progress --json k.json --csv k.csv
+    else
+      check deadends 0 30 -- "$M" sweep --resume k.json --no-progress
+    fi
+  done
 done
 # A temporary a kill -9 left behind is removed by the next run.
 touch .k.json.4194304.00000000000000aa.tmp
@@ -288,7 +294,7 @@ echo "-- 13: wording"
 check wording 0 20 -- "$M" bandwidth --sizes 1 --threads 1 $SIZES
 grep -q "256 B" out.txt && ! grep -q "8 B" out.txt && ok wording || ko wording "--sizes 1 label"
 check wording 0 20 -- "$M" bandwidth --sizes 64K,64K --threads 1 $SIZES --format json
-python3 -c "import json; d=json.load(open('out.txt')); assert len({p['size'] for p in d['points']}) == 1 and len(d['points']) == 1" 2>/dev/null && ok wording || ko wording "--sizes 64K,64K measured twice"
+python3 -c "import json; p=json.load(open('out.txt'))['points']; assert len(p) == 1, p" 2>/dev/null && ok wording || ko wording "--sizes 64K,64K measured twice"
 refuse "--max-input 0" -- "$M" detect --max-input 0 r.json
 check wording 0 60 -- env -u HOME -u XDG_CACHE_HOME "$M" mlp --chains 1,2 $SIZES
 grep -q "nothing is remembered without HOME" err.txt && ok wording || ko wording "HOME unset wording"
@@ -296,7 +302,7 @@ grep -q "nothing is remembered without HOME" err.txt && ok wording || ko wording
 refuse "--plot pb.svg" -- "$M" sweep --to 16K --no-progress --plot pb.svg
 check wording 0 5 -- env -u XDG_RUNTIME_DIR setpriv --reuid=65534 --regid=65534 --clear-groups "$M" prefetchers
 refuse --percentiles -- "$M" sweep --to 16K --percentiles --kernel index
-mkdir -p ro && chmod 555 ro
+mkdir -p ro && chmod 555 ro && chmod o+x "$W"
 refuse memlat-results -- setpriv --reuid=65534 --regid=65534 --clear-groups sh -c "cd '$W/ro' && exec '$M' sweep --to 16K --no-progress"
 cp r.json 'a<b>.json'
 "$M" compare 'a<b>.json' r.json --format markdown >cmp.md 2>/dev/null
