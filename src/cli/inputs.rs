@@ -43,7 +43,7 @@ pub fn kind_of(value: &Value) -> String {
 }
 
 /// The kinds of result memlat writes (and so reads back).
-pub const KINDS: [&str; 17] = [
+pub const KINDS: [&str; 18] = [
     "run",
     "quick",
     "sweep",
@@ -61,6 +61,7 @@ pub const KINDS: [&str; 17] = [
     "bandwidth",
     "characterize",
     "merged",
+    "compare",
 ];
 
 /// Refuses what is not a memlat result: not a JSON object, a kind memlat
@@ -85,10 +86,14 @@ fn check_result(value: &Value, path: &Path) -> Result<()> {
     }
     if let Some(version) = value.get("schema_version") {
         match version.as_u64() {
-            Some(v) if (1..=u64::from(crate::output::SCHEMA_VERSION)).contains(&v) => {}
+            Some(v)
+                if (u64::from(crate::output::OLDEST_SCHEMA)
+                    ..=u64::from(crate::output::SCHEMA_VERSION))
+                    .contains(&v) => {}
             _ => {
                 return refuse(format!(
-                    "schema_version {version} is not one this memlat reads (1 to {})",
+                    "schema_version {version} is not one this memlat reads ({} to {})",
+                    crate::output::OLDEST_SCHEMA,
                     crate::output::SCHEMA_VERSION
                 ));
             }

@@ -185,7 +185,7 @@ impl SweepConfig {
 /// A sweep's results, complete or not. This is the JSON file's content.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SweepResult {
-    /// The layout of this file: 2 (1 for memlat 0.1.0's files, which lack it).
+    /// The layout of this file: 3 (1 for memlat 0.1.0's files, which lack it).
     #[serde(default = "schema_one")]
     pub schema_version: u32,
     /// Always `sweep`.
@@ -196,8 +196,16 @@ pub struct SweepResult {
     pub host: Option<crate::platform::host::Host>,
     /// memlat version that measured it.
     pub memlat_version: String,
+    /// The command line of the run that wrote this file (empty in files
+    /// before schema 3).
+    #[serde(default)]
+    pub command: Vec<String>,
     /// When the sweep started, UTC, ISO 8601.
     pub started: String,
+    /// When its last point was measured, UTC, ISO 8601 (`None` before the
+    /// first, and in files before schema 3).
+    #[serde(default)]
+    pub finished: Option<String>,
     /// The sweep's configuration.
     pub config: SweepConfig,
     /// The data caches sysfs claims (shown beside the detection, never used by it).
@@ -243,7 +251,9 @@ impl SweepResult {
                 result.kind
             ));
         }
-        if !(1..=crate::output::SCHEMA_VERSION).contains(&result.schema_version) {
+        if !(crate::output::OLDEST_SCHEMA..=crate::output::SCHEMA_VERSION)
+            .contains(&result.schema_version)
+        {
             return refuse(format!(
                 "schema_version {} is not one this memlat reads (1 to {}); a newer memlat wrote it?",
                 result.schema_version,
@@ -282,10 +292,15 @@ impl SweepResult {
     pub fn older_notice(&self, path: &Path) -> Option<String> {
         (self.schema_version < crate::output::SCHEMA_VERSION).then(|| {
             format!(
-                "{} was written by memlat {} (result schema {}, without host); read as such",
+                "{} was written by memlat {} (result schema {}, {}); read as such",
                 path.display(),
                 self.memlat_version,
-                self.schema_version
+                self.schema_version,
+                if self.schema_version < 2 {
+                    "without host or command"
+                } else {
+                    "without command or finished"
+                }
             )
         })
     }
