@@ -42,27 +42,7 @@ pub fn kind_of(value: &Value) -> String {
     }
 }
 
-/// The kinds of result memlat writes (and so reads back).
-pub const KINDS: [&str; 18] = [
-    "run",
-    "quick",
-    "sweep",
-    "levels",
-    "detect",
-    "assoc",
-    "linesize",
-    "loaduse",
-    "mlp",
-    "loaded",
-    "c2c",
-    "numa",
-    "tlb",
-    "doctor",
-    "bandwidth",
-    "characterize",
-    "merged",
-    "compare",
-];
+pub use crate::readback::KINDS;
 
 /// Refuses what is not a memlat result: not a JSON object, a kind memlat
 /// does not write, a schema newer than this memlat's.
@@ -122,6 +102,7 @@ pub fn load(paths: &[PathBuf]) -> Result<Vec<Loaded>> {
             ))
         })?;
         check_result(&value, path)?;
+        crate::readback::check(&kind_of(&value), &value, path)?;
         if value["kind"] == "merged" {
             for r in value["results"].as_array().into_iter().flatten() {
                 let host = r["host"]["hostname"].as_str().unwrap_or("?");

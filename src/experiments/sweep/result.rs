@@ -236,7 +236,19 @@ impl SweepResult {
     /// sweep of a schema this memlat knows, with sizes and series; duplicate
     /// points are dropped and points sorted, each with a notice on stderr.
     pub fn parse(text: &str, path: &Path) -> Result<SweepResult> {
-        let mut result: SweepResult = serde_json::from_str(text).map_err(|e| {
+        let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+            UsageError(format!(
+                "{}: not a memlat sweep JSON file ({e}); give the file written by `memlat sweep --json`",
+                path.display()
+            ))
+        })?;
+        Self::from_value(value, path)
+    }
+
+    /// [`SweepResult::parse`] of JSON already read: the same checks, and
+    /// the configuration's and points' values within [`crate::limits`].
+    pub fn from_value(value: serde_json::Value, path: &Path) -> Result<SweepResult> {
+        let mut result: SweepResult = serde_json::from_value(value).map_err(|e| {
             UsageError(format!(
                 "{}: not a memlat sweep JSON file ({e}); give the file written by `memlat sweep --json`",
                 path.display()
@@ -264,6 +276,17 @@ impl SweepResult {
             return refuse(
                 "config.sizes and config.series must not be empty: not a sweep memlat wrote".into(),
             );
+        }
+        result.config.validate(path).map_err(UsageError::from)?;
+        for (k, m) in result.points.iter().enumerate() {
+            let field = |name: &str| crate::limits::Origin::Field {
+                file: path.to_path_buf(),
+                field: format!("points[{k}].{name}"),
+            };
+            crate::limits::size(m.size, field("size")).map_err(UsageError::from)?;
+            if m.pattern == Pattern::Stride {
+                crate::limits::stride(m.stride, field("stride")).map_err(UsageError::from)?;
+            }
         }
         if !result.config.sizes.is_sorted() {
             result.config.sizes.sort_unstable();
