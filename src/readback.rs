@@ -24,6 +24,12 @@ pub fn check(kind: &str, value: &Value, path: &Path) -> Result<(), UsageError> {
     let refuse =
         |field: &str, why: String| UsageError(format!("{}: {field}: {why}", path.display()));
     let Some(known) = Kind::parse(kind) else {
+        if value.get("kind").is_none() {
+            return Err(UsageError(format!(
+                "{}: not a memlat result (no `kind`, and not the shape of a memlat 0.1.0 sweep, run or quick table); give files written with --format json, --json or memlat merge",
+                path.display()
+            )));
+        }
         return Err(refuse(
             "kind",
             format!(
