@@ -93,13 +93,17 @@ pub fn check(kind: &str, value: &Value, path: &Path) -> Result<(), UsageError> {
         Kind::Loaduse => {
             typed::<crate::experiments::loaduse::report::LoaduseResult>(value, "loaduse", path)?
         }
-        Kind::Quick
-        | Kind::Levels
-        | Kind::Assoc
-        | Kind::Linesize
-        | Kind::Numa
-        | Kind::Doctor
-        | Kind::Characterize => {}
+        Kind::Quick => {
+            typed::<Vec<crate::engine::Measurement>>(&value["points"], "quick points", path)?
+        }
+        // Kinds whose types only serialize: their main field is checked for
+        // shape, every number in them for range below.
+        Kind::Levels => array(value, "levels", Value::is_object, path)?,
+        Kind::Assoc => array(value, "levels", Value::is_object, path)?,
+        Kind::Linesize => array(value, "readings", Value::is_object, path)?,
+        Kind::Numa => array(value, "matrix_ns", Value::is_array, path)?,
+        Kind::Doctor => array(value, "findings", Value::is_object, path)?,
+        Kind::Characterize => array(value, "stages", Value::is_object, path)?,
     }
     ranges(value, "", path)
 }
@@ -193,6 +197,23 @@ pub const KINDS: [&str; 18] = {
     }
     names
 };
+
+/// Refuses a result whose `field` is not an array of items that pass `is`
+/// (objects, or a matrix's rows).
+fn array(
+    value: &Value,
+    field: &str,
+    is: fn(&Value) -> bool,
+    path: &Path,
+) -> Result<(), UsageError> {
+    match value[field].as_array() {
+        Some(items) if items.iter().all(is) => Ok(()),
+        _ => Err(UsageError(format!(
+            "{}: {field}: not the array memlat writes there; give files written with --format json",
+            path.display()
+        ))),
+    }
+}
 
 /// `value` read as a `T`, or a refusal naming `what`.
 fn typed<T: DeserializeOwned>(value: &Value, what: &str, path: &Path) -> Result<(), UsageError> {

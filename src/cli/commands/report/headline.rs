@@ -189,6 +189,15 @@ fn assoc_table(levels: &Value) -> Table {
         ]);
     }
     t.note("ways: the reading every pass agrees on, - when they disagree");
+    // Each level's notes under the table, named, rather than unnamed below.
+    for l in levels.as_array().into_iter().flatten() {
+        let name = l["name"].as_str().unwrap_or("-");
+        for n in l["notes"].as_array().into_iter().flatten() {
+            if let Some(n) = n.as_str() {
+                t.note(format!("{name}: {n}"));
+            }
+        }
+    }
     t
 }
 
