@@ -1,8 +1,9 @@
 //! One verdict per file from every reader: the hostile corpus in
 //! tests/fixtures/hostile (written by its make.py from a real sweep) is
 //! read by detect, plot, compare, report, merge and `sweep --resume`;
-//! `ok_*` files are read by all six, `bad_*` refused by all six with exit 2
-//! (never 1: a malformed file is the user's to fix).
+//! `ok_*` files are read by all six, `bad_*` refused by all six, and by
+//! `levels --plateaus`, with exit 2 (never 1: a malformed file is the
+//! user's to fix).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -52,6 +53,18 @@ fn verdicts(file: &Path, dir: &Path) -> Vec<(&'static str, Option<i32>, String)>
         .arg("--resume")
         .arg(&copy);
     runs.push(("sweep --resume", c));
+    // --plateaus FILE measures once it reads a file: only refusals are tried.
+    if file
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .starts_with("bad_")
+    {
+        let mut c = memlat();
+        c.args(["levels", "--iterations", "1", "--plateaus"])
+            .arg(file);
+        runs.push(("levels --plateaus", c));
+    }
     runs.into_iter()
         .map(|(name, mut c)| {
             let out = c.timeout(Duration::from_secs(120)).output().unwrap();

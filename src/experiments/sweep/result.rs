@@ -267,9 +267,15 @@ impl SweepResult {
             .contains(&result.schema_version)
         {
             return refuse(format!(
-                "schema_version {} is not one this memlat reads (1 to {}); a newer memlat wrote it?",
+                "schema_version {} is not one this memlat reads ({} to {}){}",
                 result.schema_version,
-                crate::output::SCHEMA_VERSION
+                crate::output::OLDEST_SCHEMA,
+                crate::output::SCHEMA_VERSION,
+                if result.schema_version > crate::output::SCHEMA_VERSION {
+                    "; a newer memlat wrote it?"
+                } else {
+                    ""
+                }
             ));
         }
         if result.config.sizes.is_empty() || result.config.series.is_empty() {
