@@ -47,6 +47,7 @@ pub mod kernels;
 pub mod limits;
 pub mod output;
 pub mod platform;
+pub mod readback;
 
 pub use engine::{Engine, EngineBuilder, Error, Measurement, Point};
 pub mod units;

@@ -1,6 +1,7 @@
 use clap::Parser;
 
 fn main() {
+    memlat::output::mark_started();
     let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     // As seed 004's `ptr_chase`, memlat is `memlat run` with the seed's defaults.
     if args

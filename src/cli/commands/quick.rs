@@ -155,6 +155,7 @@ fn document(
         "ns/load",
         "cycles/load",
         "ns min..max",
+        "repeats",
         "pages",
     ]);
     for (m, level) in points.iter().zip(named) {
@@ -169,6 +170,7 @@ fn document(
             Cell::float(m.ns_per_load.median, 2),
             Cell::float(m.cycles_per_load.median, 2),
             format!("{:.2}..{:.2}", m.ns_per_load.min, m.ns_per_load.max).into(),
+            (m.samples.len() as u64).into(),
             m.page_backing.obtained.clone().into(),
         ]);
     }
@@ -180,9 +182,20 @@ fn document(
     if let Some(measured) = measured {
         t.note(measured.describe());
     }
+    // Repeats adapt to the noise, so rows may differ: say what each used.
+    let used: Vec<usize> = points.iter().map(|m| m.samples.len()).collect();
+    let (fewest, most) = (
+        used.iter().copied().min().unwrap_or(0),
+        used.iter().copied().max().unwrap_or(0),
+    );
+    let repeats = if fewest == most {
+        format!("median of {most} repeats")
+    } else {
+        format!("median of each row's repeats ({fewest} to {most}: the repeats column)")
+    };
     if let Some(m) = points.last() {
         t.note(format!(
-            "cycles: {} ({:.3} GHz); median of {} repeats, each a fresh random chain",
+            "cycles: {} ({:.3} GHz); {repeats}, each a fresh random chain",
             match m.cycle_source {
                 CycleSource::Perf => "counted by perf's cycles event",
                 CycleSource::CycleCounter => "counted by the core's cycle counter",
@@ -191,7 +204,6 @@ fn document(
                     "estimated, ns x the core clock measured from dependent add and multiply chains",
             },
             m.clock_ghz,
-            m.repeats
         ));
     }
     let mut d = Document::new(title);

@@ -242,8 +242,10 @@ impl SweepPlan {
                     .unwrap_or_else(crate::platform::host::Host::this),
             ),
             memlat_version: env!("CARGO_PKG_VERSION").to_string(),
+            command: crate::output::command_line(),
             started: resumed
                 .map_or_else(|| utc_timestamp(SystemTime::now()), |r| r.started.clone()),
+            finished: resumed.and_then(|r| r.finished.clone()),
             config: self.config.clone(),
             sysfs_caches: self.sysfs_caches.clone(),
             points: resumed.map_or_else(Vec::new, |r| r.points.clone()),
@@ -322,6 +324,7 @@ pub fn run(
         });
     result.detection = result.detect();
     result.total_seconds = clock();
+    result.finished = Some(utc_timestamp(SystemTime::now()));
     observer.checkpoint(&result)?;
     Ok(result)
 }
@@ -362,6 +365,7 @@ fn measure_each(
         result.points.push(m);
         result.sort_points();
         result.total_seconds = clock();
+        result.finished = Some(utc_timestamp(SystemTime::now()));
         let done = stop(result, spec);
         observer.checkpoint(result)?;
         observer.end(&step);
