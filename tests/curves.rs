@@ -277,3 +277,37 @@ fn amd_zen5_guest_gives_three_levels_with_bounds() {
         describe(&d)
     );
 }
+
+/// The remembered plateaus of two sweeps minutes apart (the Zen 3 guest):
+/// each level's combined plateau is what both put on it, inside each one's.
+#[test]
+fn two_real_sweeps_combine_where_they_agree() {
+    use memlat::experiments::plateaus::MeasuredLevels;
+    let sweeps: Vec<MeasuredLevels> =
+        ["amd-epyc-zen3-fc-thp-a.json", "amd-epyc-zen3-fc-thp-b.json"]
+            .iter()
+            .map(|name| {
+                let result = SweepResult::load(&fixture(name)).unwrap();
+                MeasuredLevels::from_sweep(&result, "remembered").unwrap()
+            })
+            .collect();
+    let (combined, notes) = memlat::experiments::plateau_history::combine(&sweeps).unwrap();
+    assert!(notes.is_empty(), "{notes:?}");
+    assert_eq!(combined.levels.len(), 3, "{combined:?}");
+    for (k, level) in combined.levels.iter().enumerate() {
+        for one in &sweeps {
+            let p = &one.levels[k];
+            assert!(
+                p.from_bytes <= level.from_bytes && level.to_bytes <= p.to_bytes,
+                "{level:?} not inside {p:?}"
+            );
+        }
+        let b = level.capacity_bounds.expect("bounds combined");
+        let lows: Vec<u64> = sweeps
+            .iter()
+            .filter_map(|s| s.levels[k].capacity_bounds?.at_least_bytes)
+            .collect();
+        assert_eq!(b.at_least_bytes, lows.iter().min().copied());
+    }
+    assert!(combined.measured.contains("2 sweeps combined"));
+}

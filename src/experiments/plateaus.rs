@@ -180,6 +180,12 @@ impl MeasuredLevels {
             .collect();
         let from = match (&self.source[..], &self.file) {
             ("probe", _) => "a coarse probe just now (--plateaus probe|FILE to choose)".to_string(),
+            (_, Some(file)) if file.is_dir() => format!(
+                "the {} sweeps in {}, {}",
+                self.source,
+                file.display(),
+                self.measured
+            ),
             (_, Some(file)) => format!(
                 "the {} sweep {} of {}",
                 self.source,
@@ -422,6 +428,14 @@ mod tests {
         assert!(levels.describe().contains("L2 40 KiB..250 KiB"));
         // A tiny plateau still gives a chain of at least two nodes.
         assert_eq!(plateau("L1", 64, 64).middle(64), 128);
+    }
+
+    #[test]
+    fn remembered_sweeps_are_named_to_sort_as_they_ran() {
+        let a = remembered_name("2026-11-25T09:59:59Z");
+        let b = remembered_name("2026-11-25T10:00:00Z");
+        assert_eq!(a, "sweep-20261125095959.json");
+        assert!(a < b);
     }
 
     #[test]
