@@ -10,8 +10,8 @@
 //!   [`LEVEL_RATIO`] of the median of the sweeps' `Lk` (a ramp stretch taken
 //!   as a level is slower or faster than the level by more than that);
 //! - of those, the plateaus that overlap the size most of them cover form
-//!   the agreement, which must hold more than half of them; the others are
-//!   outvoted;
+//!   the agreement, which must hold more than half of all the sweeps; the
+//!   others are outvoted;
 //! - the combined plateau is the sizes every agreeing sweep put on it (the
 //!   intersection), its bounds what every one of them agrees it serves (the
 //!   lowest `at_least`) and does not (the highest `at_most`).
@@ -36,10 +36,11 @@ pub fn combine(sweeps: &[MeasuredLevels]) -> Option<(MeasuredLevels, Vec<String>
     let mut levels = Vec::new();
     for k in 1..=count as u32 {
         let found: Vec<&Plateau> = sweeps.iter().filter_map(|s| s.level(k)).collect();
-        match agreed(&found) {
+        match agreed(&found, sweeps.len()) {
             Some(p) => levels.push(p),
             None => notes.push(format!(
-                "L{k}: the {} remembered sweeps that found it do not agree on where its plateau lies; left out",
+                "L{k}: no majority of the {} remembered sweeps agrees on where its plateau lies ({} found one); left out",
+                sweeps.len(),
                 found.len()
             )),
         }
@@ -60,9 +61,10 @@ pub fn combine(sweeps: &[MeasuredLevels]) -> Option<(MeasuredLevels, Vec<String>
     Some((combined, notes))
 }
 
-/// The plateau most of `found` (one level's plateaus, one per sweep) agree
-/// on, or `None` without a majority.
-fn agreed(found: &[&Plateau]) -> Option<Plateau> {
+/// The plateau most of `found` (one level's plateaus from the sweeps that
+/// have it, of `sweeps` in all) agree on, or `None` without a majority of
+/// all the sweeps (a level one sweep of five found is not taken).
+fn agreed(found: &[&Plateau], sweeps: usize) -> Option<Plateau> {
     let ns: Vec<f64> = found.iter().map(|p| p.ns).collect();
     if ns.is_empty() {
         return None;
@@ -86,7 +88,7 @@ fn agreed(found: &[&Plateau]) -> Option<Plateau> {
         .iter()
         .map(|p| covering(p.from_bytes))
         .max_by_key(|c| c.len())?;
-    if 2 * best.len() <= found.len() {
+    if 2 * best.len() <= sweeps {
         return None;
     }
     let capacities: Vec<f64> = best
@@ -189,6 +191,21 @@ mod tests {
         assert!(combined.level(3).is_none());
         assert_eq!(combined.levels.len(), 2);
         assert!(notes[0].starts_with("L3:"), "{notes:?}");
+    }
+
+    #[test]
+    fn a_level_one_sweep_of_three_found_is_not_taken() {
+        let l3 = || plateau("L3", 2 * M, 4 * M, 11.2, (4 * M, 12 * M));
+        let mut extra = sweep("c", l3());
+        extra
+            .levels
+            .push(plateau("L4", 20 * M, 30 * M, 40.0, (30 * M, 40 * M)));
+        let (combined, notes) = combine(&[sweep("a", l3()), sweep("b", l3()), extra]).unwrap();
+        assert_eq!(combined.levels.len(), 3);
+        assert!(
+            notes[0].starts_with("L4: no majority of the 3"),
+            "{notes:?}"
+        );
     }
 
     #[test]
