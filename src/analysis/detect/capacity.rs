@@ -27,8 +27,9 @@ pub struct CapacityBounds {
     /// The largest measured size where every repeat read this level's
     /// latency; `None` when no size did.
     pub at_least_bytes: Option<u64>,
-    /// The smallest measured size where every repeat read the next level's
-    /// latency; `None` when the curve never got there.
+    /// The smallest measured size from which on every repeat (at it and at
+    /// every larger size) read the next level's latency; `None` when the
+    /// curve never got there.
     pub at_most_bytes: Option<u64>,
 }
 
@@ -54,13 +55,22 @@ pub fn bound_thresholds(from_ns: f64, to_ns: f64) -> (f64, f64) {
 /// What every repeat agrees a level serves: `points` by size (raw, with
 /// each size's lowest and highest repeat), the level's plateau starting at
 /// `start`, its latency `from_ns`, the next level's `to_ns`.
+///
+/// Interference only slows a load: a fast repeat proves the level served
+/// that size, a slow one may be a neighbour's burst (on a 2-vCPU guest one
+/// point's repeats all read the next level at 418 KiB while 476-683 KiB
+/// still read L2). So the upper bound is the size after the last one at
+/// which any repeat read faster than the next level: from there on every
+/// repeat at every size read the next level's latency.
 pub fn bounds(points: &[CurvePoint], start: usize, from_ns: f64, to_ns: f64) -> CapacityBounds {
     let (serves, beyond) = bound_thresholds(from_ns, to_ns);
     let after = &points[start.min(points.len())..];
-    let at_most_bytes = after
-        .iter()
-        .find(|p| p.ns_min >= beyond)
-        .map(|p| p.size_bytes);
+    let last_served = after.iter().rposition(|p| p.ns_min < beyond);
+    let at_most_bytes = match last_served {
+        Some(i) => after.get(i + 1),
+        None => after.first(),
+    }
+    .map(|p| p.size_bytes);
     let at_least_bytes = after
         .iter()
         .take_while(|p| at_most_bytes.is_none_or(|m| p.size_bytes < m))
@@ -101,7 +111,7 @@ pub struct Capacity {
 }
 
 /// The definition of `size_bytes`, as the JSON states it.
-pub const CAPACITY_DEFINITION: &str = "the size at which the latency leaves this level's plateau: reaches the geometric mean of the plateau and the next level, or twice the plateau if lower, interpolated in log-size and log-latency between the measured sizes either side (size_bracket_bytes); size_within_10pct_bytes is the largest measured size within 10% of the plateau; capacity_bounds.at_least_bytes is the largest measured size where every repeat read this level's latency (within 1.5x of it and below the geometric middle to the next level), at_most_bytes the smallest where every repeat read the next level's";
+pub const CAPACITY_DEFINITION: &str = "the size at which the latency leaves this level's plateau: reaches the geometric mean of the plateau and the next level, or twice the plateau if lower, interpolated in log-size and log-latency between the measured sizes either side (size_bracket_bytes); size_within_10pct_bytes is the largest measured size within 10% of the plateau; capacity_bounds.at_least_bytes is the largest measured size where every repeat read this level's latency (within 1.5x of it and below the geometric middle to the next level), at_most_bytes the smallest from which on every repeat at every size read the next level's";
 
 /// A level is left at twice its latency at the latest.
 pub const LEAVE_RATIO: f64 = 2.0;
@@ -255,6 +265,20 @@ mod tests {
         // A curve that never reaches the next level has no upper bound.
         let b = bounds(&step[..2], 0, 1.45, 4.65);
         assert_eq!((b.at_least_bytes, b.at_most_bytes), (Some(49216), None));
+        // A neighbour's burst slows every repeat of one size; larger sizes
+        // still read L2, so the burst is no upper bound.
+        let burst = spread(&[
+            (321_700, 4.0, 4.0),
+            (418_100, 10.4, 10.6),
+            (683_400, 5.3, 5.4),
+            (917_700, 9.2, 9.3),
+            (1_587_776, 11.3, 12.3),
+        ]);
+        let b = bounds(&burst, 0, 3.83, 14.58);
+        assert_eq!(
+            (b.at_least_bytes, b.at_most_bytes),
+            (Some(683_400), Some(1_587_776))
+        );
     }
 
     #[test]
