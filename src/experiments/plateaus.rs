@@ -8,8 +8,9 @@
 //!
 //! The plateaus come from, in order of preference:
 //! - a sweep of this machine given with `--plateaus FILE`;
-//! - the last complete default `memlat sweep` of this machine, remembered
-//!   per machine id for [`REMEMBER_DAYS`] days (`--plateaus auto`, the default);
+//! - the complete, quiet default `memlat sweep`s of this machine of the
+//!   last [`REMEMBER_DAYS`] days, remembered per machine id and combined
+//!   where they agree ([`super::plateau_history`]; `--plateaus auto`, the default);
 //! - a coarse probe: a random-chain sweep at ratio 1.3, two short repeats,
 //!   up to [`PROBE_CAP`] at most (2-7 s; `--plateaus probe` forces one).
 //!
@@ -179,6 +180,12 @@ impl MeasuredLevels {
             .collect();
         let from = match (&self.source[..], &self.file) {
             ("probe", _) => "a coarse probe just now (--plateaus probe|FILE to choose)".to_string(),
+            (_, Some(file)) if file.is_dir() => format!(
+                "the {} sweeps in {}, {}",
+                self.source,
+                file.display(),
+                self.measured
+            ),
             (_, Some(file)) => format!(
                 "the {} sweep {} of {}",
                 self.source,
@@ -260,9 +267,8 @@ pub fn probe(engine: &mut Engine, plan: &SweepPlan) -> Result<MeasuredLevels> {
     )
 }
 
-/// The file a complete sweep of this machine is remembered in:
-/// `$XDG_CACHE_HOME/memlat/` (or `~/.cache/memlat/`), per machine id.
-pub fn remembered_path(host: &Host) -> Option<PathBuf> {
+/// `$XDG_CACHE_HOME/memlat/` (or `~/.cache/memlat/`) and this machine's id.
+fn cache_base(host: &Host) -> Option<(PathBuf, String)> {
     let base = std::env::var_os("XDG_CACHE_HOME")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
@@ -272,7 +278,51 @@ pub fn remembered_path(host: &Host) -> Option<PathBuf> {
         .chars()
         .filter(|c| c.is_ascii_alphanumeric())
         .collect();
-    Some(base.join("memlat").join(format!("sweep-{id}.json")))
+    Some((base.join("memlat"), id))
+}
+
+/// The file memlat 0.1 remembered the last sweep of this machine in (still
+/// read, as one of the sweeps, until it is [`REMEMBER_DAYS`] old).
+pub fn remembered_path(host: &Host) -> Option<PathBuf> {
+    let (base, id) = cache_base(host)?;
+    Some(base.join(format!("sweep-{id}.json")))
+}
+
+/// The folder this machine's complete sweeps are remembered in, one file
+/// each, named after the time the sweep started.
+pub fn remembered_dir(host: &Host) -> Option<PathBuf> {
+    let (base, id) = cache_base(host)?;
+    Some(base.join(format!("sweeps-{id}")))
+}
+
+/// The file name a sweep that started at `started` is remembered under:
+/// the digits of its UTC time, so names sort as the sweeps ran.
+pub fn remembered_name(started: &str) -> String {
+    let digits: String = started.chars().filter(|c| c.is_ascii_digit()).collect();
+    format!("sweep-{digits}.json")
+}
+
+/// The remembered sweep files of this machine, oldest first (the 0.1 file
+/// first of all).
+pub fn remembered_files(host: &Host) -> Vec<PathBuf> {
+    let mut kept: Vec<PathBuf> = remembered_dir(host)
+        .and_then(|dir| std::fs::read_dir(dir).ok())
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("sweep-") && n.ends_with(".json"))
+        })
+        .collect();
+    kept.sort();
+    let mut files: Vec<PathBuf> = remembered_path(host)
+        .filter(|p| p.is_file())
+        .into_iter()
+        .collect();
+    files.extend(kept);
+    files
 }
 
 /// Whether `result` may stand for this machine's plateaus: complete, the
@@ -286,15 +336,18 @@ pub fn fits_this_machine(result: &SweepResult, host: &Host, age: Option<Duration
     same && recent && result.complete && result.detection_series().is_some()
 }
 
-/// The remembered sweep of this machine, when there is one that fits.
-pub fn remembered(host: &Host) -> Option<MeasuredLevels> {
-    let path = remembered_path(host)?;
-    let age = std::fs::metadata(&path)
+/// How long ago `path` was written.
+fn age(path: &Path) -> Option<Duration> {
+    std::fs::metadata(path)
         .and_then(|m| m.modified())
         .ok()
-        .and_then(|t| SystemTime::now().duration_since(t).ok());
-    let result = SweepResult::load(&path).ok()?;
-    if !fits_this_machine(&result, host, age) {
+        .and_then(|t| SystemTime::now().duration_since(t).ok())
+}
+
+/// The plateaus of one remembered sweep file, when it fits this machine.
+fn remembered_one(path: &Path, host: &Host) -> Option<MeasuredLevels> {
+    let result = SweepResult::load(path).ok()?;
+    if !fits_this_machine(&result, host, age(path)) {
         return None;
     }
     // Edited or corrupted: a probe is measured instead.
@@ -302,8 +355,27 @@ pub fn remembered(host: &Host) -> Option<MeasuredLevels> {
         return None;
     }
     let mut levels = MeasuredLevels::from_sweep(&result, "remembered")?;
-    levels.file = Some(path);
+    levels.file = Some(path.to_path_buf());
     Some(levels)
+}
+
+/// The remembered sweeps of this machine that fit, combined where they
+/// agree, with a note for each level they do not agree on.
+pub fn remembered_combined(host: &Host) -> Option<(MeasuredLevels, Vec<String>)> {
+    let sweeps: Vec<MeasuredLevels> = remembered_files(host)
+        .iter()
+        .filter_map(|path| remembered_one(path, host))
+        .collect();
+    let (mut levels, notes) = super::plateau_history::combine(&sweeps)?;
+    if sweeps.len() > 1 {
+        levels.file = remembered_dir(host);
+    }
+    (!levels.levels.is_empty()).then_some((levels, notes))
+}
+
+/// The remembered sweeps of this machine, combined, when any fits.
+pub fn remembered(host: &Host) -> Option<MeasuredLevels> {
+    remembered_combined(host).map(|(levels, _)| levels)
 }
 
 /// The plateaus of a sweep file of this machine.
@@ -423,6 +495,14 @@ mod tests {
         assert!(levels.describe().contains("L2 40 KiB..250 KiB"));
         // A tiny plateau still gives a chain of at least two nodes.
         assert_eq!(plateau("L1", 64, 64).middle(64), 128);
+    }
+
+    #[test]
+    fn remembered_sweeps_are_named_to_sort_as_they_ran() {
+        let a = remembered_name("2026-11-25T09:59:59Z");
+        let b = remembered_name("2026-11-25T10:00:00Z");
+        assert_eq!(a, "sweep-20261125095959.json");
+        assert!(a < b);
     }
 
     #[test]

@@ -234,7 +234,8 @@ pub fn chart(result: &SweepResult, metric: &Metric, detection: Option<&Detection
 }
 
 /// Each detected level as a band from the previous level's capacity to its
-/// own (memory: to the end), labelled with its name, size and latency.
+/// own (memory: to the end), labelled with its name, size and latency, and
+/// its capacity bounds where it has them.
 pub fn level_bands(detection: &Detection, metric: &Metric) -> Vec<Band> {
     let mut bands = Vec::new();
     let mut from = 0.0;
@@ -248,11 +249,13 @@ pub fn level_bands(detection: &Detection, metric: &Metric) -> Vec<Band> {
             Some(size) => format!("{} {}", level.name, HumanBytes(size)),
             None => level.name.clone(),
         };
-        bands.push(Band {
-            from,
-            to,
-            label: format!("{name}\n{latency}"),
-        });
+        let mut label = format!("{name}\n{latency}");
+        // What every repeat agrees the level serves, where measured.
+        if let Some(b) = level.capacity_bounds {
+            let side = |v: Option<u64>| v.map_or("?".to_string(), |v| HumanBytes(v).to_string());
+            label += &format!("\n{}..{}", side(b.at_least_bytes), side(b.at_most_bytes));
+        }
+        bands.push(Band { from, to, label });
         from = to;
     }
     bands
@@ -326,6 +329,13 @@ mod tests {
         assert_eq!(bands[2].label, "memory\n90.0 ns");
         let cycles = level_bands(&detection, &Metric::Cycles);
         assert_eq!(cycles[1].label, "L2 1 MiB\n12.0 cycles");
+        let mut bounded = detection.clone();
+        bounded.levels[1].capacity_bounds = Some(crate::analysis::detect::CapacityBounds {
+            at_least_bytes: Some(700 << 10),
+            at_most_bytes: None,
+        });
+        let bands = level_bands(&bounded, &Metric::Ns);
+        assert_eq!(bands[1].label, "L2 1 MiB\n4.0 ns\n700 KiB..?");
     }
 
     #[test]
