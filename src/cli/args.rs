@@ -456,8 +456,9 @@ pub struct RunArgs {
     /// Also time loads one at a time (in small groups where one load is
     /// shorter than the timer, and say so) and report their distribution:
     /// p50 to p99.99, a log-spaced histogram, the modes, and periodic stalls
-    /// (such as DRAM refresh) found from the slow loads' timeline. Meant for
-    /// DRAM sizes with a random chain: -n 1G --pattern random.
+    /// (such as DRAM refresh) found from the slow loads' timeline. Times a
+    /// random chain unless --pattern is given (a stride chain beyond L1 is
+    /// served by the prefetchers).
     #[arg(long)]
     pub distribution: bool,
 

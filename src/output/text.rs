@@ -238,6 +238,9 @@ pub fn distribution_lines(d: &Distribution) -> Vec<(&'static str, String)> {
         .map(|m| format!("{:.1} ns ({:.1}%)", m.ns, m.share * 100.0))
         .collect();
     lines.push(("modes", modes.join(", ")));
+    if let Some(folding) = d.folding() {
+        lines.push(("folded", folding));
+    }
     lines.push(("periodic_stalls", stalls_sentence(d)));
     lines
 }
@@ -264,6 +267,11 @@ fn stalls_sentence(d: &Distribution) -> String {
             1e9 / sp.band_hz[1],
             1e6 / sp.band_hz[0],
             sp.longer_period_ns.unwrap_or_default() / 1e3
+        ),
+        (None, Some(sp)) if sp.host_period_ns.is_some() => format!(
+            "none from memory; the slow loads recur every {:.1} us but each stalls over {:.0} ns, longer than a DRAM refresh holds a load: the host's (a hypervisor tick or an interrupt)",
+            sp.host_period_ns.unwrap_or_default() / 1e3,
+            crate::analysis::distribution::spectrum::MAX_MEMORY_STALL_NS
         ),
         _ => "none: no period in the slow loads' timeline".to_string(),
     }

@@ -211,8 +211,8 @@ fn document(
     d
 }
 
-/// Why estimated cycles are not to be read: the chains' verdict, or an
-/// L1-sized row outside 2..8 cycles.
+/// Why estimated cycles are not to be read: the clock's verdict, or an
+/// L1-sized row under 2 cycles.
 fn clock_suspect(points: &[Measurement], caches: &[CacheInfo]) -> Option<String> {
     let estimated: Vec<&Measurement> = points
         .iter()
