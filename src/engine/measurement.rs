@@ -107,8 +107,16 @@ pub struct Measurement {
     pub clock_ghz_before: f64,
     /// Core clock estimated from dependent adds after the point.
     pub clock_ghz_after: f64,
-    /// Median per-load count of each requested event; null when it could not be counted.
+    /// Median per-load count of each requested event; null when it could not
+    /// be counted, except `cycles`, which holds the estimate (ns x clock)
+    /// where it could not be counted and is then listed in `estimated_events`.
     pub events: BTreeMap<String, Option<f64>>,
+    /// Events whose figure in `events` is an estimate, not a count: only
+    /// `cycles`, without a cycle counter. Seed 004's reader takes a cycles
+    /// line from every run; without a PMU the estimate is the honest figure
+    /// to give it, named as such here and in the text's `cycles_source`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub estimated_events: Vec<String>,
     /// Page backing obtained.
     pub page_backing: PageBacking,
     /// CPU the thread was pinned to.
@@ -155,6 +163,10 @@ impl Measurement {
                 .filter_map(|s| s.events.get(name).copied().flatten())
                 .collect();
             *value = Summary::of(&values).map(|s| s.median);
+        }
+        if self.estimated_events.iter().any(|e| e == "cycles") {
+            self.events
+                .insert("cycles".into(), Some(self.cycles_per_load.median));
         }
         self.repeats += other.repeats;
         self.seconds += other.seconds;
@@ -219,6 +231,15 @@ pub(super) fn summarise(
             .collect();
         events.insert(name.clone(), Summary::of(&values).map(|s| s.median));
     }
+    // Cycles asked for but not counted by perf: the figure memlat has
+    // (a cycle counter's, or the estimate, said to be one).
+    let mut estimated_events = Vec::new();
+    if let Some(cycles @ None) = events.get_mut("cycles") {
+        *cycles = Some(cycles_per_load.median);
+        if !engine.cycle_source().counted() {
+            estimated_events.push("cycles".to_string());
+        }
+    }
     if let Some(scale) = samples
         .iter()
         .filter_map(|s| s.counter_scale)
@@ -280,6 +301,7 @@ pub(super) fn summarise(
         clock_ghz_before: c.clock_before,
         clock_ghz_after: c.clock_after,
         events,
+        estimated_events,
         page_backing: c.page_backing,
         cpu: engine.cpu,
         node: point.node,

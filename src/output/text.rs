@@ -79,28 +79,26 @@ fn seed_lines(m: &Measurement, kv: &mut KeyValues) {
             "nan".into()
         }
     };
-    // Each event as the JSON has it: nan where it was not counted.
+    // Each event as the JSON has it: nan where it was not counted; cycles
+    // estimated (ns x clock) where not counted, as `estimated_events` and
+    // the `cycles_source` line below say.
     for (name, per_load) in &m.events {
         match per_load {
             Some(v) => kv.add(name.clone(), total(*v)),
             None => kv.add(name.clone(), "nan"),
         };
     }
-    // Seed 004's reader wants a cycles line: nan when it was not asked for,
-    // as when it could not be counted; the estimate (ns x clock) under a
-    // name that says so.
+    // Seed 004's reader wants a cycles line even when -e left it out.
     if !m.events.contains_key("cycles") {
-        kv.add("cycles", "nan");
-    }
-    if m.events.get("cycles").copied().flatten().is_none() {
-        kv.add("cycles_estimated", total(m.cycles_per_load.median));
+        kv.add("cycles", total(m.cycles_per_load.median));
     }
     kv.word("OK");
 }
 
 /// Where the `cycles` line's count comes from, as a line seed 004's reader skips.
 fn cycles_note(m: &Measurement) -> String {
-    let counted = m.events.get("cycles").copied().flatten().is_some();
+    let counted = m.events.get("cycles").copied().flatten().is_some()
+        && !m.estimated_events.iter().any(|e| e == "cycles");
     if counted || m.cycle_source.counted() {
         format!("cycles_source = {} (counted)", m.cycle_source)
     } else {
@@ -139,8 +137,18 @@ pub fn measurement(m: &Measurement) -> String {
         .add("loop_overhead_ns", format!("{:.3}", m.loop_overhead_ns))
         .add("unroll", m.unroll);
     for (name, per_load) in &m.events {
+        // An estimate is cycles_per_load above; a counted cycles event is
+        // named as CSV names it, so no key appears twice.
+        if m.estimated_events.contains(name) {
+            continue;
+        }
         if let Some(v) = per_load {
-            kv.add(format!("{name}_per_load"), format!("{v:.4}"));
+            let key = if name == "cycles" {
+                "cycles_counted_per_load".to_string()
+            } else {
+                format!("{name}_per_load")
+            };
+            kv.add(key, format!("{v:.4}"));
         }
     }
     kv.add(
