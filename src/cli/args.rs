@@ -149,6 +149,7 @@ pub enum Command {
     #[command(verbatim_doc_comment)]
     #[command(mut_arg("sample_ms", |a| a.default_value("20")))]
     #[command(mut_arg("repeats", |a| a.help("Passes over the NOP range, each with a fresh random chain; per N the fastest is kept [default: 3]")))]
+    #[command(mut_arg("pattern", |a| a.help("Chain pattern of the loads: stride, random or page-random [default: random]")))]
     Loaduse(LoaduseArgs),
     /// Memory-level parallelism: misses in flight, from N chains side by side
     ///
@@ -332,6 +333,7 @@ pub enum Command {
     ///   memlat detect sweep.json --format json
     #[command(verbatim_doc_comment)]
     #[command(mut_arg("sample_ms", |a| a.default_value("10")))]
+    #[command(mut_arg("repeats", |a| a.help("Repeats of each point of the quick sweep, each a fresh chain [default: 3]")))]
     Detect(DetectArgs),
     /// Seed 002's procedure: one random walk per level, N times, min / median / max
     ///
