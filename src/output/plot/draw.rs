@@ -146,7 +146,6 @@ fn draw_chart<DB: DrawingBackend>(
         .map(|b| b.label.lines().count())
         .max()
         .unwrap_or(0);
-    let (x, y) = axes(chart, label_lines);
     let foot_lines = chart.footnote.as_deref().map_or_else(Vec::new, wrap);
     let (main, foot) = match foot_lines.len() {
         0 => (panel.clone(), None),
@@ -156,6 +155,7 @@ fn draw_chart<DB: DrawingBackend>(
             (main, Some(foot))
         }
     };
+    let (x, y) = axes_with_room(chart, label_lines, plot_size(&main, right_axis));
     let mut ctx = frame(&main, chart, &x, &y, right_axis)?;
     let band_edges = draw_bands(&mut ctx, chart, &x, &y)?;
     draw_markers(&mut ctx, chart, &x, &y)?;
@@ -188,7 +188,40 @@ fn draw_chart<DB: DrawingBackend>(
 
 /// The x and y axes the chart's points need, with headroom on top for
 /// `label_lines` lines of band labels.
-fn axes(chart: &Chart, label_lines: usize) -> (Axis, Axis) {
+/// The plotting area's size in pixels inside `main`, as [`frame`] lays it
+/// out (margins, label areas, caption), before anything is drawn.
+fn plot_size<DB: DrawingBackend>(main: &DrawingArea<DB, Shift>, right_axis: bool) -> (i32, i32) {
+    let (w, h) = main.dim_in_pixel();
+    let right = if right_axis { 70 } else { 0 };
+    (w as i32 - 24 - 70 - right, h as i32 - 24 - 50 - 30)
+}
+
+/// The axes, with the y axis raised where every place for the legend would
+/// cover data: a legend over the lines hides them, so the lines move down
+/// until it fits above them.
+fn axes_with_room(chart: &Chart, label_lines: usize, size: (i32, i32)) -> (Axis, Axis) {
+    let base = 0.06 + 0.045 * label_lines as f64;
+    let (x, y) = axes(chart, base);
+    let drawn: Vec<Drawn> = chart
+        .series
+        .iter()
+        .map(|s| (s.label.as_str(), mapped(&s.points, &x, &y)))
+        .filter(|(_, points)| !points.is_empty())
+        .collect();
+    if drawn.is_empty() || size.1 <= 0 {
+        return (x, y);
+    }
+    let (_, covered) = legend_cover(&drawn, &x, &y, size, label_lines);
+    let need = (8 + LABEL_LINE * label_lines as i32 + legend_height(drawn.len()) + 12) as f64;
+    let height = size.1 as f64;
+    if covered == 0 || need * 2.0 > height {
+        return (x, y);
+    }
+    // Headroom h puts the data's top at 1/(1+h) of the height: leave `need` pixels free.
+    axes(chart, base.max(need / (height - need)))
+}
+
+fn axes(chart: &Chart, headroom: f64) -> (Axis, Axis) {
     let points = || {
         let envelopes = chart
             .envelopes
@@ -201,7 +234,6 @@ fn axes(chart: &Chart, label_lines: usize) -> (Axis, Axis) {
             .chain(envelopes)
     };
     let x = axis::x_axis(points().map(|p| p.0), chart.x_log, chart.x_bytes);
-    let headroom = 0.06 + 0.045 * label_lines as f64;
     let y = axis::y_axis(points().map(|p| p.1), chart.y_log, headroom);
     (x, y)
 }
@@ -301,10 +333,20 @@ fn draw_markers<DB: DrawingBackend>(
     let marker_style =
         TextStyle::from((FAMILY, 12).into_font().transform(FontTransform::Rotate270))
             .color(&RGBColor(110, 110, 110));
+    // The rotated labels are 12 px tall: one closer than that to the previous
+    // (p99 and p99.9 often are) goes on the other side of its line.
+    let mut previous: Option<i32> = None;
     for marker in &chart.markers {
         let Some(at) = x.map(marker.at).filter(|t| (x.lo..=x.hi).contains(t)) else {
             continue;
         };
+        let px = ctx.backend_coord(&(at, y.lo)).0;
+        let beside = if previous.is_some_and(|p| (px - p).abs() < 16) {
+            4
+        } else {
+            -15
+        };
+        previous = Some(px);
         ctx.draw_series(DashedLineSeries::new(
             [(at, y.lo), (at, y.hi)],
             6,
@@ -315,7 +357,7 @@ fn draw_markers<DB: DrawingBackend>(
         ctx.plotting_area()
             .draw(
                 &(EmptyElement::at((at, y.lo))
-                    + Text::new(marker.label.clone(), (-15, -6), marker_style.clone())),
+                    + Text::new(marker.label.clone(), (beside, -6), marker_style.clone())),
             )
             .map_err(drawing)?;
     }
@@ -430,16 +472,32 @@ fn legend_place(
     legend: &[Drawn],
     x: &Axis,
     y: &Axis,
-    (w, h): (i32, i32),
+    size: (i32, i32),
     label_lines: usize,
 ) -> (i32, i32) {
+    legend_cover(legend, x, y, size, label_lines).0
+}
+
+/// The legend's height in pixels for `entries` lines.
+fn legend_height(entries: usize) -> i32 {
+    10 + 20 * entries as i32
+}
+
+/// The place for the legend that covers the fewest points of the lines, and how many it covers.
+fn legend_cover(
+    legend: &[Drawn],
+    x: &Axis,
+    y: &Axis,
+    (w, h): (i32, i32),
+    label_lines: usize,
+) -> ((i32, i32), usize) {
     let longest = legend
         .iter()
         .map(|(l, _)| l.chars().count())
         .max()
         .unwrap_or(0) as i32;
     let lw = 50 + 8 * longest;
-    let lh = 10 + 20 * legend.len() as i32;
+    let lh = legend_height(legend.len());
     let top = 8 + LABEL_LINE * label_lines as i32;
     let left = 10;
     let right = (w - lw - 10).max(left);
@@ -481,9 +539,9 @@ fn legend_place(
     };
     candidates
         .iter()
-        .copied()
-        .min_by_key(covered)
-        .unwrap_or((left, top))
+        .map(|c| (*c, covered(c)))
+        .min_by_key(|&(_, n)| n)
+        .unwrap_or(((left, top), 0))
 }
 
 #[cfg(test)]
