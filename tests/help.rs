@@ -110,18 +110,17 @@ fn the_example_reader_sees_run_together_examples() {
     );
 }
 
-/// The defaults a page states for the command named by its latest
-/// `<!-- defaults: COMMAND -->` marker: `--flag` (default V), `--flag` (V)
+/// The defaults a page states, in each paragraph that a
+/// `<!-- defaults: COMMAND -->` marker opens: `--flag` (default V), `--flag` (V)
 /// and `--flag` V. Each is compared with clap's default, or the
 /// `[default: V]` its help states where the default depends on the machine.
 fn stated_defaults(text: &str) -> Vec<(String, String, String)> {
     let mut found = Vec::new();
-    let mut command: Option<String> = None;
     for chunk in text.split("<!-- defaults: ").skip(1) {
         let (name, rest) = chunk
             .split_once("-->")
             .expect("an unclosed defaults marker");
-        command = Some(name.trim().to_string());
+        let command = name.trim().to_string();
         // The marker covers its paragraph: up to the next blank line.
         let paragraph = rest.trim_start().split("\n\n").next().unwrap_or("");
         let mut words = paragraph.split('`').peekable();
@@ -148,7 +147,7 @@ fn stated_defaults(text: &str) -> Vec<(String, String, String)> {
             } else {
                 first_value(after)
             };
-            if let (Some(value), Some(command)) = (value, &command) {
+            if let Some(value) = value {
                 found.push((command.clone(), piece.to_string(), value));
             }
         }
