@@ -211,7 +211,9 @@ fn axes_with_room(chart: &Chart, label_lines: usize, size: (i32, i32)) -> (Axis,
     if drawn.is_empty() || size.1 <= 0 {
         return (x, y);
     }
-    let (_, covered) = legend_cover(&drawn, &x, &y, size, label_lines);
+    // Only the top corners count: the size here is an estimate, and a free
+    // top corner is where the legend goes first (a bottom one may be off by pixels).
+    let (_, covered) = legend_cover(&drawn, &x, &y, size, label_lines, 2);
     let need = (8 + LABEL_LINE * label_lines as i32 + legend_height(drawn.len()) + 12) as f64;
     let height = size.1 as f64;
     if covered == 0 || need * 2.0 > height {
@@ -475,7 +477,7 @@ fn legend_place(
     size: (i32, i32),
     label_lines: usize,
 ) -> (i32, i32) {
-    legend_cover(legend, x, y, size, label_lines).0
+    legend_cover(legend, x, y, size, label_lines, usize::MAX).0
 }
 
 /// The legend's height in pixels for `entries` lines.
@@ -483,13 +485,15 @@ fn legend_height(entries: usize) -> i32 {
     10 + 20 * entries as i32
 }
 
-/// The place for the legend that covers the fewest points of the lines, and how many it covers.
+/// The place for the legend that covers the fewest points of the lines, and
+/// how many it covers, among the first `tried` places (the top corners first).
 fn legend_cover(
     legend: &[Drawn],
     x: &Axis,
     y: &Axis,
     (w, h): (i32, i32),
     label_lines: usize,
+    tried: usize,
 ) -> ((i32, i32), usize) {
     let longest = legend
         .iter()
@@ -539,6 +543,7 @@ fn legend_cover(
     };
     candidates
         .iter()
+        .take(tried)
         .map(|c| (*c, covered(c)))
         .min_by_key(|&(_, n)| n)
         .unwrap_or(((left, top), 0))
@@ -547,6 +552,38 @@ fn legend_cover(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::output::plot::Series;
+
+    fn lines(series: Vec<Vec<(f64, f64)>>) -> Chart {
+        Chart {
+            series: series
+                .into_iter()
+                .enumerate()
+                .map(|(i, points)| Series {
+                    label: format!("line {i}"),
+                    points,
+                })
+                .collect(),
+            ..Chart::default()
+        }
+    }
+
+    #[test]
+    fn the_y_axis_rises_only_when_the_top_corners_hold_data() {
+        let size = (800, 400);
+        // Flat at the top from edge to edge: no top corner is free.
+        let covered = lines(vec![(1..=20).map(|i| (i as f64, 10.0)).collect()]);
+        let (_, plain) = axes(&covered, 0.06);
+        let (_, raised) = axes_with_room(&covered, 0, size);
+        assert!(raised.hi > plain.hi + 0.5, "{} vs {}", raised.hi, plain.hi);
+        // Falling from the top-left to the bottom-right: the top-right is free.
+        let falling = lines(vec![
+            (1..=20).map(|i| (i as f64, 21.0 - i as f64)).collect(),
+        ]);
+        let (_, plain) = axes(&falling, 0.06);
+        let (_, kept) = axes_with_room(&falling, 0, size);
+        assert_eq!(kept.hi, plain.hi);
+    }
 
     #[test]
     fn footnotes_wrap_between_words() {

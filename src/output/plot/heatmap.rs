@@ -221,4 +221,30 @@ mod tests {
             "{svg}"
         );
     }
+
+    fn square(n: usize, value: f64) -> Heatmap {
+        Heatmap {
+            title: "t".into(),
+            labels: (0..n).map(|i| i.to_string()).collect(),
+            row_name: "CPU".into(),
+            column_name: "CPU".into(),
+            values: vec![vec![Some(value); n]; n],
+            footnote: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_small_matrix_is_a_small_picture_and_one_value_is_said_once() {
+        let two = square(2, 23.0);
+        assert_eq!(canvas(&two), (SIZE, (TOP + 2 * MAX_CELL + BOTTOM) as u32));
+        // Many CPUs still fill the full square.
+        assert_eq!(
+            canvas(&square(64, 1.0)).1,
+            (TOP + 64 * cell(&square(64, 1.0)) + BOTTOM) as u32
+        );
+        assert!(canvas(&square(64, 1.0)).1 > canvas(&two).1);
+        let svg = svg_string(&two).unwrap();
+        assert!(svg.contains("every pair 23 ns"), "{svg}");
+        assert!(!svg.contains("23 ns to dark 23 ns"), "{svg}");
+    }
 }
