@@ -14,6 +14,8 @@ root=$PWD
 out=$root/docs/images
 
 cargo build --release --quiet
+# Every picture is made again: none is left over from an earlier run.
+rm -f "$out"/*.png
 memlat=$root/target/release/memlat
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -30,7 +32,7 @@ screenshot() {
 }
 
 step "sweep (stride 64 and random, 1 KiB to flat DRAM)"
-"$memlat" sweep --csv sweep.csv --json sweep.json --plot "$out/sweep.png" --no-progress >/dev/null
+"$memlat" sweep --csv sweep.csv --json sweep.json --plot "$out/sweep.png" --no-progress --force >/dev/null
 step "levels and detect, then the report of all three"
 "$memlat" levels --format json -o levels.json >/dev/null
 "$memlat" detect sweep.json --format json -o detect.json

@@ -335,20 +335,13 @@ fn draw_markers<DB: DrawingBackend>(
     let marker_style =
         TextStyle::from((FAMILY, 12).into_font().transform(FontTransform::Rotate270))
             .color(&RGBColor(110, 110, 110));
-    // The rotated labels are 12 px tall: one closer than that to the previous
-    // (p99 and p99.9 often are) goes on the other side of its line.
-    let mut previous: Option<i32> = None;
+    // The rotated labels are 12 px tall: markers closer than 16 px to the
+    // previous one (p99 and p99.9 often are) share one label, at the first.
+    let mut labels: Vec<(f64, i32, String)> = Vec::new();
     for marker in &chart.markers {
         let Some(at) = x.map(marker.at).filter(|t| (x.lo..=x.hi).contains(t)) else {
             continue;
         };
-        let px = ctx.backend_coord(&(at, y.lo)).0;
-        let beside = if previous.is_some_and(|p| (px - p).abs() < 16) {
-            4
-        } else {
-            -15
-        };
-        previous = Some(px);
         ctx.draw_series(DashedLineSeries::new(
             [(at, y.lo), (at, y.hi)],
             6,
@@ -356,10 +349,20 @@ fn draw_markers<DB: DrawingBackend>(
             RGBColor(120, 120, 120).stroke_width(1),
         ))
         .map_err(drawing)?;
+        let px = ctx.backend_coord(&(at, y.lo)).0;
+        match labels.last_mut() {
+            Some((_, last, text)) if (px - *last).abs() < 16 => {
+                *last = px;
+                text.push_str(", ");
+                text.push_str(&marker.label);
+            }
+            _ => labels.push((at, px, marker.label.clone())),
+        }
+    }
+    for (at, _, text) in labels {
         ctx.plotting_area()
             .draw(
-                &(EmptyElement::at((at, y.lo))
-                    + Text::new(marker.label.clone(), (beside, -6), marker_style.clone())),
+                &(EmptyElement::at((at, y.lo)) + Text::new(text, (-15, -6), marker_style.clone())),
             )
             .map_err(drawing)?;
     }
