@@ -203,6 +203,8 @@ fn run_line(dir: &Path, line: &str) -> Result<(), String> {
         .arg(line)
         .current_dir(dir)
         .env("PATH", path)
+        // The page's own cache: no remembered sweep of the host read, none written for it.
+        .env("XDG_CACHE_HOME", dir.join(".cache"))
         .output()
         .map_err(|e| format!("sh: {e}"))?;
     if !out.status.success() {
