@@ -40,7 +40,7 @@ fn levels_writes_ten_iterations_per_level_and_a_summary() {
     for level in ["L1", "L2", "memory"] {
         assert!(text.lines().any(|l| l.starts_with(level)), "{text}");
     }
-    let csv = std::fs::read_to_string(dir.path().join("results_tiny.csv")).unwrap();
+    let csv = std::fs::read_to_string(dir.path().join("memlat-results/results_tiny.csv")).unwrap();
     let mut lines = csv.lines();
     assert!(
         lines
@@ -88,7 +88,7 @@ fn levels_json_and_custom_names() {
     assert_eq!(v["levels"][0]["iterations"], 2);
     assert!(v["levels"][0]["ns"]["median"].as_f64().unwrap() > 0.0);
     assert!(v["prefetchers"].as_str().unwrap().starts_with("as is"));
-    assert!(dir.path().join("results_box.csv").exists());
+    assert!(dir.path().join("memlat-results/results_box.csv").exists());
 }
 
 #[test]

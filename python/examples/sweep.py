@@ -1,7 +1,7 @@
 """Seed 004, section 2, with memlat from Python: latency by working-set size
 for a stride-64 chain and a random chain, on a log size axis.
 
-    pip install ./python matplotlib && python3 python/examples/sweep.py sweep.png
+    pip install './python[plot]' && python3 python/examples/sweep.py sweep.png
 """
 
 import sys

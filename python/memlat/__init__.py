@@ -8,16 +8,68 @@
     >>> memlat.to_pandas(points)                         # one row per point
 
 Every function measures with the GIL released and raises ValueError with
-memlat's own message when a setting is out of range.
+memlat's own message when a setting is out of range, and TypeError when an
+argument has the wrong type. Sizes take bytes or the command line's strings
+("16K", "1G": powers of 1024).
 """
 
 import json
+import operator
 
 from . import _memlat
 
 __version__ = _memlat.__version__
 
 __all__ = ["run", "sweep", "sweep_result", "detect", "to_pandas"]
+
+
+def _count(value, name):
+    """A whole number of at least 0, as an int: TypeError for another type
+    (a float is not silently truncated), ValueError below 0."""
+    if isinstance(value, bool):
+        raise TypeError(f"{name} {value!r}: give a whole number, not a bool")
+    try:
+        number = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{name} {value!r}: give a whole number (an int), "
+                        f"not {type(value).__name__}") from None
+    if number < 0:
+        raise ValueError(f"{name} {number}: give 0 or more")
+    return number
+
+
+def _size(value, name):
+    """Bytes as an int, or a string such as "16K" read as `memlat run -n` reads it."""
+    if isinstance(value, str):
+        return _memlat.parse_size(name, value)
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        raise TypeError(f"{name} {value!r}: give bytes as an int or a string such as '16K', "
+                        f"not {type(value).__name__}")
+    return _count(value, name)
+
+
+def _optional(value, name):
+    return None if value is None else _count(value, name)
+
+
+def _names(value, name):
+    """A list of strings; one string alone is one name, not its characters."""
+    if isinstance(value, str):
+        return [value]
+    try:
+        names = list(value)
+    except TypeError:
+        raise TypeError(f"{name} {value!r}: give a name or a list of names") from None
+    for n in names:
+        if not isinstance(n, str):
+            raise TypeError(f"{name}: {n!r} is not a name (a str)")
+    return names
+
+
+def _text(value, name):
+    if not isinstance(value, str):
+        raise TypeError(f"{name} {value!r}: give a name (a str), not {type(value).__name__}")
+    return value
 
 
 def run(size, stride=64, pattern="stride", accesses=None, events=(), pages="thp",
@@ -32,17 +84,24 @@ def run(size, stride=64, pattern="stride", accesses=None, events=(), pages="thp"
     `distribution` (percentiles_ns, histogram, modes, periodic_stalls), as
     `memlat run --distribution` does.
     """
-    return json.loads(_memlat.run(int(size), int(stride), pattern, accesses,
-                                  list(events), pages, cpu, int(repeats), int(sample_ms),
-                                  int(distribution_ms) if distribution else None))
+    return json.loads(_memlat.run(
+        _size(size, "size"), _size(stride, "stride"), _text(pattern, "pattern"),
+        _optional(accesses, "accesses"), _names(events, "events"), _text(pages, "pages"),
+        _optional(cpu, "cpu"), _count(repeats, "repeats"), _count(sample_ms, "sample_ms"),
+        _count(distribution_ms, "distribution_ms") if distribution else None))
 
 
 def sweep_result(start=1024, stop=64 << 20, ratio=1.3, strides=(), random=True,
                  repeats=3, sample_ms=5, pages="thp", cpu=None, refine=True):
     """A whole sweep, as `memlat sweep --json` writes it (config, points, detection)."""
-    return json.loads(_memlat.sweep(int(start), int(stop), float(ratio),
-                                    [int(s) for s in strides], bool(random),
-                                    int(repeats), int(sample_ms), pages, cpu, bool(refine)))
+    if isinstance(ratio, bool) or not isinstance(ratio, (int, float)):
+        raise TypeError(f"ratio {ratio!r}: give a number such as 1.3")
+    strides = [strides] if isinstance(strides, (int, str)) else strides
+    return json.loads(_memlat.sweep(
+        _size(start, "start"), _size(stop, "stop"), float(ratio),
+        [_size(s, "strides") for s in strides], bool(random),
+        _count(repeats, "repeats"), _count(sample_ms, "sample_ms"), _text(pages, "pages"),
+        _optional(cpu, "cpu"), bool(refine)))
 
 
 def sweep(start=1024, stop=64 << 20, ratio=1.3, strides=(), random=True, repeats=3,
@@ -57,6 +116,15 @@ def detect(points):
     """Cache levels from points (memlat.run or memlat.sweep results, or dicts
     with `size` and `ns_per_load`): the fields of `memlat detect --format json`.
     Pass one series (e.g. the random points) for one curve."""
+    if isinstance(points, dict):
+        points = [points]
+    if isinstance(points, (str, bytes)) or not hasattr(points, "__iter__"):
+        raise TypeError(f"detect {points!r}: give the points memlat.run or memlat.sweep "
+                        f"returns (a list of dicts), not {type(points).__name__}")
+    points = list(points)
+    for p in points:
+        if not isinstance(p, dict):
+            raise TypeError(f"detect: {p!r} is not a point (a dict with size and ns_per_load)")
     random = [p for p in points if p.get("pattern", "random") == "random"]
     return json.loads(_memlat.detect(json.dumps(random or list(points))))
 

@@ -1,7 +1,8 @@
 //! memlat from Python: thin bindings over the library (`memlat._memlat`);
 //! the Python package `memlat` wraps them in keyword functions returning
 //! dicts. Every function measures with the GIL released and raises
-//! `ValueError` with memlat's own message on bad input.
+//! `ValueError` with memlat's own message on bad input (the package raises
+//! `TypeError` for arguments of the wrong type before they get here).
 
 use std::time::Duration;
 
@@ -17,6 +18,24 @@ use pyo3::prelude::*;
 
 fn error(e: impl std::fmt::Display) -> PyErr {
     PyValueError::new_err(e.to_string())
+}
+
+/// Python takes sizes as given: a size memlat would round up (the command
+/// line rounds with a notice) is refused rather than measured silently as another.
+fn whole_nodes(what: &str, bytes: u64) -> PyResult<()> {
+    if bytes.is_multiple_of(8) {
+        return Ok(());
+    }
+    Err(error(format!(
+        "{what} {bytes}: memlat measures whole 8-byte nodes; give a multiple of 8, e.g. {}",
+        bytes.div_ceil(8) * 8
+    )))
+}
+
+/// `memlat run -n`'s size parser: bytes with K, M, G (powers of 1024).
+#[pyfunction]
+fn parse_size(what: &str, text: &str) -> PyResult<u64> {
+    memlat::units::parse_size(text).map_err(|e| error(format!("{what}: {e}")))
 }
 
 /// A kebab-case name (`random`, `thp`) as one of memlat's enums.
@@ -57,6 +76,21 @@ fn run(
     sample_ms: u64,
     distribution_ms: Option<u64>,
 ) -> PyResult<String> {
+    whole_nodes("size", size)?;
+    whole_nodes("stride", stride)?;
+    memlat::limits::stride(stride, memlat::limits::Origin::Setting("stride")).map_err(error)?;
+    memlat::limits::repeats(repeats, memlat::limits::Origin::Setting("repeats")).map_err(error)?;
+    let pattern = named::<Pattern>("pattern", pattern)?;
+    // As `memlat run`: a stride chain of one node rereads it on every load.
+    if pattern == Pattern::Stride
+        && size > 0
+        && size.is_multiple_of(8)
+        && stride.is_multiple_of(size)
+    {
+        return Err(error(format!(
+            "stride {stride} is a multiple of size {size}: every load would reread one node; give a stride below the size, e.g. stride=8, and a size of 16 or more"
+        )));
+    }
     if let Some(ms) = distribution_ms {
         memlat::limits::distribution_ms(ms, memlat::limits::Origin::Setting("distribution_ms"))
             .map_err(error)?;
@@ -64,7 +98,7 @@ fn run(
     let point = Point {
         size: memlat::limits::size(size, memlat::limits::Origin::Setting("size")).map_err(error)?,
         stride,
-        pattern: named::<Pattern>("pattern", pattern)?,
+        pattern,
         pages: named::<PageRequest>("pages", pages)?,
         accesses,
         repeats,
@@ -98,6 +132,22 @@ fn sweep(
     refine: bool,
 ) -> PyResult<String> {
     memlat::limits::ratio(ratio, memlat::limits::Origin::Setting("ratio")).map_err(error)?;
+    memlat::limits::repeats(repeats, memlat::limits::Origin::Setting("repeats")).map_err(error)?;
+    for &s in &strides {
+        whole_nodes("stride", s)?;
+        memlat::limits::stride(s, memlat::limits::Origin::Setting("strides")).map_err(error)?;
+    }
+    let start =
+        memlat::limits::size(start, memlat::limits::Origin::Setting("start")).map_err(error)?;
+    let stop =
+        memlat::limits::size(stop, memlat::limits::Origin::Setting("stop")).map_err(error)?;
+    if stop <= start {
+        return Err(error(format!(
+            "stop {stop}: the largest size must be above start {start}"
+        )));
+    }
+    memlat::limits::sweep_steps(start, stop, ratio, memlat::limits::Origin::Setting("ratio"))
+        .map_err(error)?;
     let mut series: Vec<SeriesKey> = strides.iter().map(|&s| SeriesKey::stride(s)).collect();
     if random {
         series.push(SeriesKey::pattern(Pattern::Random));
@@ -161,6 +211,7 @@ fn _memlat(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(sweep, m)?)?;
     m.add_function(wrap_pyfunction!(detect, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_size, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

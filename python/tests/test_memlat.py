@@ -83,3 +83,53 @@ def test_the_gil_is_released_while_measuring():
     worker.join()
     # Python code ran all the while memlat measured.
     assert ticks > 1000
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: memlat.run(-1), "size"),
+    (lambda: memlat.run(16384, stride=-64), "stride"),
+    (lambda: memlat.run(16384, cpu=-1), "cpu"),
+    (lambda: memlat.run(16384, repeats=-1), "repeats"),
+    (lambda: memlat.run(16384, repeats=0), "repeats"),
+    (lambda: memlat.run(7), "size 7"),
+    (lambda: memlat.run("7"), "size 7"),
+    (lambda: memlat.run("16Q"), "size"),
+    (lambda: memlat.sweep(4096, 1024, 1.3), "stop"),
+    (lambda: memlat.sweep(-1, 1024), "start"),
+    (lambda: memlat.sweep(1024, 65536, strides=[-64]), "strides"),
+    (lambda: memlat.sweep(1024, 65536, repeats=-2), "repeats"),
+    (lambda: memlat.run(16384, events="no-such-event"), "no-such-event"),
+])
+def test_bad_values_raise_value_error_with_memlats_message(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: memlat.run(16384.5), "size"),
+    (lambda: memlat.run(16384.0), "size"),
+    (lambda: memlat.run(None), "size"),
+    (lambda: memlat.run(True), "size"),
+    (lambda: memlat.run(16384, stride=1.5), "stride"),
+    (lambda: memlat.run(16384, cpu="0"), "cpu"),
+    (lambda: memlat.run(16384, events=[1]), "events"),
+    (lambda: memlat.run(16384, pattern=3), "pattern"),
+    (lambda: memlat.sweep(1024, 65536, "x"), "ratio"),
+    (lambda: memlat.detect("x"), "detect"),
+    (lambda: memlat.detect(3), "detect"),
+    (lambda: memlat.detect(["x"]), "detect"),
+])
+def test_wrong_types_raise_type_error(call, message):
+    with pytest.raises(TypeError, match=message):
+        call()
+
+
+def test_sizes_take_the_command_lines_strings():
+    m = memlat.run("16K", repeats=2, sample_ms=5)
+    assert m["size"] == 16384
+    assert memlat.run("256K", stride="4K", repeats=2, sample_ms=5)["stride"] == 4096
+
+
+def test_one_event_name_is_one_event():
+    m = memlat.run(16384, events="task-clock", repeats=2, sample_ms=5)
+    assert list(m["events"]) == ["task-clock"], m["events"]

@@ -17,6 +17,12 @@ use crate::units::parse_size;
 /// this machine's caches (L1 to DRAM) and prints a short table.
 #[derive(Debug, Parser)]
 #[command(name = "memlat", version, propagate_version = true)]
+#[command(after_help = "Examples:
+  memlat                                     # the latency table, L1 to DRAM
+  memlat run -n 16K -s 64                    # one size and stride
+  memlat sweep                               # 1 KiB to flat DRAM, files in memlat-results/
+  memlat characterize --quick -o results/    # every stage and an HTML report
+  memlat doctor                              # what this machine lets memlat measure")]
 pub struct Cli {
     /// What to do; without one, a quick table from L1 to DRAM.
     #[command(subcommand)]
@@ -65,6 +71,11 @@ pub enum Command {
     #[command(name = "ptr-chase", hide = true)]
     PtrChase(RunArgs),
     /// List the perf events memlat knows and whether this machine can count each.
+    ///
+    /// Examples:
+    ///   memlat events
+    ///   memlat events --format json
+    #[command(verbatim_doc_comment)]
     Events(EventsArgs),
     /// The hardware prefetchers: whether `--prefetchers off` can work here, and
     /// whether an earlier run left registers to restore.
@@ -140,6 +151,7 @@ pub enum Command {
     #[command(verbatim_doc_comment)]
     #[command(mut_arg("sample_ms", |a| a.default_value("20")))]
     #[command(mut_arg("repeats", |a| a.help("Passes over the NOP range, each with a fresh random chain; per N the fastest is kept [default: 3]")))]
+    #[command(mut_arg("pattern", |a| a.help("Chain pattern of the loads: stride, random or page-random [default: random]")))]
     Loaduse(LoaduseArgs),
     /// Memory-level parallelism: misses in flight, from N chains side by side
     ///
@@ -163,7 +175,6 @@ pub enum Command {
     /// one in memory. GB/s = 10^9 bytes a second; a copy counts bytes read plus
     /// bytes written. Each figure is the median of --repeats samples.
     ///
-    /// Examples:
     /// --sweep measures many sizes instead (--per-octave a doubling, from
     /// --from to --to), each labelled with the measured level it falls in,
     /// or `ramp` between levels; a sweep takes 3 samples of 5 ms per figure
@@ -179,6 +190,14 @@ pub enum Command {
     #[command(mut_arg("sample_ms", |a| a
         .default_value("20")
         .default_value_if("sweep", "true", Some("5"))))]
+    // Chain flags mean nothing to streaming: hidden here (--pattern is refused).
+    #[command(mut_arg("pattern", |a| a.hide(true)))]
+    #[command(mut_arg("line", |a| a.hide(true)))]
+    #[command(mut_arg("seed", |a| a.hide(true)))]
+    #[command(mut_arg("kernel", |a| a
+        .hide_possible_values(true)
+        .hide_default_value(true)
+        .help("`portable` streams with plain-Rust kernels (as --vectors portable); the others pick the widest vectors")))]
     Bandwidth(BandwidthArgs),
     /// Latency under load: chase latency against the bandwidth of traffic threads
     ///
@@ -240,7 +259,7 @@ pub enum Command {
     #[command(verbatim_doc_comment)]
     #[command(mut_arg("sample_ms", |a| a.default_value("5")))]
     Tlb(TlbArgs),
-    /// The whole machine in one command: doctor, sweep, bandwidth, mlp, tlb, c2c and loaded, one JSON each and one HTML report
+    /// The whole machine in one command: doctor, sweep, bandwidth, mlp, tlb, c2c, loaded and distribution, one JSON each and one HTML report
     ///
     /// Each stage runs as its own memlat command and writes DIR/<stage>.json;
     /// DIR/characterize.json says what ran, how long, and why a stage failed
@@ -251,17 +270,17 @@ pub enum Command {
     /// runs where this memlat has `memlat run --distribution`. A stage that
     /// fails is recorded and the next one runs.
     ///
-    /// How long: --quick 25-30 s on a 2-CPU KVM guest (under a minute); the
-    /// full run 2-3 minutes there, more with many CPUs (c2c measures every
-    /// pair). Each stage prints a line with the time left.
+    /// How long: --quick about 25 s on a 2-CPU KVM guest; the full run about
+    /// 1.5 minutes there, more with many CPUs (c2c measures every pair).
+    /// Each stage prints a line with the time left.
     ///
     /// Ctrl-C stops the running stage after its current point, keeps what it
     /// measured, and writes the report of what is done (exit code 130); a
     /// second Ctrl-C quits at once.
     ///
     /// Examples:
-    ///   memlat characterize --quick -o results/       # a minute: every stage, short settings
-    ///   memlat characterize -o results/               # a few minutes, each command's defaults
+    ///   memlat characterize --quick -o results/       # every stage, short settings
+    ///   memlat characterize -o results/               # each command's defaults
     ///   memlat characterize --stages sweep,bandwidth -o bw/
     ///   memlat report results/*.json -o again.html    # the report again, or of several machines
     #[command(verbatim_doc_comment)]
@@ -302,8 +321,10 @@ pub enum Command {
     ///   memlat merge host*/run.json -o fleet.json
     #[command(verbatim_doc_comment)]
     Merge(MergeArgs),
-    /// Find the cache levels in a latency curve: each level's capacity and
-    /// latency (ns, cycles) with a confidence, sysfs and CPUID beside (seed 004, Problem 1).
+    /// Find the cache levels in a latency curve: capacity, latency and confidence, sysfs beside
+    ///
+    /// Each level's capacity and latency (ns, cycles) with a confidence, sysfs
+    /// and CPUID beside (seed 004, Problem 1).
     ///
     /// Reads a sweep JSON (`memlat sweep --json`), or first measures a quick
     /// random-chain sweep. Levels come from the data alone: plateaus and the
@@ -312,31 +333,41 @@ pub enum Command {
     /// Examples:
     ///   memlat detect                        # quick sweep, then the table
     ///   memlat detect sweep.json --format json
+    #[command(verbatim_doc_comment)]
     #[command(mut_arg("sample_ms", |a| a.default_value("10")))]
+    #[command(mut_arg("repeats", |a| a.help("Repeats of each point of the quick sweep, each a fresh chain [default: 3]")))]
     Detect(DetectArgs),
-    /// Seed 002's procedure: for each cache level a random walk over half of
-    /// it, for memory 8x the last level, N iterations each with a fresh walk;
-    /// writes results_{name}.csv and prints min / median / max per level.
+    /// Seed 002's procedure: one random walk per level, N times, min / median / max
+    ///
+    /// For each cache level a random walk at the middle of
+    /// its measured plateau (half of it with --machine), for memory 8x the last
+    /// level, N iterations each with a fresh walk; writes
+    /// memlat-results/results_{name}.csv and prints min / median / max per level.
     ///
     /// Examples:
-    ///   memlat levels                                  # caches from sysfs
+    ///   memlat levels                                  # levels from sysfs, sizes measured
     ///   memlat levels --machine examples/machine-zen4-vm.txt --iterations 20
+    #[command(verbatim_doc_comment)]
     Levels(LevelsArgs),
-    /// Conflict misses and associativity (seed 004 section 5): N lines one
-    /// way-size apart share a set; the largest N that still hits is the ways.
+    /// Conflict misses and associativity (seed 004 section 5)
+    ///
+    /// N lines one way-size apart share a set; the largest N that still hits is the ways.
     ///
     /// Examples:
     ///   memlat assoc                         # every level sysfs lists
     ///   memlat assoc --levels 1 --format json
+    #[command(verbatim_doc_comment)]
     #[command(mut_arg("sample_ms", |a| a.default_value("10")))]
     Assoc(AssocArgs),
-    /// Line size: loads 8..256 bytes apart beyond L1 (page-random order, and
-    /// seed 004's stride chain beside); the latency grows with the spacing
-    /// until it reaches the line size.
+    /// Line size: loads 8..256 bytes apart beyond L1
+    ///
+    /// Page-random order, and seed 004's stride chain beside; the latency
+    /// grows with the spacing until it reaches the line size.
     ///
     /// Examples:
     ///   memlat linesize
     ///   memlat linesize -n 256K --strides 8,16,32,64,128,256,512
+    #[command(verbatim_doc_comment)]
     #[command(mut_arg("sample_ms", |a| a.default_value("10")))]
     Linesize(LinesizeArgs),
 }
@@ -674,8 +705,8 @@ pub struct SweepArgs {
     #[arg(long, value_name = "R", default_value_t = 1.3)]
     pub ratio: f64,
 
-    /// Strides of stride chains, comma-separated [default: 64,4096, or none
-    /// when --pattern random or page-random is given].
+    /// Strides of stride chains, comma-separated [default: 64 beside a random
+    /// chain; 64,4096 with --pattern stride; none with --pattern random or page-random].
     #[arg(long, value_name = "BYTES,...", value_delimiter = ',', value_parser = parse_size)]
     pub strides: Vec<u64>,
 
@@ -773,7 +804,8 @@ pub struct DetectArgs {
     #[arg(long, value_name = "BYTES", value_parser = parse_size, default_value = "2K")]
     pub from: u64,
 
-    /// Quick sweep: largest size [default: 4x the last-level cache sysfs lists, at least 256M].
+    /// Quick sweep: largest size [default: until the latency is flat at DRAM,
+    /// at most a quarter of available memory and 4G].
     #[arg(long, value_name = "BYTES", value_parser = parse_size)]
     pub to: Option<u64>,
 
@@ -802,7 +834,7 @@ pub struct LevelsArgs {
     #[arg(long, value_name = "NAME")]
     pub name: Option<String>,
 
-    /// Where to write the per-iteration CSV [default: results_{name}.csv].
+    /// Where to write the per-iteration CSV [default: memlat-results/results_{name}.csv].
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
 

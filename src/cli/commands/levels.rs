@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use serde::Serialize;
 
 use super::{notice, prepare, warn};
@@ -71,7 +71,7 @@ pub fn run(args: &LevelsArgs) -> Result<()> {
     let csv_path = args
         .csv
         .clone()
-        .unwrap_or_else(|| PathBuf::from(format!("results_{}.csv", machine.name)));
+        .map_or_else(|| default_csv(&machine.name), Ok)?;
     crate::cli::files::check_files(&[
         (
             "--machine",
@@ -165,10 +165,11 @@ pub fn run(args: &LevelsArgs) -> Result<()> {
             ));
             d.table(levels::table(&summaries));
             d.line(format!(
-                "cache sizes from {}; per-iteration rows in {}; prefetchers {}",
-                match machine.source {
-                    Source::Sysfs => "sysfs",
-                    Source::Profile => "--machine",
+                "{}; per-iteration rows in {}; prefetchers {}",
+                match (machine.source, profile_given) {
+                    (Source::Profile, _) | (_, true) => "cache sizes from --machine (half of each)",
+                    (Source::Sysfs, false) =>
+                        "levels from sysfs, each size in its measured plateau",
                 },
                 csv_path.display(),
                 status
@@ -181,4 +182,12 @@ pub fn run(args: &LevelsArgs) -> Result<()> {
         }
     };
     output.write(&content)
+}
+
+/// `memlat-results/results_{name}.csv`, its directory created: results go
+/// under memlat-results/ unless --csv names a path.
+fn default_csv(name: &str) -> Result<PathBuf> {
+    let dir = PathBuf::from(crate::cli::files::RESULTS_DIR);
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    Ok(dir.join(format!("results_{name}.csv")))
 }

@@ -89,9 +89,16 @@ fn measure_and_print(args: &RunArgs, view: View) -> Result<()> {
     let pattern = args.measure.pattern.unwrap_or(default_pattern);
     if pattern == Pattern::Stride && stride >= size {
         let chain = crate::chain::Chain::stride(size, stride)?;
+        // One 8-byte node is no chain at any stride: then only a larger size helps.
+        if chain.len() == 1 && size == 8 {
+            return usage(format!(
+                "-n/--size {} is one 8-byte node: every load would reread it; give -n 16 or more, e.g. -n 16K",
+                args.size
+            ));
+        }
         if chain.len() == 1 {
             return usage(format!(
-                "-s/--stride {stride} is a multiple of -n/--size {size}: every load would reread one node; give a stride below the size, e.g. -s 64"
+                "-s/--stride {stride} is a multiple of -n/--size {size}: every load would reread one node; give a stride below the size, e.g. -s 8"
             ));
         }
         notes.push(format!(

@@ -146,7 +146,6 @@ fn draw_chart<DB: DrawingBackend>(
         .map(|b| b.label.lines().count())
         .max()
         .unwrap_or(0);
-    let (x, y) = axes(chart, label_lines);
     let foot_lines = chart.footnote.as_deref().map_or_else(Vec::new, wrap);
     let (main, foot) = match foot_lines.len() {
         0 => (panel.clone(), None),
@@ -156,6 +155,7 @@ fn draw_chart<DB: DrawingBackend>(
             (main, Some(foot))
         }
     };
+    let (x, y) = axes_with_room(chart, label_lines, plot_size(&main, right_axis));
     let mut ctx = frame(&main, chart, &x, &y, right_axis)?;
     let band_edges = draw_bands(&mut ctx, chart, &x, &y)?;
     draw_markers(&mut ctx, chart, &x, &y)?;
@@ -188,7 +188,42 @@ fn draw_chart<DB: DrawingBackend>(
 
 /// The x and y axes the chart's points need, with headroom on top for
 /// `label_lines` lines of band labels.
-fn axes(chart: &Chart, label_lines: usize) -> (Axis, Axis) {
+/// The plotting area's size in pixels inside `main`, as [`frame`] lays it
+/// out (margins, label areas, caption), before anything is drawn.
+fn plot_size<DB: DrawingBackend>(main: &DrawingArea<DB, Shift>, right_axis: bool) -> (i32, i32) {
+    let (w, h) = main.dim_in_pixel();
+    let right = if right_axis { 70 } else { 0 };
+    (w as i32 - 24 - 70 - right, h as i32 - 24 - 50 - 30)
+}
+
+/// The axes, with the y axis raised where every place for the legend would
+/// cover data: a legend over the lines hides them, so the lines move down
+/// until it fits above them.
+fn axes_with_room(chart: &Chart, label_lines: usize, size: (i32, i32)) -> (Axis, Axis) {
+    let base = 0.06 + 0.045 * label_lines as f64;
+    let (x, y) = axes(chart, base);
+    let drawn: Vec<Drawn> = chart
+        .series
+        .iter()
+        .map(|s| (s.label.as_str(), mapped(&s.points, &x, &y)))
+        .filter(|(_, points)| !points.is_empty())
+        .collect();
+    if drawn.is_empty() || size.1 <= 0 {
+        return (x, y);
+    }
+    // Only the top corners count: the size here is an estimate, and a free
+    // top corner is where the legend goes first (a bottom one may be off by pixels).
+    let (_, covered) = legend_cover(&drawn, &x, &y, size, label_lines, 2);
+    let need = (8 + LABEL_LINE * label_lines as i32 + legend_height(drawn.len()) + 12) as f64;
+    let height = size.1 as f64;
+    if covered == 0 || need * 2.0 > height {
+        return (x, y);
+    }
+    // Headroom h puts the data's top at 1/(1+h) of the height: leave `need` pixels free.
+    axes(chart, base.max(need / (height - need)))
+}
+
+fn axes(chart: &Chart, headroom: f64) -> (Axis, Axis) {
     let points = || {
         let envelopes = chart
             .envelopes
@@ -201,7 +236,6 @@ fn axes(chart: &Chart, label_lines: usize) -> (Axis, Axis) {
             .chain(envelopes)
     };
     let x = axis::x_axis(points().map(|p| p.0), chart.x_log, chart.x_bytes);
-    let headroom = 0.06 + 0.045 * label_lines as f64;
     let y = axis::y_axis(points().map(|p| p.1), chart.y_log, headroom);
     (x, y)
 }
@@ -301,6 +335,9 @@ fn draw_markers<DB: DrawingBackend>(
     let marker_style =
         TextStyle::from((FAMILY, 12).into_font().transform(FontTransform::Rotate270))
             .color(&RGBColor(110, 110, 110));
+    // The rotated labels are 12 px tall: markers closer than 16 px to the
+    // previous one (p99 and p99.9 often are) share one label, at the first.
+    let mut labels: Vec<(f64, i32, String)> = Vec::new();
     for marker in &chart.markers {
         let Some(at) = x.map(marker.at).filter(|t| (x.lo..=x.hi).contains(t)) else {
             continue;
@@ -312,10 +349,20 @@ fn draw_markers<DB: DrawingBackend>(
             RGBColor(120, 120, 120).stroke_width(1),
         ))
         .map_err(drawing)?;
+        let px = ctx.backend_coord(&(at, y.lo)).0;
+        match labels.last_mut() {
+            Some((_, last, text)) if (px - *last).abs() < 16 => {
+                *last = px;
+                text.push_str(", ");
+                text.push_str(&marker.label);
+            }
+            _ => labels.push((at, px, marker.label.clone())),
+        }
+    }
+    for (at, _, text) in labels {
         ctx.plotting_area()
             .draw(
-                &(EmptyElement::at((at, y.lo))
-                    + Text::new(marker.label.clone(), (-15, -6), marker_style.clone())),
+                &(EmptyElement::at((at, y.lo)) + Text::new(text, (-15, -6), marker_style.clone())),
             )
             .map_err(drawing)?;
     }
@@ -430,16 +477,34 @@ fn legend_place(
     legend: &[Drawn],
     x: &Axis,
     y: &Axis,
-    (w, h): (i32, i32),
+    size: (i32, i32),
     label_lines: usize,
 ) -> (i32, i32) {
+    legend_cover(legend, x, y, size, label_lines, usize::MAX).0
+}
+
+/// The legend's height in pixels for `entries` lines.
+fn legend_height(entries: usize) -> i32 {
+    10 + 20 * entries as i32
+}
+
+/// The place for the legend that covers the fewest points of the lines, and
+/// how many it covers, among the first `tried` places (the top corners first).
+fn legend_cover(
+    legend: &[Drawn],
+    x: &Axis,
+    y: &Axis,
+    (w, h): (i32, i32),
+    label_lines: usize,
+    tried: usize,
+) -> ((i32, i32), usize) {
     let longest = legend
         .iter()
         .map(|(l, _)| l.chars().count())
         .max()
         .unwrap_or(0) as i32;
     let lw = 50 + 8 * longest;
-    let lh = 10 + 20 * legend.len() as i32;
+    let lh = legend_height(legend.len());
     let top = 8 + LABEL_LINE * label_lines as i32;
     let left = 10;
     let right = (w - lw - 10).max(left);
@@ -481,14 +546,47 @@ fn legend_place(
     };
     candidates
         .iter()
-        .copied()
-        .min_by_key(covered)
-        .unwrap_or((left, top))
+        .take(tried)
+        .map(|c| (*c, covered(c)))
+        .min_by_key(|&(_, n)| n)
+        .unwrap_or(((left, top), 0))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::output::plot::Series;
+
+    fn lines(series: Vec<Vec<(f64, f64)>>) -> Chart {
+        Chart {
+            series: series
+                .into_iter()
+                .enumerate()
+                .map(|(i, points)| Series {
+                    label: format!("line {i}"),
+                    points,
+                })
+                .collect(),
+            ..Chart::default()
+        }
+    }
+
+    #[test]
+    fn the_y_axis_rises_only_when_the_top_corners_hold_data() {
+        let size = (800, 400);
+        // Flat at the top from edge to edge: no top corner is free.
+        let covered = lines(vec![(1..=20).map(|i| (i as f64, 10.0)).collect()]);
+        let (_, plain) = axes(&covered, 0.06);
+        let (_, raised) = axes_with_room(&covered, 0, size);
+        assert!(raised.hi > plain.hi + 0.5, "{} vs {}", raised.hi, plain.hi);
+        // Falling from the top-left to the bottom-right: the top-right is free.
+        let falling = lines(vec![
+            (1..=20).map(|i| (i as f64, 21.0 - i as f64)).collect(),
+        ]);
+        let (_, plain) = axes(&falling, 0.06);
+        let (_, kept) = axes_with_room(&falling, 0, size);
+        assert_eq!(kept.hi, plain.hi);
+    }
 
     #[test]
     fn footnotes_wrap_between_words() {

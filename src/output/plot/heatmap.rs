@@ -52,11 +52,11 @@ pub fn draw(path: &Path, map: &Heatmap) -> Result<()> {
     let temporary = path.with_file_name(format!(".{}.{name}", std::process::id()));
     let drawn = match format {
         ImageFormat::Svg => {
-            let root = SVGBackend::new(&temporary, (SIZE, SIZE)).into_drawing_area();
+            let root = SVGBackend::new(&temporary, canvas(map)).into_drawing_area();
             paint(&root, map).and_then(|()| root.present().map_err(drawing))
         }
         ImageFormat::Png => {
-            let root = BitMapBackend::new(&temporary, (SIZE, SIZE)).into_drawing_area();
+            let root = BitMapBackend::new(&temporary, canvas(map)).into_drawing_area();
             paint(&root, map).and_then(|()| root.present().map_err(drawing))
         }
     }
@@ -73,19 +73,40 @@ pub fn svg_string(map: &Heatmap) -> Result<String> {
     register_font();
     let mut text = String::new();
     {
-        let root = SVGBackend::with_string(&mut text, (SIZE, SIZE)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut text, canvas(map)).into_drawing_area();
         paint(&root, map)?;
         root.present().map_err(drawing)?;
     }
     Ok(text)
 }
 
+/// Margins around the matrix: left (row labels), top (title), bottom (column labels, notes).
+const LEFT: i32 = 110;
+const TOP: i32 = 70;
+const BOTTOM: i32 = 110;
+
+/// The largest cell, px: a 2-CPU guest's 2x2 matrix stays a small picture
+/// rather than a canvas of four 230 px squares.
+const MAX_CELL: i32 = 64;
+
+/// One cell's side in pixels for `map`.
+fn cell(map: &Heatmap) -> i32 {
+    let n = map.labels.len().max(1) as i32;
+    let side = (SIZE as i32 - LEFT - 40).min(SIZE as i32 - TOP - BOTTOM);
+    (side / n).clamp(1, MAX_CELL)
+}
+
+/// The picture's size: full width for the title and notes, as tall as the matrix needs.
+fn canvas(map: &Heatmap) -> (u32, u32) {
+    let n = map.labels.len().max(1) as i32;
+    (SIZE, (TOP + n * cell(map) + BOTTOM) as u32)
+}
+
 fn paint<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, map: &Heatmap) -> Result<()> {
     root.fill(&WHITE).map_err(drawing)?;
     let n = map.labels.len().max(1) as i32;
-    let (left, top, bottom) = (110, 70, 110);
-    let side = (SIZE as i32 - left - 40).min(SIZE as i32 - top - bottom);
-    let cell = (side / n).max(1);
+    let (left, top) = (LEFT, TOP);
+    let cell = cell(map);
     let text = |size: u32| TextStyle::from((FAMILY, size).into_font()).color(&BLACK);
     root.draw(&Text::new(map.title.clone(), (20, 20), text(20)))
         .map_err(drawing)?;
@@ -149,9 +170,16 @@ fn paint<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, map: &Heatmap) -> Re
         .map_err(drawing)?;
     }
     let under = top + n * cell + 30;
+    let scale = if hi > lo {
+        format!("light {lo:.0} ns to dark {hi:.0} ns")
+    } else if lo.is_finite() {
+        format!("every pair {lo:.0} ns")
+    } else {
+        "no pair measured".to_string()
+    };
     root.draw(&Text::new(
         format!(
-            "rows: {}, columns: {}; light {lo:.0} ns to dark {hi:.0} ns",
+            "rows: {}, columns: {}; {scale}",
             map.row_name, map.column_name
         ),
         (left, under),
@@ -192,5 +220,31 @@ mod tests {
             svg.contains("<svg") && svg.contains("made in a test"),
             "{svg}"
         );
+    }
+
+    fn square(n: usize, value: f64) -> Heatmap {
+        Heatmap {
+            title: "t".into(),
+            labels: (0..n).map(|i| i.to_string()).collect(),
+            row_name: "CPU".into(),
+            column_name: "CPU".into(),
+            values: vec![vec![Some(value); n]; n],
+            footnote: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_small_matrix_is_a_small_picture_and_one_value_is_said_once() {
+        let two = square(2, 23.0);
+        assert_eq!(canvas(&two), (SIZE, (TOP + 2 * MAX_CELL + BOTTOM) as u32));
+        // Many CPUs still fill the full square.
+        assert_eq!(
+            canvas(&square(64, 1.0)).1,
+            (TOP + 64 * cell(&square(64, 1.0)) + BOTTOM) as u32
+        );
+        assert!(canvas(&square(64, 1.0)).1 > canvas(&two).1);
+        let svg = svg_string(&two).unwrap();
+        assert!(svg.contains("every pair 23 ns"), "{svg}");
+        assert!(!svg.contains("23 ns to dark 23 ns"), "{svg}");
     }
 }

@@ -1,0 +1,304 @@
+//! The documentation as tests: every `memlat` command in README.md and
+//! docs/*.md runs, as written, against this checkout's binary; a command that
+//! fails, or a file it names with -o/--output/--plot/--json/--csv that is not
+//! written, fails the test.
+//!
+//! A small runner rather than trycmd: trycmd compares whole outputs (here
+//! measurements, different on every run) and has no way to shrink a documented
+//! `-n 1G` for CI; this runner checks exit codes and files, and understands one
+//! marker, an HTML comment on the lines just above a code block:
+//!
+//! - `<!-- docs-test: skip REASON -->` the block is not run (root, many hours, a shared path);
+//! - `<!-- docs-test: small 1G=>16M --repeats 2 -->` every `A=>B` replaces the
+//!   word A by B, every flag is appended to each command of the block (or
+//!   sets its value where the command gives it); `small [sweep !--to] ...`
+//!   applies only to commands with the word `sweep` and without `--to`;
+//! - `<!-- docs-test: before memlat ... -->` runs first (a file the block reads).
+//!
+//! Each page runs in a fresh directory (blocks in order, sharing it), with
+//! `examples/` and `python/` linked in so relative paths resolve.
+#![cfg(feature = "cli")]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// One command of a page, with what its marker asked for.
+#[derive(Debug, Clone, PartialEq)]
+struct DocCommand {
+    /// Where it is: `file:line`.
+    place: String,
+    /// The command as written.
+    written: String,
+    /// The command as run (after the marker's replacements and additions).
+    run: String,
+    /// Commands the marker runs first.
+    before: Vec<String>,
+}
+
+/// The flags whose value is a file the command writes.
+const WRITES: [&str; 5] = ["-o", "--output", "--plot", "--json", "--csv"];
+
+/// Whether a line of a code block is a memlat command (not output that starts
+/// with `memlat characterize:`) or the `mkdir` before one.
+fn command_of(line: &str) -> Option<&str> {
+    let line = line.strip_prefix("$ ").unwrap_or(line).trim();
+    let mut words = line.split_whitespace();
+    match words.next() {
+        Some("memlat") => {}
+        // The one shell command the docs use to make a directory for memlat's files.
+        Some("mkdir") => return Some(line),
+        _ => return None,
+    }
+    match words.next() {
+        Some(word) if word.ends_with(':') => None,
+        _ => Some(line),
+    }
+}
+
+/// Applies a block's `small` markers to one command, its comment dropped:
+/// `A=>B` replaces the word A; a flag (with its value) is appended, or sets
+/// the value of that flag where the command already gives it. A marker that
+/// starts with `[w ...]` applies only to commands that have all those words
+/// (and lack each `!w`). Other commands (`mkdir`) run as written.
+fn shrink(command: &str, smalls: &[String]) -> String {
+    let body = command.split(" #").next().unwrap_or(command);
+    let mut words: Vec<String> = body.split_whitespace().map(str::to_string).collect();
+    if words[0] != "memlat" {
+        return body.trim().to_string();
+    }
+    for small in smalls {
+        let small = small.trim();
+        let tokens = match small.strip_prefix('[').and_then(|s| s.split_once(']')) {
+            Some((needed, rest)) if needed.split_whitespace().all(|n| has(&words, n)) => rest,
+            Some(_) => continue,
+            None => small,
+        };
+        let tokens: Vec<&str> = tokens.split_whitespace().collect();
+        let mut i = 0;
+        while i < tokens.len() {
+            let token = tokens[i];
+            i += 1;
+            if let Some((from, to)) = token.split_once("=>") {
+                for w in &mut words {
+                    if w == from {
+                        *w = to.to_string();
+                    }
+                }
+                continue;
+            }
+            let value = tokens
+                .get(i)
+                .filter(|v| !v.starts_with('-') && !v.contains("=>"));
+            if value.is_some() {
+                i += 1;
+            }
+            match words.iter().position(|w| w == token) {
+                Some(at) => {
+                    if let (Some(v), Some(old)) = (value, words.get_mut(at + 1)) {
+                        *old = v.to_string();
+                    }
+                }
+                None => {
+                    words.push(token.to_string());
+                    words.extend(value.map(|v| v.to_string()));
+                }
+            }
+        }
+    }
+    words.join(" ")
+}
+
+/// Whether a command has the word `n`, or lacks it when `n` is `!word`.
+fn has(words: &[String], n: &str) -> bool {
+    match n.strip_prefix('!') {
+        Some(absent) => !words.iter().any(|w| w == absent),
+        None => words.iter().any(|w| w == n),
+    }
+}
+
+/// The commands of one page, in order.
+fn commands(file: &str, text: &str) -> Vec<DocCommand> {
+    let mut found = Vec::new();
+    let mut inside = false;
+    let (mut skip, mut small, mut before) = (false, Vec::new(), Vec::new());
+    for (i, line) in text.lines().enumerate() {
+        if line.starts_with("```") {
+            if inside {
+                (skip, small, before) = (false, Vec::new(), Vec::new());
+            }
+            inside = !inside;
+            continue;
+        }
+        if !inside {
+            if let Some(marker) = line
+                .trim()
+                .strip_prefix("<!-- docs-test:")
+                .and_then(|m| m.strip_suffix("-->"))
+            {
+                let marker = marker.trim();
+                if marker.starts_with("skip") {
+                    skip = true;
+                } else if let Some(rest) = marker.strip_prefix("small ") {
+                    small.push(rest.trim().to_string());
+                } else if let Some(rest) = marker.strip_prefix("before ") {
+                    before.push(rest.trim().to_string());
+                } else {
+                    panic!("{file}:{}: unknown docs-test marker {marker:?}", i + 1);
+                }
+            } else if !line.trim().is_empty() && !line.trim_start().starts_with("<!--") {
+                (skip, small, before) = (false, Vec::new(), Vec::new());
+            }
+            continue;
+        }
+        if skip {
+            continue;
+        }
+        if let Some(command) = command_of(line) {
+            found.push(DocCommand {
+                place: format!("{file}:{}", i + 1),
+                written: command.to_string(),
+                run: shrink(command, &small),
+                before: std::mem::take(&mut before),
+            });
+        }
+    }
+    found
+}
+
+/// The files a command says it writes.
+fn named_outputs(command: &str) -> Vec<String> {
+    let body = command.split(" #").next().unwrap_or(command);
+    let words: Vec<&str> = body.split_whitespace().collect();
+    words
+        .windows(2)
+        .filter(|w| WRITES.contains(&w[0]))
+        .map(|w| w[1].to_string())
+        .collect()
+}
+
+fn pages() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut pages = vec![root.join("README.md")];
+    let mut docs: Vec<PathBuf> = std::fs::read_dir(root.join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    docs.sort();
+    pages.extend(docs);
+    pages
+}
+
+/// Runs one line through sh (globs expand as in a terminal) with this
+/// checkout's memlat first on PATH; the failure, if any.
+fn run_line(dir: &Path, line: &str) -> Result<(), String> {
+    let bin = Path::new(env!("CARGO_BIN_EXE_memlat")).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(line)
+        .current_dir(dir)
+        .env("PATH", path)
+        // The page's own cache: no remembered sweep of the host read, none written for it.
+        .env("XDG_CACHE_HOME", dir.join(".cache"))
+        .output()
+        .map_err(|e| format!("sh: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "exit {:?}\n{}",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    for file in named_outputs(line) {
+        if !dir.join(&file).exists() {
+            return Err(format!("{file} was not written"));
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn every_documented_command_runs_as_written() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut failures = Vec::new();
+    let mut ran = 0;
+    for page in pages() {
+        let name = page.strip_prefix(root).unwrap().display().to_string();
+        let text = std::fs::read_to_string(&page).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        for linked in ["examples", "python"] {
+            std::os::unix::fs::symlink(root.join(linked), dir.path().join(linked)).unwrap();
+        }
+        for command in commands(&name, &text) {
+            let started = std::time::Instant::now();
+            let result = command
+                .before
+                .iter()
+                .try_for_each(|b| run_line(dir.path(), b))
+                .and_then(|()| run_line(dir.path(), &command.run));
+            eprintln!(
+                "{} {:>5.1} s  {}: {}",
+                if result.is_ok() { "ok  " } else { "FAIL" },
+                started.elapsed().as_secs_f64(),
+                command.place,
+                command.run
+            );
+            ran += 1;
+            if let Err(why) = result {
+                failures.push(format!(
+                    "{}: {}\n  (written: {})\n  {why}",
+                    command.place, command.run, command.written
+                ));
+            }
+        }
+    }
+    assert!(ran > 40, "only {ran} documented commands found");
+    assert!(
+        failures.is_empty(),
+        "{} documented commands failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn markers_shrink_skip_and_prepare() {
+    let page = "<!-- docs-test: small 1G=>16M --repeats 2 -->\n<!-- docs-test: small [sweep] --to 1M -->\n<!-- docs-test: before memlat sweep --json s.json -->\n```sh\nmemlat run -n 1G --pattern random   # DRAM\nmemlat characterize: 21 s\n```\n<!-- docs-test: skip root -->\n```\nmemlat prefetchers --restore\n```\n```\n$ memlat run -n 1G\n```\n";
+    let found = commands("p.md", page);
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert_eq!(
+        found[0].run,
+        "memlat run -n 16M --pattern random --repeats 2"
+    );
+    assert_eq!(found[0].before, ["memlat sweep --json s.json"]);
+    assert_eq!(found[0].place, "p.md:5");
+    assert_eq!(found[1].run, "memlat run -n 1G");
+    assert!(found[1].before.is_empty());
+    let smalls = [
+        "--sample-ms 5 --no-refine".to_string(),
+        "[run] -n 8K".into(),
+        "[sweep !--to] --to 1M".into(),
+    ];
+    assert_eq!(
+        shrink("memlat sweep --sample-ms 50 --to 1G # x", &smalls),
+        "memlat sweep --sample-ms 5 --to 1G --no-refine"
+    );
+    assert_eq!(
+        shrink("memlat sweep", &smalls),
+        "memlat sweep --sample-ms 5 --no-refine --to 1M"
+    );
+    assert_eq!(shrink("mkdir -p x # y", &smalls), "mkdir -p x");
+    assert_eq!(
+        shrink("memlat run --format json", &smalls),
+        "memlat run --format json --sample-ms 5 --no-refine -n 8K"
+    );
+    assert_eq!(
+        named_outputs("memlat sweep --json a.json --plot b.png -o c # -o d"),
+        ["a.json", "b.png", "c"]
+    );
+}
