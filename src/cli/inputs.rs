@@ -43,7 +43,7 @@ pub fn kind_of(value: &Value) -> String {
 }
 
 /// The kinds of result memlat writes (and so reads back).
-pub const KINDS: [&str; 17] = [
+pub const KINDS: [&str; 18] = [
     "run",
     "quick",
     "sweep",
@@ -60,6 +60,7 @@ pub const KINDS: [&str; 17] = [
     "doctor",
     "bandwidth",
     "characterize",
+    "watch",
     "merged",
 ];
 
@@ -110,12 +111,19 @@ pub fn load(paths: &[PathBuf]) -> Result<Vec<Loaded>> {
     let mut out = Vec::new();
     for path in paths {
         let text = crate::input::read_text(path).map_err(|e| UsageError(e.to_string()))?;
-        let value: Value = serde_json::from_str(&text).map_err(|e| {
+        // A watch is JSON lines (`memlat watch -o FILE.jsonl`): read as one object.
+        let watch = crate::experiments::watch::record::read_lines(&text)
+            .transpose()
+            .map_err(|e| UsageError(format!("{}: a damaged watch file: {e}", path.display())))?;
+        let value: Value = match watch {
+            Some(value) => value,
+            None => serde_json::from_str(&text).map_err(|e| {
             UsageError(format!(
                 "{} is not a memlat result (JSON: {e}); give files written with --format json, --json or memlat merge",
                 path.display()
             ))
-        })?;
+            })?,
+        };
         check_result(&value, path)?;
         if value["kind"] == "merged" {
             for r in value["results"].as_array().into_iter().flatten() {

@@ -7,6 +7,7 @@ pub mod document;
 pub mod plot;
 pub mod table;
 pub mod text;
+pub mod watch;
 
 use anyhow::Result;
 use serde::Serialize;
@@ -39,4 +40,15 @@ pub fn result_json<T: Serialize>(kind: &str, value: &T) -> Result<String> {
         host: crate::platform::host::Host::this(),
         result: value,
     })
+}
+
+/// [`result_json`] on one line, without a trailing newline (the first line
+/// of a JSON-lines result such as `memlat watch -o FILE.jsonl`).
+pub fn result_json_line<T: Serialize>(kind: &str, value: &T) -> Result<String> {
+    Ok(serde_json::to_string(&Envelope {
+        schema_version: SCHEMA_VERSION,
+        kind,
+        host: crate::platform::host::Host::this(),
+        result: value,
+    })?)
 }

@@ -49,6 +49,9 @@ fn method(kind: &str) -> &'static str {
         "characterize" => {
             "memlat characterize: each stage ran as its own memlat command (characterize.json holds each command line); a stage that failed or was skipped says why."
         }
+        "watch" => {
+            "memlat watch: every interval, one short sample in the middle of each measured plateau and of memory, and probe sizes across the last cache level's edge, on chains built once; events are shifts of 10% or more beyond each series' own noise (PELT on log latency), lasting two intervals or more."
+        }
         _ => "A memlat measurement; its JSON records how.",
     }
 }

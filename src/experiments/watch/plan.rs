@@ -149,6 +149,34 @@ pub fn edge_bytes(sizes: &[u64], ns: &[f64], level_ns: f64, memory_ns: f64) -> O
         .max()
 }
 
+/// Parses a duration: a number with `ms`, `s`, `m` or `h` (a bare number
+/// is seconds), greater than zero.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("{text:?}: give a number with ms, s, m or h (e.g. 1s, 10m)"))?;
+    let seconds = match unit.trim() {
+        "ms" => value / 1e3,
+        "" | "s" => value,
+        "m" | "min" => value * 60.0,
+        "h" => value * 3600.0,
+        other => {
+            return Err(format!(
+                "{text:?}: unknown unit {other:?}; use ms, s, m or h"
+            ));
+        }
+    };
+    if !(seconds > 0.0 && seconds < 1e9) {
+        return Err(format!("{text:?}: give a duration above zero"));
+    }
+    Ok(Duration::from_secs_f64(seconds))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -232,6 +260,18 @@ mod tests {
             None
         );
         assert_eq!(edge_bytes(&sizes, &[16.0; 4], f64::NAN, 146.0), None);
+    }
+
+    #[test]
+    fn durations_parse_with_units() {
+        assert_eq!(parse_duration("1s"), Ok(Duration::from_secs(1)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("10m"), Ok(Duration::from_secs(600)));
+        assert_eq!(parse_duration("2h"), Ok(Duration::from_secs(7200)));
+        assert_eq!(parse_duration("40"), Ok(Duration::from_secs(40)));
+        assert!(parse_duration("0s").is_err());
+        assert!(parse_duration("1d").is_err());
+        assert!(parse_duration("s").is_err());
     }
 
     #[test]

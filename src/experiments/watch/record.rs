@@ -60,7 +60,8 @@ pub struct SeriesSummary {
     pub name: String,
     /// `ns`, or `bytes` for an edge.
     pub unit: String,
-    /// Readings in the series.
+    /// Readings in the series (for an edge: intervals where a probe was
+    /// served; the others had the edge below the smallest probe).
     pub readings: usize,
     /// Median reading.
     pub median: f64,
@@ -143,8 +144,17 @@ fn quantile(sorted: &[f64], p: f64) -> f64 {
     sorted[i] + f * (sorted[j] - sorted[i])
 }
 
-fn series_summary(name: &str, unit: &str, values: &[f64], intervals: &[Interval]) -> SeriesSummary {
-    let mut sorted: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
+/// A series' summary: quantiles of `measured` (the readings themselves),
+/// events of `series` (the same, gaps filled as the caller says).
+fn series_summary(
+    name: &str,
+    unit: &str,
+    series: &[f64],
+    measured: &[f64],
+    intervals: &[Interval],
+) -> SeriesSummary {
+    let values = series;
+    let mut sorted: Vec<f64> = measured.iter().copied().filter(|v| v.is_finite()).collect();
     sorted.sort_by(f64::total_cmp);
     let utc = |i: usize| intervals.get(i).map_or_else(String::new, |r| r.utc.clone());
     let events = changepoint::shifts(values)
@@ -189,20 +199,26 @@ pub fn summarise(
                 .iter()
                 .map(|i| i.ns.get(k).copied().unwrap_or(f64::NAN))
                 .collect();
-            series_summary(&level.name, "ns", &values, intervals)
+            series_summary(&level.name, "ns", &values, &values, intervals)
         })
         .collect();
     if let Some(edge) = &header.plan.edge {
-        // No probe served: the edge is below the smallest, shown as half it.
+        // No probe served: for the events the edge is below the smallest,
+        // taken as half of it; the quantiles are of the edges found.
         let below = edge.sizes.first().map_or(f64::NAN, |&s| s as f64 / 2.0);
         let values: Vec<f64> = intervals
             .iter()
             .map(|i| i.edge_bytes.map_or(below, |b| b as f64))
             .collect();
+        let found: Vec<f64> = intervals
+            .iter()
+            .filter_map(|i| i.edge_bytes.map(|b| b as f64))
+            .collect();
         series.push(series_summary(
             &format!("{} edge", edge.level),
             "bytes",
             &values,
+            &found,
             intervals,
         ));
     }
