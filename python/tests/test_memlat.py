@@ -83,3 +83,15 @@ def test_the_gil_is_released_while_measuring():
     worker.join()
     # Python code ran all the while memlat measured.
     assert ticks > 1000
+
+
+def test_watch_yields_an_interval_dict_each_interval():
+    readings = list(memlat.watch(duration=1.0, interval=0.5, duty=0.2))
+    assert len(readings) == 2
+    first = readings[0]
+    for key in ("index", "t_s", "utc", "ns", "edge_ns", "edge_bytes", "steal", "spent_ms", "levels"):
+        assert key in first, key
+    assert first["levels"][-1] == "memory" and len(first["ns"]) == len(first["levels"])
+    assert all(ns > 0 for ns in first["ns"])
+    with pytest.raises(ValueError, match="duty"):
+        next(memlat.watch(duration=1.0, duty=5))

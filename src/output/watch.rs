@@ -93,7 +93,10 @@ pub fn live_line(header: &WatchHeader, history: &[Interval], sparks: bool) -> St
     if let Some(steal) = now.steal {
         parts.push(format!("steal {:.0}%", steal * 100.0));
     }
-    parts.push(format!("spent {:.0} ms", now.spent_ms));
+    parts.push(match now.cpu_ms {
+        Some(cpu) => format!("spent {:.0} ms (CPU {cpu:.0})", now.spent_ms),
+        None => format!("spent {:.0} ms", now.spent_ms),
+    });
     parts.join("  ")
 }
 

@@ -25,13 +25,13 @@ const HISTORY: usize = show::SPARK_WIDTH;
 
 /// Runs `memlat watch`.
 pub fn run(args: &WatchArgs) -> Result<()> {
-    if !(0.01..=1.0).contains(&args.duty) {
+    if !crate::experiments::watch::plan::DUTY_RANGE.contains(&args.duty) {
         return usage(format!(
             "--duty {}: give a fraction of each interval from 0.01 to 1 (0.1 measures 10% of the time)",
             args.duty
         ));
     }
-    if args.interval.as_secs_f64() < 0.1 {
+    if args.interval < crate::experiments::watch::plan::MIN_INTERVAL {
         return usage("--interval: at least 100ms (each interval samples every level once)");
     }
     files::check_output_and_plot(args.output.as_deref(), args.plot.as_deref())?;

@@ -13,8 +13,8 @@
 //! # fn main() -> anyhow::Result<()> {
 //! use std::time::Duration;
 //! let engine = memlat::Engine::builder().cpu(0).build()?;
-//! let mut watch = memlat::experiments::watch::Watch::probe(engine, Duration::from_secs(1))?;
-//! for interval in watch.by_ref().take(10) {
+//! let watch = memlat::experiments::watch::Watch::probe(engine, Duration::from_secs(1), None, 0.1)?;
+//! for interval in watch.take(10) {
 //!     let interval = interval?;
 //!     println!("{:.1}s: {:?} ns", interval.t_s, interval.ns);
 //! }
@@ -61,6 +61,11 @@ const TIMED_SHARE: f64 = 0.5;
 /// The share of the duty budget an interval aims at: intervals vary by a
 /// tenth or two with other tenants, and the budget is a ceiling.
 const BUDGET_TARGET: f64 = 0.8;
+
+/// Trips a timed run keeps at least however tight the budget: 10,000
+/// loads, the engine's own calibration floor, so a run stays far above the
+/// timer's resolution.
+const MIN_TRIPS: u64 = 100;
 
 /// One size measured every interval, with its chain kept.
 struct Probe {
@@ -161,9 +166,17 @@ impl Watch {
         })
     }
 
-    /// A watch of this machine's remembered plateaus (or a probe now) with
-    /// the default duty cycle, random chains from [`Point::default`].
-    pub fn probe(mut engine: Engine, interval: Duration) -> Result<Watch> {
+    /// A watch of this machine's remembered plateaus (or a probe now),
+    /// random chains from [`Point::default`], for `duration` (`None`: until
+    /// the caller stops iterating) with at most `duty` of each interval
+    /// spent measuring.
+    pub fn probe(
+        mut engine: Engine,
+        interval: Duration,
+        duration: Option<Duration>,
+        duty: f64,
+    ) -> Result<Watch> {
+        plan::check(interval, duty).map_err(anyhow::Error::msg)?;
         let template = Point::default();
         let host = crate::platform::host::Host::this();
         let levels = match plateaus::remembered(&host) {
@@ -184,8 +197,8 @@ impl Watch {
             template.line,
             crate::platform::mem_available_bytes(),
             interval,
-            None,
-            DEFAULT_DUTY,
+            duration,
+            duty,
         );
         Watch::new(engine, plan, levels, &template)
     }
@@ -245,13 +258,17 @@ impl Watch {
             self.header.started = utc_timestamp(SystemTime::now());
         }
         let t0 = Instant::now();
+        let cpu0 = thread_cpu_seconds();
         let t_s = started.elapsed().as_secs_f64();
         let mut ns = Vec::with_capacity(self.probes.len());
         for probe in &mut self.probes {
             ns.push(sample(&self.engine, probe, self.kernel, self.sample_time)?);
         }
         let spent = t0.elapsed().as_secs_f64();
-        self.fit_budget(spent);
+        let cpu = thread_cpu_seconds().zip(cpu0).map(|(b, a)| b - a);
+        // The duty cycle is what the watch takes from the CPU, not the
+        // time it waited for it while other tasks ran.
+        self.fit_budget(cpu.unwrap_or(spent));
         let levels = self.plan.levels.len();
         let edge_count = self.plan.edge.as_ref().map_or(0, |e| e.sizes.len());
         // Probes are the cache levels, the edge, then memory (plan.probes()).
@@ -260,8 +277,19 @@ impl Watch {
         level_ns.push(ns[caches + edge_count]);
         let edge_ns = ns[caches..caches + edge_count].to_vec();
         let edge = self.plan.edge.as_ref().and_then(|e| {
-            let level = self.plan.levels.iter().position(|l| l.name == e.level)?;
-            edge_bytes(&e.sizes, &edge_ns, level_ns[level], level_ns[levels - 1])
+            // The latency the level serves at: its plateau's, as the sweep
+            // measured it; this interval's middle sample when none was kept.
+            let plateau = self
+                .header
+                .plateaus
+                .levels
+                .iter()
+                .find(|p| p.name == e.level);
+            let level = match plateau {
+                Some(p) if p.ns.is_finite() && p.ns > 0.0 => p.ns,
+                _ => level_ns[self.plan.levels.iter().position(|l| l.name == e.level)?],
+            };
+            edge_bytes(&e.sizes, &edge_ns, level, level_ns[levels - 1])
         });
         let now = CpuTimes::read(self.engine.cpu());
         let steal = match (&self.steal, &now) {
@@ -278,6 +306,7 @@ impl Watch {
             edge_bytes: edge,
             steal,
             spent_ms: spent * 1e3,
+            cpu_ms: cpu.map(|c| c * 1e3),
         };
         self.next += 1;
         Ok(interval)
@@ -293,7 +322,7 @@ impl Watch {
         let scale = budget / spent;
         for probe in &mut self.probes {
             if let Some(trips) = &mut probe.trips {
-                *trips = ((*trips as f64 * scale) as u64).max(1);
+                *trips = ((*trips as f64 * scale) as u64).max(MIN_TRIPS);
             }
         }
     }
@@ -354,6 +383,16 @@ fn sample(
         )
         .with_context(|| format!("sampling {} bytes", probe.size))?;
     Ok(timed.ns_per_load)
+}
+
+/// The calling thread's CPU time, seconds.
+fn thread_cpu_seconds() -> Option<f64> {
+    // SAFETY: clock_gettime fills the timespec it is given; all-zero is valid.
+    let ts = unsafe {
+        let mut ts: libc::timespec = std::mem::zeroed();
+        (libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) == 0).then_some(ts)
+    }?;
+    Some(ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9)
 }
 
 /// A CPU's times from /proc/stat, in clock ticks.

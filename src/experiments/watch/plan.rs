@@ -131,11 +131,15 @@ pub fn edge_plan(plateau: &Plateau, line: u64) -> EdgePlan {
     }
 }
 
-/// The edge from one interval's readings: the largest probe size still
-/// served at the level's latency, `None` when none was. A probe is served
+/// The edge from one interval's readings: the largest probe size that,
+/// with every smaller probe, is still served at the level's latency
+/// (`level_ns`: the plateau's latency as the sweep measured it, the latency
+/// the level serves at); `None` when the smallest is not. A probe is served
 /// until its latency reaches the geometric mean of the level's and
 /// memory's, or twice the level's if lower: the detector's own definition
 /// of leaving a plateau ([`crate::analysis::detect::CAPACITY_DEFINITION`]).
+/// A larger probe read fast after a slow smaller one is noise (another
+/// tenant's burst on the smaller one), not an edge beyond it.
 pub fn edge_bytes(sizes: &[u64], ns: &[f64], level_ns: f64, memory_ns: f64) -> Option<u64> {
     let limit = (level_ns * memory_ns).sqrt().min(LEAVE_RATIO * level_ns);
     if !limit.is_finite() {
@@ -144,9 +148,32 @@ pub fn edge_bytes(sizes: &[u64], ns: &[f64], level_ns: f64, memory_ns: f64) -> O
     sizes
         .iter()
         .zip(ns)
-        .filter(|&(_, &ns)| ns.is_finite() && ns < limit)
+        .take_while(|&(_, &ns)| ns.is_finite() && ns < limit)
         .map(|(&size, _)| size)
-        .max()
+        .last()
+}
+
+/// The shortest interval: each one samples every level once, a few
+/// milliseconds each, and prints a line.
+pub const MIN_INTERVAL: Duration = Duration::from_millis(100);
+
+/// The duty cycle's range: below 1% a 1 s interval leaves under 10 ms for
+/// six or more samples, each with its warm walk.
+pub const DUTY_RANGE: std::ops::RangeInclusive<f64> = 0.01..=1.0;
+
+/// Refuses an interval or duty cycle outside what a watch can keep to.
+pub fn check(interval: Duration, duty: f64) -> Result<(), String> {
+    if interval < MIN_INTERVAL {
+        return Err(format!(
+            "interval {interval:?}: at least 100ms (each interval samples every level once)"
+        ));
+    }
+    if !DUTY_RANGE.contains(&duty) {
+        return Err(format!(
+            "duty {duty}: give a fraction of each interval from 0.01 to 1 (0.1 measures 10% of the time)"
+        ));
+    }
+    Ok(())
 }
 
 /// Parses a duration: a number with `ms`, `s`, `m` or `h` (a bare number
@@ -251,9 +278,10 @@ mod tests {
             edge_bytes(&sizes, &[16.0, 20.0, 31.0, 80.0], 16.0, 146.0),
             Some(9 << 20)
         );
+        // Served only below a slow probe: the edge is before it.
         assert_eq!(
             edge_bytes(&sizes, &[16.0, 40.0, 31.0, 80.0], 16.0, 146.0),
-            Some(9 << 20)
+            Some(4 << 20)
         );
         assert_eq!(
             edge_bytes(&sizes, &[50.0, 60.0, 70.0, 80.0], 16.0, 146.0),

@@ -49,8 +49,13 @@ pub struct Interval {
     /// The share of the CPU's time the hypervisor gave to others since the
     /// interval before (steal in /proc/stat); null where it is not reported.
     pub steal: Option<f64>,
-    /// Milliseconds spent measuring in this interval (warm walks and samples).
+    /// Milliseconds of wall time spent measuring in this interval (warm
+    /// walks and samples; on a busy machine it includes waiting for the CPU).
     pub spent_ms: f64,
+    /// Milliseconds of the measuring thread's CPU time in it: what the duty
+    /// cycle limits.
+    #[serde(default)]
+    pub cpu_ms: Option<f64>,
 }
 
 /// One series over the whole watch.
