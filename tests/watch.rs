@@ -2,6 +2,7 @@
 //! result reader that `report` and `compare` use: whole, cut by a kill,
 //! and two watches compared. The files are made here, from made-up
 //! readings, with the same writer and records the command uses.
+#![cfg(feature = "cli")]
 
 use std::path::{Path, PathBuf};
 
