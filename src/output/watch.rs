@@ -107,11 +107,15 @@ pub fn event_line(series: &SeriesSummary, e: &Event) -> String {
         None => format!("{}-", clock(&e.start)),
     };
     let unit = if series.unit == "ns" { " ns" } else { "" };
+    let level = |v: f64| match series.below {
+        Some(below) if v < below => format!("<{}", reading(below, &series.unit)),
+        _ => reading(v, &series.unit),
+    };
     format!(
         "{when} {} {} -> {}{unit} ({:+.0}%){}",
         series.name,
-        reading(e.before, &series.unit),
-        reading(e.after, &series.unit),
+        level(e.before),
+        level(e.after),
         e.change * 100.0,
         if e.end.is_none() { ", lasting" } else { "" }
     )
@@ -147,14 +151,20 @@ pub fn summary_table(summary: &WatchSummary) -> Table {
 pub fn cost_line(summary: &WatchSummary) -> String {
     let wall = summary.wall_s.max(1e-9);
     let mut line = format!(
-        "{} intervals over {:.0} s; measuring {:.1} s ({:.1}% of wall)",
+        "{} intervals over {:.0} s; measuring took {:.1} s of wall time ({:.1}%, waits for the CPU included)",
         summary.intervals,
         summary.wall_s,
         summary.measuring_s,
         summary.measuring_s / wall * 100.0
     );
+    if let Some(cpu) = summary.measuring_cpu_s {
+        line += &format!(" and {cpu:.1} s of CPU ({:.1}%)", cpu / wall * 100.0);
+    }
     if let Some(cpu) = summary.cpu_s {
-        line += &format!(", CPU {cpu:.1} s ({:.1}%)", cpu / wall * 100.0);
+        line += &format!(
+            "; the whole process {cpu:.1} s of CPU ({:.1}%)",
+            cpu / wall * 100.0
+        );
     }
     if let Some(steal) = summary.steal_mean {
         line += &format!(", steal {:.1}% on average", steal * 100.0);
@@ -253,6 +263,7 @@ mod tests {
             p5: 145.0,
             p95: 210.0,
             events: vec![],
+            below: None,
         };
         let e = Event {
             start: "2026-11-25T13:05:12Z".into(),
@@ -270,6 +281,7 @@ mod tests {
         let edge = SeriesSummary {
             name: "L3 edge".into(),
             unit: "bytes".into(),
+            below: Some(2.0 * 1048576.0),
             ..s
         };
         let step = Event {
@@ -283,6 +295,16 @@ mod tests {
         assert_eq!(
             event_line(&edge, &step),
             "13:05:12- L3 edge 8 MiB -> 4.5 MiB (-44%), lasting"
+        );
+        // Below the smallest probe reads as such, not as half of it.
+        let under = Event {
+            after: 1048576.0,
+            change: -0.875,
+            ..step
+        };
+        assert_eq!(
+            event_line(&edge, &under),
+            "13:05:12- L3 edge 8 MiB -> <2 MiB (-88%), lasting"
         );
     }
 }

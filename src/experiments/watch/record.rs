@@ -76,6 +76,10 @@ pub struct SeriesSummary {
     pub p95: f64,
     /// The shifts found (see [`crate::analysis::changepoint`]).
     pub events: Vec<Event>,
+    /// For an edge: the smallest probe; an event's level below it means
+    /// "below the smallest probe" (taken as half of it).
+    #[serde(default)]
+    pub below: Option<f64>,
 }
 
 /// One shift, with its times.
@@ -104,8 +108,12 @@ pub struct WatchSummary {
     pub intervals: usize,
     /// Seconds from the first interval's start to the end.
     pub wall_s: f64,
-    /// Seconds spent measuring (the sum of every interval's `spent_ms`).
+    /// Seconds spent measuring (the sum of every interval's `spent_ms`;
+    /// on a busy machine it includes waiting for the CPU).
     pub measuring_s: f64,
+    /// CPU seconds of the measuring thread (the sum of `cpu_ms`), when known.
+    #[serde(default)]
+    pub measuring_cpu_s: Option<f64>,
     /// CPU seconds the whole process used (getrusage), when known.
     pub cpu_s: Option<f64>,
     /// Mean steal share over the intervals that report one.
@@ -182,6 +190,7 @@ fn series_summary(
         p5: quantile(&sorted, 0.05),
         p95: quantile(&sorted, 0.95),
         events,
+        below: None,
     }
 }
 
@@ -219,19 +228,26 @@ pub fn summarise(
             .iter()
             .filter_map(|i| i.edge_bytes.map(|b| b as f64))
             .collect();
-        series.push(series_summary(
+        let mut summary = series_summary(
             &format!("{} edge", edge.level),
             "bytes",
             &values,
             &found,
             intervals,
-        ));
+        );
+        summary.below = edge.sizes.first().map(|&s| s as f64);
+        series.push(summary);
     }
     let steals: Vec<f64> = intervals.iter().filter_map(|i| i.steal).collect();
     WatchSummary {
         intervals: intervals.len(),
         wall_s,
         measuring_s: intervals.iter().map(|i| i.spent_ms).sum::<f64>() / 1e3,
+        measuring_cpu_s: intervals
+            .iter()
+            .map(|i| i.cpu_ms)
+            .sum::<Option<f64>>()
+            .map(|ms| ms / 1e3),
         cpu_s,
         steal_mean: (!steals.is_empty()).then(|| steals.iter().sum::<f64>() / steals.len() as f64),
         interrupted,
