@@ -209,7 +209,10 @@ fn terminal_width() -> usize {
         let mut ws: libc::winsize = std::mem::zeroed();
         (libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) == 0).then_some(ws)
     };
-    ws.map_or(80, |w| usize::from(w.ws_col)).max(20)
+    // A terminal that reports no size (0 columns) is taken as 80 wide.
+    ws.filter(|w| w.ws_col > 0)
+        .map_or(80, |w| usize::from(w.ws_col))
+        .max(20)
 }
 
 /// `line` cut to `width - 1` characters, so an in-place line never wraps.
