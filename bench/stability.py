@@ -6,6 +6,9 @@ Runs N default `memlat sweep`s, N `memlat linesize` and N `memlat assoc
 - how many cache levels each sweep found, against the count sysfs lists;
 - each level's capacity and latency over the sweeps: median, min..max and
   the spread (max/min);
+- each level's capacity bounds per sweep (what every repeat read) and issue
+  27's checks: every level has bounds, each level's at_least varies by no
+  more than 20%, and no sweep's capacity lies outside another's bounds;
 - each sweep's noise figures;
 - the line sizes and L1 ways read, and whether they agree.
 
@@ -79,6 +82,56 @@ def spread(values):
     return f"{statistics.median(values):>10.4g}  {lo:.4g}..{hi:.4g}  x{hi / lo:.2f}"
 
 
+# A shared cache's edge moves with the other tenants; what every repeat
+# read should not move by more than this across sweeps (issue 27).
+AT_LEAST_SPREAD = 1.2
+
+
+def bounds_text(level):
+    b = level.get("capacity_bounds")
+    if not b:
+        return "no bounds"
+    side = lambda v: human(v) if v is not None else "?"
+    return f"{side(b.get('at_least_bytes'))}..{side(b.get('at_most_bytes'))}"
+
+
+def check_bounds(detections):
+    """Issue 27's checks on the cache levels of several sweeps' detections;
+    prints each and returns whether all hold."""
+    by_level = {}
+    for k, d in enumerate(detections):
+        for l in (d or {}).get("levels", []):
+            if l["name"] != "memory":
+                by_level.setdefault(l["name"], []).append((k, l))
+    ok = True
+    for name, found in sorted(by_level.items()):
+        missing = [k for k, l in found
+                   if not l.get("capacity_bounds")
+                   or None in (l["capacity_bounds"].get("at_least_bytes"),
+                               l["capacity_bounds"].get("at_most_bytes"))]
+        lows = [l["capacity_bounds"]["at_least_bytes"] for _, l in found
+                if l.get("capacity_bounds") and l["capacity_bounds"].get("at_least_bytes")]
+        spread_ok = bool(lows) and max(lows) <= AT_LEAST_SPREAD * min(lows)
+        outside = []
+        for k, l in found:
+            size = l.get("size_bytes")
+            for j, other in found:
+                b = other.get("capacity_bounds") or {}
+                low = b.get("at_least_bytes") or 0
+                high = b.get("at_most_bytes")
+                if j != k and size and (size < low or (high is not None and size > high)):
+                    outside.append(f"sweep {k}'s {human(size)} outside sweep {j}'s {bounds_text(other)}")
+        spread_text = f"x{max(lows) / min(lows):.2f}" if lows else "none"
+        print(f"  {name}: bounds {', '.join(bounds_text(l) for _, l in found)}")
+        print(f"    both bounds in every sweep: {'yes' if not missing else f'no (sweeps {missing})'}; "
+              f"at_least spread {spread_text} ({'<=' if spread_ok else '>'} {AT_LEAST_SPREAD}); "
+              f"capacities outside another's bounds: {len(outside)}")
+        for line in outside:
+            print(f"      {line}")
+        ok = ok and not missing and spread_ok and not outside
+    return ok
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
@@ -136,6 +189,10 @@ def main():
         if sizes:
             print(f"    capacity bytes {spread(sizes)}")
         print(f"    latency ns     {spread(ns)}")
+    print("\ncapacity bounds (what every repeat read: at_least..at_most) per sweep:")
+    held = check_bounds([result.get("detection") for result, _ in sweeps])
+    print(f"  issue 27's sweep criteria: level count {agree} of {len(counts)} as sysfs's; "
+          f"bounds checks {'hold' if held else 'fail'}")
     for label, values in (("linesize line_bytes", lines), ("assoc L1 ways", ways)):
         got = [v for v, _ in values]
         passes = [r for _, r in values]

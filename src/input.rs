@@ -14,6 +14,11 @@ pub const DEFAULT_MAX_BYTES: u64 = 256 << 20;
 
 static MAX_BYTES: AtomicU64 = AtomicU64::new(DEFAULT_MAX_BYTES);
 
+/// Bytes of input read so far by this process: the bound holds for all the
+/// inputs of a command together (three files of 250 MB to `merge` would
+/// otherwise hold 750 MB at once).
+static READ_BYTES: AtomicU64 = AtomicU64::new(0);
+
 /// The largest input memlat reads, bytes.
 pub fn max_bytes() -> u64 {
     MAX_BYTES.load(Ordering::Relaxed)
@@ -22,6 +27,53 @@ pub fn max_bytes() -> u64 {
 /// Raises (or lowers) the largest input memlat reads (`--max-input`).
 pub fn set_max_bytes(bytes: u64) {
     MAX_BYTES.store(bytes.max(1), Ordering::Relaxed);
+}
+
+/// The bound `--max-input MIB` asks for, in bytes, or why it cannot be: at
+/// least 1 MiB, and at most a quarter of `available` memory, since a JSON
+/// input is held about three times over while it is parsed (the text, its
+/// tree, the result): a larger one would swap or be killed, not be read.
+pub fn bound_from_mib(mib: u64, available: Option<u64>) -> Result<u64, String> {
+    let bytes = mib
+        .checked_mul(1 << 20)
+        .ok_or_else(|| format!("--max-input {mib}: give MiB, e.g. --max-input 1024"))?;
+    if mib == 0 {
+        return Err("--max-input 0: give at least 1 (MiB)".into());
+    }
+    if let Some(available) = available
+        && bytes > available / 4
+    {
+        return Err(format!(
+            "--max-input {mib}: more than a quarter of the memory available ({} MiB): an input is held about three times over while parsed; give at most {}",
+            available >> 20,
+            (available / 4) >> 20
+        ));
+    }
+    Ok(bytes)
+}
+
+/// Refuses, before any is read, inputs whose sizes together pass the bound.
+pub fn check_total<'a>(paths: impl IntoIterator<Item = &'a Path>) -> Result<(), InputError> {
+    let total: u64 = paths
+        .into_iter()
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .filter(std::fs::Metadata::is_file)
+        .map(|m| m.len())
+        .fold(0, u64::saturating_add);
+    if total > max_bytes() {
+        return Err(InputError::TooLarge {
+            path: "the inputs together".into(),
+            limit: max_bytes() >> 20,
+        });
+    }
+    Ok(())
+}
+
+/// Counts `len` more bytes against the bound for all inputs together;
+/// `false` when they would pass it.
+fn reserve(len: u64) -> bool {
+    let before = READ_BYTES.fetch_add(len, Ordering::Relaxed);
+    before.saturating_add(len) <= max_bytes()
 }
 
 /// Why an input could not be read; the message names the file.
@@ -43,9 +95,9 @@ pub enum InputError {
         /// What it is instead.
         what: &'static str,
     },
-    /// Larger than the bound.
+    /// Larger than the bound (alone, or with the inputs read before it).
     #[error(
-        "{path}: larger than {limit} MiB; raise the bound with --max-input MIB if it is really a memlat file"
+        "{path}: larger than {limit} MiB (the bound for all inputs together); raise it with --max-input MIB if it is really memlat data"
     )]
     TooLarge {
         /// The file.
@@ -61,7 +113,8 @@ pub enum InputError {
     },
 }
 
-fn kind_of(meta: &std::fs::Metadata) -> &'static str {
+/// What a file that is not a regular file is, in words ("a FIFO").
+pub(crate) fn kind_of(meta: &std::fs::Metadata) -> &'static str {
     use std::os::unix::fs::FileTypeExt;
     let t = meta.file_type();
     if t.is_dir() {
@@ -72,6 +125,8 @@ fn kind_of(meta: &std::fs::Metadata) -> &'static str {
         "a device"
     } else if t.is_socket() {
         "a socket"
+    } else if t.is_symlink() {
+        "a symbolic link"
     } else {
         "not a file"
     }
@@ -79,16 +134,29 @@ fn kind_of(meta: &std::fs::Metadata) -> &'static str {
 
 /// Reads at most `max` bytes and one more from `reader`: the text, or
 /// [`InputError::TooLarge`].
-fn bounded(mut reader: impl Read, name: &str, max: u64) -> Result<String, InputError> {
+/// A NUL byte ends the read at once: no text memlat reads holds one, and
+/// /dev/zero on standard input is then refused at its first block.
+fn bounded(reader: impl Read, name: &str, max: u64) -> Result<String, InputError> {
     let mut bytes = Vec::new();
-    reader
-        .by_ref()
-        .take(max + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|source| InputError::Io {
-            path: name.into(),
-            source,
-        })?;
+    let mut limited = reader.take(max.saturating_add(1));
+    let mut block = vec![0u8; 64 << 10];
+    loop {
+        let n = match limited.read(&mut block) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(source) => {
+                return Err(InputError::Io {
+                    path: name.into(),
+                    source,
+                });
+            }
+        };
+        if block[..n].contains(&0) {
+            return Err(InputError::NotText { path: name.into() });
+        }
+        bytes.extend_from_slice(&block[..n]);
+    }
     if bytes.len() as u64 > max {
         return Err(InputError::TooLarge {
             path: name.into(),
@@ -124,7 +192,7 @@ pub fn read_text(path: &Path) -> Result<String, InputError> {
             what: kind_of(&meta),
         });
     }
-    if meta.len() > max_bytes() {
+    if meta.len() > max_bytes() || !reserve(meta.len()) {
         return Err(InputError::TooLarge {
             path: name,
             limit: max_bytes() >> 20,
@@ -154,6 +222,25 @@ mod tests {
         let err = read_text(&fifo).unwrap_err().to_string();
         assert!(err.contains("a FIFO"), "{err}");
         assert!(read_text(&dir.path().join("missing")).is_err());
+    }
+
+    #[test]
+    fn the_bound_from_max_input_neither_wraps_nor_passes_memory() {
+        assert_eq!(bound_from_mib(256, None), Ok(256 << 20));
+        assert!(bound_from_mib(0, None).unwrap_err().contains("at least 1"));
+        // 2^44 MiB is 2^64 bytes: refused, not wrapped to a bound of 0.
+        assert!(bound_from_mib(17_592_186_044_416, None).is_err());
+        let err = bound_from_mib(1024, Some(2 << 30)).unwrap_err();
+        assert!(err.contains("give at most 512"), "{err}");
+    }
+
+    #[test]
+    fn a_nul_byte_ends_the_read_at_once() {
+        let zeros = std::io::repeat(0);
+        assert!(matches!(
+            bounded(zeros, "standard input", u64::MAX),
+            Err(InputError::NotText { .. })
+        ));
     }
 
     #[test]

@@ -23,6 +23,17 @@
 
 #![warn(missing_docs)]
 
+// Warnings and the summary go to stderr; std's eprintln! panics when stderr
+// is closed or full (`2>/dev/full`, `2>&1 | head -1`), which would end a run
+// with exit 101 and lose its files. This shadows std's for the whole crate
+// (textual scope comes before the prelude): a failed write is dropped.
+macro_rules! eprintln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 pub mod analysis;
 mod arch;
 pub mod chain;
@@ -36,6 +47,7 @@ pub mod kernels;
 pub mod limits;
 pub mod output;
 pub mod platform;
+pub mod readback;
 
 pub use engine::{Engine, EngineBuilder, Error, Measurement, Point};
 pub mod units;

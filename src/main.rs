@@ -1,6 +1,7 @@
 use clap::Parser;
 
 fn main() {
+    memlat::output::mark_started();
     let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     // As seed 004's `ptr_chase`, memlat is `memlat run` with the seed's defaults.
     if args
@@ -11,7 +12,13 @@ fn main() {
     }
     let cli = memlat::cli::Cli::parse_from(args);
     if let Err(error) = memlat::cli::commands::dispatch(cli) {
-        eprintln!("error: {}", memlat::cli::errors::describe(&error));
+        // Not eprintln!: it panics (exit 101) when stderr is closed or full.
+        use std::io::Write as _;
+        let _ = writeln!(
+            std::io::stderr(),
+            "error: {}",
+            memlat::cli::errors::describe(&error)
+        );
         std::process::exit(memlat::cli::errors::exit_code(&error));
     }
 }

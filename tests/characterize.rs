@@ -205,3 +205,88 @@ fn ctrl_c_after_the_first_stage_keeps_it_and_reports_it() {
         "the report of what is done"
     );
 }
+
+/// Whether a process still runs whose command line names `dir` (a stage
+/// that outlived characterize finishes its point after the kernel's SIGINT).
+fn runs_in(dir: &Path) -> bool {
+    let needle = dir.to_string_lossy().into_owned();
+    std::fs::read_dir("/proc").unwrap().flatten().any(|p| {
+        std::fs::read(p.path().join("cmdline"))
+            .is_ok_and(|c| String::from_utf8_lossy(&c).contains(&needle))
+    })
+}
+
+#[test]
+fn after_sigkill_resume_runs_only_the_missing_stages_and_writes_the_report() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("killed");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("memlat"))
+        .env("XDG_CACHE_HOME", tmp.path())
+        .args(["characterize", "--quick", "--stages", "doctor,sweep", "-o"])
+        .arg(&dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    // Killed once the sweep has a point: doctor done, the sweep cut short.
+    loop {
+        let points = read_json(&dir.join("sweep.json"))
+            .and_then(|s| s["points"].as_array().map(Vec::len))
+            .unwrap_or(0);
+        if points > 0 {
+            break;
+        }
+        assert!(child.try_wait().unwrap().is_none(), "it ended early");
+        assert!(start.elapsed() < Duration::from_secs(120), "no sweep point");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    while runs_in(&dir) {
+        assert!(
+            start.elapsed() < Duration::from_secs(180),
+            "the stage never ended"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!dir.join("report.html").exists(), "SIGKILL wrote no report");
+    let doctor = std::fs::read(dir.join("doctor.json")).unwrap();
+    let out = memlat(tmp.path())
+        .args([
+            "characterize",
+            "--quick",
+            "--stages",
+            "doctor,sweep",
+            "--resume",
+        ])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("doctor: done by the earlier run, kept"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read(dir.join("doctor.json")).unwrap(),
+        doctor,
+        "doctor not measured again"
+    );
+    let summary = read_json(&dir.join("characterize.json")).unwrap();
+    assert_eq!(summary["complete"], true, "{summary}");
+    assert_eq!(stage(&summary, "sweep")["status"], "done");
+    assert_eq!(
+        read_json(&dir.join("sweep.json")).unwrap()["complete"],
+        true
+    );
+    assert!(dir.join("report.html").is_file());
+    // Complete now: the same command is refused, naming --force.
+    memlat(tmp.path())
+        .args(["characterize", "--quick", "--stages", "doctor,sweep", "-o"])
+        .arg(&dir)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("complete characterization"));
+}

@@ -234,3 +234,80 @@ fn amd_zen4_guest_of_this_project() {
     check(&d, "L3", Some((6 * M, 20 * M)), (12.0, 18.0));
     check(&d, "memory", None, (100.0, 170.0));
 }
+
+/// Asserts that `name` has bounds, the lower within `least` and the upper
+/// within `most`, its capacity between them.
+fn check_bounds(d: &Detection, name: &str, least: (u64, u64), most: (u64, u64)) {
+    let l = level(d, name);
+    let b = l
+        .capacity_bounds
+        .unwrap_or_else(|| panic!("{name} has no bounds\n{}", describe(d)));
+    let (low, high) = (b.at_least_bytes.unwrap(), b.at_most_bytes.unwrap());
+    assert!(
+        (least.0..=least.1).contains(&low) && (most.0..=most.1).contains(&high),
+        "{name} bounds {low}..{high} outside {least:?} and {most:?}\n{}",
+        describe(d)
+    );
+    let size = l.size_bytes.unwrap();
+    assert!(low <= size && size <= high, "{name}: {size} outside {b:?}");
+}
+
+/// The Zen 5 guest of issue 27: its L3 share's edge moves with other
+/// tenants (5.3-8 MiB in three sweeps); every repeat read L3 latency to
+/// about 4.3 MiB and memory latency from 9.5-16 MiB on.
+#[test]
+fn amd_zen5_guest_gives_three_levels_with_bounds() {
+    let d = detect("amd-epyc-zen5-kvm-thp.json");
+    assert_eq!(names(&d), ["L1", "L2", "L3", "memory"], "{}", describe(&d));
+    check(&d, "L1", Some((44 * K, 54 * K)), (0.9, 1.0));
+    check(&d, "L2", Some((800 * K, 1280 * K)), (3.2, 3.5));
+    check(&d, "L3", Some((3 * M, 16 * M)), (10.0, 14.0));
+    check(&d, "memory", None, (130.0, 180.0));
+    // L1 ends in a sharp step between 48.1 and 51.3 KiB.
+    check_bounds(&d, "L1", (46 * K, 49 * K), (49 * K, 52 * K));
+    check_bounds(&d, "L2", (400 * K, 1024 * K), (1024 * K, 1600 * K));
+    check_bounds(&d, "L3", (3 * M, 5 * M), (9 * M, 17 * M));
+    assert!(level(&d, "memory").capacity_bounds.is_none());
+    let l3 = level(&d, "L3");
+    assert!(
+        l3.notes
+            .iter()
+            .any(|n| n.starts_with("serves at least") && n.contains("edge moved")),
+        "{}",
+        describe(&d)
+    );
+}
+
+/// The remembered plateaus of two sweeps minutes apart (the Zen 3 guest):
+/// each level's combined plateau is what both put on it, inside each one's.
+#[test]
+fn two_real_sweeps_combine_where_they_agree() {
+    use memlat::experiments::plateaus::MeasuredLevels;
+    let sweeps: Vec<MeasuredLevels> =
+        ["amd-epyc-zen3-fc-thp-a.json", "amd-epyc-zen3-fc-thp-b.json"]
+            .iter()
+            .map(|name| {
+                let result = SweepResult::load(&fixture(name)).unwrap();
+                MeasuredLevels::from_sweep(&result, "remembered").unwrap()
+            })
+            .collect();
+    let (combined, notes) = memlat::experiments::plateau_history::combine(&sweeps).unwrap();
+    assert!(notes.is_empty(), "{notes:?}");
+    assert_eq!(combined.levels.len(), 3, "{combined:?}");
+    for (k, level) in combined.levels.iter().enumerate() {
+        for one in &sweeps {
+            let p = &one.levels[k];
+            assert!(
+                p.from_bytes <= level.from_bytes && level.to_bytes <= p.to_bytes,
+                "{level:?} not inside {p:?}"
+            );
+        }
+        let b = level.capacity_bounds.expect("bounds combined");
+        let lows: Vec<u64> = sweeps
+            .iter()
+            .filter_map(|s| s.levels[k].capacity_bounds?.at_least_bytes)
+            .collect();
+        assert_eq!(b.at_least_bytes, lows.iter().min().copied());
+    }
+    assert!(combined.measured.contains("2 sweeps combined"));
+}

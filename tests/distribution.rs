@@ -69,6 +69,8 @@ fn the_distribution_has_the_fields_scripts_read() {
         "histogram",
         "modes",
         "periodic_stalls",
+        "floor_ns",
+        "timings_folded",
     ] {
         assert!(d.get(key).is_some(), "distribution.{key} missing: {d}");
     }
@@ -95,6 +97,30 @@ fn the_distribution_has_the_fields_scripts_read() {
         .map(|m| m["share"].as_f64().unwrap())
         .sum();
     assert!(shares > 0.5 && shares <= 1.0 + 1e-9, "{}", d["modes"]);
+    // No mode, and no percentile, below the floor (an L1 hit's least).
+    let floor = d["floor_ns"].as_f64().unwrap();
+    for m in d["modes"].as_array().unwrap() {
+        assert!(m["ns"].as_f64().unwrap() >= floor, "{m} under {floor}");
+    }
+    assert!(ps[0] >= floor, "{p} under {floor}");
+}
+
+#[test]
+fn a_random_chain_is_timed_unless_a_pattern_is_given() {
+    if !timed_here() {
+        return;
+    }
+    let out = distribution_run(&["-n", "64K", "--distribution-ms", "20", "--format", "json"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("times a random chain"));
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(v["pattern"], "random", "{}", v["pattern"]);
+    // A stride chain given beyond L1 is timed, with a note on the prefetchers.
+    distribution_run(&["-n", "4M", "--pattern", "stride", "--distribution-ms", "20"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("prefetchers serve a stride chain"));
 }
 
 #[test]

@@ -34,7 +34,7 @@ fn merge_gives_one_row_per_host_and_point() {
         .assert()
         .success();
     let original: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
-    assert_eq!(original["schema_version"], 2);
+    assert_eq!(original["schema_version"], 3);
     assert_eq!(original["kind"], "quick");
     assert!(original["host"]["cpu_model"].is_string());
     for (k, host) in ["alpha", "beta", "gamma"].iter().enumerate() {

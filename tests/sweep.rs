@@ -101,17 +101,35 @@ fn a_sweep_writes_csv_json_and_plot() {
     let text = std::fs::read_to_string(&svg).unwrap();
     assert!(text.starts_with("<svg") && text.contains("random"));
 
-    // The same file plots again, per metric, as PNG.
+    // The same file plots again, per metric, as PNG; cycles only where the
+    // clock was not suspect (a busy host can make the chains disagree).
     let png = dir.path().join("m.png");
     memlat()
         .arg("plot")
         .arg(&json)
         .arg("-o")
         .arg(&png)
-        .args(["--metric", "ns,cycles,bandwidth,task-clock"])
+        .args(["--metric", "ns,bandwidth,task-clock"])
         .assert()
         .success();
     assert_eq!(&std::fs::read(&png).unwrap()[1..4], b"PNG");
+    let suspect = points(&v)
+        .iter()
+        .any(|p| p["cycle_source"] == "estimated" && !p["clock_method"]["suspect"].is_null());
+    let cycles = memlat()
+        .arg("plot")
+        .arg(&json)
+        .arg("-o")
+        .arg(&png)
+        .args(["--metric", "cycles"])
+        .assert();
+    if suspect {
+        cycles
+            .code(2)
+            .stderr(predicate::str::contains("--metric cycles"));
+    } else {
+        cycles.success();
+    }
     memlat()
         .arg("plot")
         .arg(&json)
@@ -121,6 +139,32 @@ fn a_sweep_writes_csv_json_and_plot() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("--metric cache-misses"));
+}
+
+#[test]
+fn cycles_a_wrong_clock_made_are_refused_not_drawn_empty() {
+    // memlat 0.1.0's sweep on Golden Cove: a 20 GHz clock from folded adds.
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/curves/intel-xeon-glc-kvm-thp.json"
+    );
+    memlat()
+        .arg("plot")
+        .arg(fixture)
+        .arg("-o")
+        .arg(dir.path().join("c.svg"))
+        .args(["--metric", "cycles"])
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("--metric cycles")
+                .and(predicate::str::contains("shipping core")),
+        );
+    assert!(
+        !dir.path().join("c.svg").exists(),
+        "no empty chart is written"
+    );
 }
 
 #[test]

@@ -93,8 +93,7 @@ fn write(path: &Path, neighbour: bool, cut: bool) {
             inner: &header,
         },
     )
-    .unwrap()
-        + "\n";
+    .unwrap();
     for i in &intervals {
         text += &serde_json::to_string(&Tagged {
             record: "interval",
@@ -134,7 +133,10 @@ fn a_watch_file_reads_back_whole_with_its_summary_and_event() {
     let loaded = memlat::cli::inputs::load(std::slice::from_ref(&path)).unwrap();
     assert_eq!(loaded.len(), 1);
     assert_eq!(loaded[0].kind, "watch");
-    assert_eq!(loaded[0].value["schema_version"], 2);
+    assert_eq!(
+        loaded[0].value["schema_version"],
+        memlat::output::SCHEMA_VERSION
+    );
     let read: WatchFile = serde_json::from_value(loaded[0].value.clone()).unwrap();
     assert_eq!(read.header, header());
     assert_eq!(read.intervals, intervals(true));

@@ -6,6 +6,11 @@
 
 pub(crate) mod kernels;
 
+/// Dependent loads per loop trip: the count each ISA's chase repeats its
+/// load (kernels.rs) and the portable kernels loop; arch owns it, so it
+/// imports nothing from the kernels above it.
+pub const UNROLL: u64 = 100;
+
 #[cfg(target_arch = "x86_64")]
 #[path = "x86_64/mod.rs"]
 mod isa;

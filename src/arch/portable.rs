@@ -9,7 +9,7 @@
 use std::hint::black_box;
 use std::ptr::read_volatile;
 
-use crate::kernels::UNROLL;
+use super::UNROLL;
 
 pub(crate) unsafe fn chase_pointer(start: *const u64, trips: u64) -> *const u64 {
     let mut p = start;

@@ -26,10 +26,12 @@ pub struct Cli {
     #[command(flatten)]
     pub quick: QuickArgs,
 
-    /// The largest file memlat reads (results, profiles, state), MiB: a
-    /// bound so that /dev/zero or a runaway file cannot fill memory.
-    #[arg(long, global = true, value_name = "MIB", default_value_t = 256)]
-    pub max_input: u64,
+    /// The most memlat reads of its inputs together (results, profiles,
+    /// state), MiB: a bound so that /dev/zero or a runaway file cannot fill
+    /// memory. At most a quarter of the memory available [default: 256, or
+    /// that quarter when less].
+    #[arg(long, global = true, value_name = "MIB")]
+    pub max_input: Option<u64>,
 }
 
 /// Whether memlat was started under seed 004's program name (`ptr_chase`,
@@ -473,8 +475,9 @@ pub struct RunArgs {
     /// Also time loads one at a time (in small groups where one load is
     /// shorter than the timer, and say so) and report their distribution:
     /// p50 to p99.99, a log-spaced histogram, the modes, and periodic stalls
-    /// (such as DRAM refresh) found from the slow loads' timeline. Meant for
-    /// DRAM sizes with a random chain: -n 1G --pattern random.
+    /// (such as DRAM refresh) found from the slow loads' timeline. Times a
+    /// random chain unless --pattern is given (a stride chain beyond L1 is
+    /// served by the prefetchers).
     #[arg(long)]
     pub distribution: bool,
 

@@ -11,9 +11,21 @@ pub struct CharacterizeArgs {
     /// Directory for the results: DIR/<stage>.json for each stage,
     /// DIR/characterize.json (what ran, how long, what failed and why) and
     /// DIR/report.html. Created when missing; one that holds files is refused
-    /// without --force.
-    #[arg(short = 'o', long, value_name = "DIR")]
-    pub output: PathBuf,
+    /// without --force, unless they are an interrupted or killed run's, which
+    /// is then completed (as with --resume DIR).
+    #[arg(
+        short = 'o',
+        long,
+        value_name = "DIR",
+        required_unless_present = "resume"
+    )]
+    pub output: Option<PathBuf>,
+
+    /// Complete an interrupted or killed run in DIR: the stages it finished
+    /// are kept, the others run (a cut sweep goes on from its last point),
+    /// and the report is written.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["output", "force"])]
+    pub resume: Option<PathBuf>,
 
     /// Shorter settings: fewer sizes, repeats, page sizes and delays, one
     /// c2c method (a minute or less on 2 CPUs instead of several).

@@ -42,6 +42,7 @@ pub fn exit_code(error: &anyhow::Error) -> i32 {
     }
     let usage = error.downcast_ref::<crate::error::UsageError>().is_some()
         || error.downcast_ref::<crate::limits::LimitError>().is_some()
+        || error.downcast_ref::<crate::input::InputError>().is_some()
         || error
             .downcast_ref::<crate::engine::Error>()
             .is_some_and(|e| e.is_usage());

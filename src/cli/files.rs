@@ -45,7 +45,9 @@ impl SweepFiles {
     }
 
     /// Checks every path before anything is measured: plot extensions, and that
-    /// the CSV and JSON can be created (they are, holding `result`).
+    /// the CSV and JSON can be created (they are, holding `result`, each
+    /// written whole under a temporary name and renamed: a full disk, Ctrl-C
+    /// or SIGKILL leaves either no file or a valid one, never 0 bytes).
     pub fn create(&self, result: &SweepResult) -> Result<()> {
         for plot in &self.plots {
             ImageFormat::of(plot, "--plot")?;
@@ -61,13 +63,10 @@ impl SweepFiles {
         }
         for (flag, path) in [("--csv", &self.csv), ("--json", &self.json)] {
             if let Some(path) = path {
-                fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(path)
-                    .map_err(|e| {
-                        UsageError(format!("{flag} {}: cannot create it: {e}", path.display()))
-                    })?;
+                writable(path).map_err(|e| {
+                    UsageError(format!("{flag} {}: cannot write it: {e}", path.display()))
+                })?;
+                remove_stale_temporaries(path);
             }
         }
         self.write(result)
@@ -186,6 +185,23 @@ pub fn check_output_and_plot(output: Option<&Path>, plot: Option<&Path>) -> Resu
     ])
 }
 
+/// [`check_files`] for a command that writes `-o` and draws `--plot` from
+/// the files `reads` names (`--plateaus FILE`, `--machine FILE`): neither
+/// output may replace one of them.
+pub fn check_reads_output_and_plot(
+    reads: &[(&str, Option<&Path>)],
+    output: Option<&Path>,
+    plot: Option<&Path>,
+) -> Result<()> {
+    let mut named: Vec<(&str, Option<&Path>, Role)> = reads
+        .iter()
+        .map(|&(flag, p)| (flag, p, Role::Reads))
+        .collect();
+    named.push(("-o/--output", output, Role::Writes));
+    named.push(("--plot", plot, Role::Plot));
+    check_files(&named)
+}
+
 /// [`check_files`] for a command that reads `inputs` and writes `-o` (and
 /// `--plot`): no output may replace an input.
 pub fn check_inputs_and_outputs(
@@ -193,6 +209,8 @@ pub fn check_inputs_and_outputs(
     output: Option<&Path>,
     plot: Option<&Path>,
 ) -> Result<()> {
+    crate::input::check_total(inputs.iter().map(PathBuf::as_path))
+        .map_err(|e| UsageError(e.to_string()))?;
     let mut named: Vec<(&str, Option<&Path>, Role)> = inputs
         .iter()
         .map(|p| ("FILE", Some(p.as_path()), Role::Reads))
@@ -243,10 +261,12 @@ impl Output {
 
     /// [`Output::create`] for a file another flag names (`--csv`).
     pub fn create_for(path: Option<&Path>, flag: &str) -> Result<Output> {
+        let path = path.filter(|p| p.as_os_str() != "-");
         if let Some(path) = path {
             writable(path).map_err(|e| {
                 UsageError(format!("{flag} {}: cannot write it: {e}", path.display()))
             })?;
+            remove_stale_temporaries(path);
         }
         Ok(Output {
             path: path.map(Path::to_path_buf),
@@ -277,15 +297,68 @@ impl Output {
 
 /// Whether `path` can be written, without changing it: an existing file is
 /// opened for appending (nothing appended), a new one's directory must let a
-/// file be created there (a probe file is created and removed).
+/// file be created there (a probe file is created and removed). Refused: a
+/// symbolic link (dangling or not: memlat never writes through one, so a
+/// link planted in a shared directory cannot aim a root run elsewhere), and
+/// anything that is not a regular file (a FIFO would block, a device would
+/// be written or, renamed over, destroyed).
 pub fn writable(path: &Path) -> std::io::Result<()> {
-    match fs::metadata(path) {
+    use std::os::unix::fs::OpenOptionsExt;
+    match fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => {
+            let target = fs::read_link(path).unwrap_or_default();
+            Err(std::io::Error::other(format!(
+                "it is a symbolic link (to {}); memlat writes no file through a link: name the file itself",
+                target.display()
+            )))
+        }
         Ok(m) if m.is_dir() => Err(std::io::Error::other("it is a directory")),
-        Ok(_) => fs::OpenOptions::new().append(true).open(path).map(drop),
-        Err(_) => {
+        Ok(m) if !m.is_file() => Err(std::io::Error::other(format!(
+            "it is {}, not a regular file; name a file, or leave the flag out for standard output",
+            crate::input::kind_of(&m)
+        ))),
+        // O_NONBLOCK: should a FIFO appear here since, the open fails at once.
+        Ok(_) => fs::OpenOptions::new()
+            .append(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(path)
+            .map(drop),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let probe = temporary_beside(path);
             create_new(&probe)?;
             fs::remove_file(&probe)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Removes temporaries a killed run left beside `path` (`.NAME.PID.TAG.tmp`,
+/// see [`temporary_beside`]): only regular files of a process that is gone.
+pub fn remove_stale_temporaries(path: &Path) {
+    let Some(name) = path.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+        return;
+    };
+    let prefix = format!(".{name}.");
+    let Ok(entries) = fs::read_dir(parent_of(path)) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let file = entry.file_name().to_string_lossy().into_owned();
+        let Some(rest) = file
+            .strip_prefix(&prefix)
+            .and_then(|r| r.strip_suffix(".tmp"))
+        else {
+            continue;
+        };
+        let Some(pid) = rest.split('.').next().and_then(|p| p.parse::<i32>().ok()) else {
+            continue;
+        };
+        // SAFETY: kill with signal 0 only asks whether the process exists.
+        let alive = unsafe { libc::kill(pid, 0) } == 0
+            || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+        let regular = entry.file_type().is_ok_and(|t| t.is_file());
+        if !alive && regular {
+            let _ = fs::remove_file(entry.path());
         }
     }
 }
@@ -359,14 +432,15 @@ impl crate::experiments::Observer<SweepResult> for SweepObserver<'_> {
 }
 
 /// Writes `content` to `path` so a reader never sees a half-written file:
-/// into a temporary file beside it, then renamed over it. Paths that are not
-/// regular files (a pipe, /dev/stdout) are written directly.
+/// into a temporary file beside it (created with O_CREAT | O_EXCL |
+/// O_NOFOLLOW), then renamed over it. Nothing is written through a link or
+/// into a FIFO: rename replaces the name, never follows it. A device or a
+/// directory at `path` is never replaced (as root, renaming over /dev/null
+/// would destroy it): the content stays in the temporary file, which the
+/// error names.
 pub fn replace(path: &Path, content: &str) -> Result<()> {
+    use std::os::unix::fs::FileTypeExt;
     let context = || format!("writing {}", path.display());
-    let regular = fs::metadata(path).map_or(true, |m| m.is_file());
-    if !regular {
-        return fs::write(path, content).with_context(context);
-    }
     let temporary = temporary_beside(path);
     let written = create_new(&temporary).and_then(|mut file| {
         use std::io::Write;
@@ -377,6 +451,17 @@ pub fn replace(path: &Path, content: &str) -> Result<()> {
         let _ = fs::remove_file(&temporary);
         return Err(e).with_context(context);
     }
+    if let Ok(m) = fs::symlink_metadata(path) {
+        let t = m.file_type();
+        if t.is_dir() || t.is_char_device() || t.is_block_device() {
+            anyhow::bail!(
+                "{} is {}, not a file memlat may replace; the output is kept in {}",
+                path.display(),
+                crate::input::kind_of(&m),
+                temporary.display()
+            );
+        }
+    }
     fs::rename(&temporary, path).with_context(context)
 }
 
@@ -384,7 +469,14 @@ pub fn replace(path: &Path, content: &str) -> Result<()> {
 /// (with `-2`, `-3`... when one of that second exists).
 pub fn results_dir(base: &Path) -> Result<PathBuf> {
     let root = base.join(RESULTS_DIR);
-    fs::create_dir_all(&root).with_context(|| format!("creating {}", root.display()))?;
+    // A usage error, as for a named file: the fix is a flag or a directory.
+    let refuse = |dir: &Path, e: std::io::Error| {
+        UsageError(format!(
+            "cannot create {}: {e}; name the files with --json FILE (or --csv, --plot), or run where you can write",
+            dir.display()
+        ))
+    };
+    fs::create_dir_all(&root).map_err(|e| refuse(&root, e))?;
     let stamp = utc_timestamp(SystemTime::now())
         .replace(['-', ':'], "")
         .replace('T', "-")
@@ -399,7 +491,7 @@ pub fn results_dir(base: &Path) -> Result<PathBuf> {
         match fs::create_dir(&dir) {
             Ok(()) => return Ok(dir),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e).with_context(|| format!("creating {}", dir.display())),
+            Err(e) => return Err(refuse(&dir, e).into()),
         }
     }
     unreachable!("some suffix is free")
@@ -477,6 +569,52 @@ mod tests {
             1,
             "nothing created"
         );
+    }
+
+    fn mkfifo(path: &Path) {
+        let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path; mkfifo only creates a node.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    }
+
+    #[test]
+    fn outputs_are_never_written_through_a_link_or_into_a_fifo() {
+        let dir = tempfile::tempdir().unwrap();
+        let created = dir.path().join("created");
+        let link = dir.path().join("o.json");
+        std::os::unix::fs::symlink(&created, &link).unwrap();
+        let fifo = dir.path().join("f.txt");
+        mkfifo(&fifo);
+        // Named outputs: refused before anything is measured.
+        let err = writable(&link).unwrap_err().to_string();
+        assert!(err.contains("symbolic link"), "{err}");
+        let err = writable(&fifo).unwrap_err().to_string();
+        assert!(err.contains("a FIFO"), "{err}");
+        assert!(check_output_and_plot(Some(&link), None).is_err());
+        assert!(Output::create(Some(&fifo)).is_err());
+        // A file written without a check first (the remembered cache): the
+        // link and the FIFO are replaced, never followed or opened.
+        replace(&link, "{}").unwrap();
+        replace(&fifo, "{}").unwrap();
+        assert!(!created.exists(), "nothing created through the link");
+        for p in [&link, &fifo] {
+            let m = fs::symlink_metadata(p).unwrap();
+            assert!(m.is_file(), "{} is now a plain file", p.display());
+        }
+    }
+
+    #[test]
+    fn temporaries_of_a_killed_run_are_removed_and_live_ones_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("s.json");
+        // pid_max is at most 2^22 on Linux: this process cannot exist.
+        let dead = dir.path().join(".s.json.4194304.00000000000000aa.tmp");
+        let live = temporary_beside(&target);
+        fs::write(&dead, "x").unwrap();
+        fs::write(&live, "x").unwrap();
+        remove_stale_temporaries(&target);
+        assert!(!dead.exists());
+        assert!(live.exists());
     }
 
     #[test]

@@ -42,27 +42,7 @@ pub fn kind_of(value: &Value) -> String {
     }
 }
 
-/// The kinds of result memlat writes (and so reads back).
-pub const KINDS: [&str; 18] = [
-    "run",
-    "quick",
-    "sweep",
-    "levels",
-    "detect",
-    "assoc",
-    "linesize",
-    "loaduse",
-    "mlp",
-    "loaded",
-    "c2c",
-    "numa",
-    "tlb",
-    "doctor",
-    "bandwidth",
-    "characterize",
-    "watch",
-    "merged",
-];
+pub use crate::readback::KINDS;
 
 /// Refuses what is not a memlat result: not a JSON object, a kind memlat
 /// does not write, a schema newer than this memlat's.
@@ -86,10 +66,14 @@ fn check_result(value: &Value, path: &Path) -> Result<()> {
     }
     if let Some(version) = value.get("schema_version") {
         match version.as_u64() {
-            Some(v) if (1..=u64::from(crate::output::SCHEMA_VERSION)).contains(&v) => {}
+            Some(v)
+                if (u64::from(crate::output::OLDEST_SCHEMA)
+                    ..=u64::from(crate::output::SCHEMA_VERSION))
+                    .contains(&v) => {}
             _ => {
                 return refuse(format!(
-                    "schema_version {version} is not one this memlat reads (1 to {})",
+                    "schema_version {version} is not one this memlat reads ({} to {})",
+                    crate::output::OLDEST_SCHEMA,
                     crate::output::SCHEMA_VERSION
                 ));
             }
@@ -125,6 +109,7 @@ pub fn load(paths: &[PathBuf]) -> Result<Vec<Loaded>> {
             })?,
         };
         check_result(&value, path)?;
+        crate::readback::check(&kind_of(&value), &value, path)?;
         if value["kind"] == "merged" {
             for r in value["results"].as_array().into_iter().flatten() {
                 let host = r["host"]["hostname"].as_str().unwrap_or("?");

@@ -30,6 +30,19 @@ pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
 }
 
+/// Treats SIGTERM as Ctrl-C from now on (for a command whose children
+/// stop at SIGINT and whose report must still be written).
+pub fn also_on_sigterm() {
+    // SAFETY: as in Guard::install: a zeroed sigaction is valid, and the
+    // handler only touches an atomic and calls write(2) or _exit.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = on_sigint as *const () as libc::sighandler_t;
+        libc::sigemptyset(&mut action.sa_mask);
+        libc::sigaction(libc::SIGTERM, &action, std::ptr::null_mut());
+    }
+}
+
 /// Catches SIGINT while alive; restores the previous handler when dropped.
 pub struct Guard {
     previous: Option<libc::sigaction>,

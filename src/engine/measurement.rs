@@ -89,7 +89,7 @@ pub struct Measurement {
     /// `estimated` (ns x the core clock measured from dependent chains) or `given` (--ghz).
     pub cycle_source: CycleSource,
     /// How the core clock was estimated: each chain's GHz, whether they agree,
-    /// the ceiling from the claimed frequencies (absent in files from memlat 0.1.0).
+    /// the claimed frequencies, the verdict (absent in files from memlat 0.1.0).
     #[serde(default)]
     pub clock_method: Option<ClockEstimate>,
     /// What timed the samples: `monotonic`, `rdtsc`, `cntvct_el0`, `rdtime`,

@@ -224,7 +224,7 @@ impl Engine {
         read_clock(&self.sample_clock)
     }
 
-    /// How the core clock was estimated (chains, agreement, ceiling).
+    /// How the core clock was estimated (chains, agreement, claims, verdict).
     pub fn clock_estimate(&self) -> &ClockEstimate {
         &self.clock_estimate
     }

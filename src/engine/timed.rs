@@ -14,6 +14,7 @@ use crate::analysis::distribution::{self, Distribution, Timings};
 use crate::chain::Chain;
 use crate::kernels::{Kernel, KernelKind};
 use crate::platform::PageRequest;
+use crate::platform::clock::MIN_L1_CYCLES;
 
 /// The timer's cost and step, measured on an L1-resident chain.
 #[derive(Debug, Clone, Copy)]
@@ -116,6 +117,21 @@ impl Engine {
         Ok(cost)
     }
 
+    /// An L1 hit's least time, ns: [`MIN_L1_CYCLES`] at the core clock
+    /// (given, or estimated and not suspect); 0 where the clock is not known.
+    fn l1_floor_ns(&self) -> f64 {
+        let ghz = match self.timing.given_ghz {
+            Some(ghz) => ghz,
+            None if self.clock_suspect().is_none() => self.clock_ghz,
+            None => return 0.0,
+        };
+        if ghz.is_finite() && ghz > 0.0 {
+            MIN_L1_CYCLES / ghz
+        } else {
+            0.0
+        }
+    }
+
     /// Times the loads of `chain` (linked in `workload` for `kernel`) one by
     /// one, or in small groups, for about `duration`, and reads the timeline.
     pub(super) fn distribution(
@@ -140,9 +156,11 @@ impl Engine {
             ns_per_tick: cost.ns_per_tick,
             overhead_ns: cost.overhead_ns,
             loads_per_timing: group,
+            resolution_ns: cost.resolution_ns,
+            floor_ns: self.l1_floor_ns(),
         };
         let timer = crate::arch::TIMESTAMP.unwrap_or("none");
-        distribution::analyse(&timeline, timer, cost.resolution_ns)
+        distribution::analyse(&timeline, timer)
             .ok_or_else(|| Error::Invalid("distribution: no load was timed".into()))
     }
 }

@@ -8,8 +8,9 @@
 //!
 //! The plateaus come from, in order of preference:
 //! - a sweep of this machine given with `--plateaus FILE`;
-//! - the last complete default `memlat sweep` of this machine, remembered
-//!   per machine id for [`REMEMBER_DAYS`] days (`--plateaus auto`, the default);
+//! - the complete, quiet default `memlat sweep`s of this machine of the
+//!   last [`REMEMBER_DAYS`] days, remembered per machine id and combined
+//!   where they agree ([`super::plateau_history`]; `--plateaus auto`, the default);
 //! - a coarse probe: a random-chain sweep at ratio 1.3, two short repeats,
 //!   up to [`PROBE_CAP`] at most (2-7 s; `--plateaus probe` forces one).
 //!
@@ -179,6 +180,12 @@ impl MeasuredLevels {
             .collect();
         let from = match (&self.source[..], &self.file) {
             ("probe", _) => "a coarse probe just now (--plateaus probe|FILE to choose)".to_string(),
+            (_, Some(file)) if file.is_dir() => format!(
+                "the {} sweeps in {}, {}",
+                self.source,
+                file.display(),
+                self.measured
+            ),
             (_, Some(file)) => format!(
                 "the {} sweep {} of {}",
                 self.source,
@@ -260,9 +267,8 @@ pub fn probe(engine: &mut Engine, plan: &SweepPlan) -> Result<MeasuredLevels> {
     )
 }
 
-/// The file a complete sweep of this machine is remembered in:
-/// `$XDG_CACHE_HOME/memlat/` (or `~/.cache/memlat/`), per machine id.
-pub fn remembered_path(host: &Host) -> Option<PathBuf> {
+/// `$XDG_CACHE_HOME/memlat/` (or `~/.cache/memlat/`) and this machine's id.
+fn cache_base(host: &Host) -> Option<(PathBuf, String)> {
     let base = std::env::var_os("XDG_CACHE_HOME")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
@@ -272,7 +278,51 @@ pub fn remembered_path(host: &Host) -> Option<PathBuf> {
         .chars()
         .filter(|c| c.is_ascii_alphanumeric())
         .collect();
-    Some(base.join("memlat").join(format!("sweep-{id}.json")))
+    Some((base.join("memlat"), id))
+}
+
+/// The file memlat 0.1 remembered the last sweep of this machine in (still
+/// read, as one of the sweeps, until it is [`REMEMBER_DAYS`] old).
+pub fn remembered_path(host: &Host) -> Option<PathBuf> {
+    let (base, id) = cache_base(host)?;
+    Some(base.join(format!("sweep-{id}.json")))
+}
+
+/// The folder this machine's complete sweeps are remembered in, one file
+/// each, named after the time the sweep started.
+pub fn remembered_dir(host: &Host) -> Option<PathBuf> {
+    let (base, id) = cache_base(host)?;
+    Some(base.join(format!("sweeps-{id}")))
+}
+
+/// The file name a sweep that started at `started` is remembered under:
+/// the digits of its UTC time, so names sort as the sweeps ran.
+pub fn remembered_name(started: &str) -> String {
+    let digits: String = started.chars().filter(|c| c.is_ascii_digit()).collect();
+    format!("sweep-{digits}.json")
+}
+
+/// The remembered sweep files of this machine, oldest first (the 0.1 file
+/// first of all).
+pub fn remembered_files(host: &Host) -> Vec<PathBuf> {
+    let mut kept: Vec<PathBuf> = remembered_dir(host)
+        .and_then(|dir| std::fs::read_dir(dir).ok())
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("sweep-") && n.ends_with(".json"))
+        })
+        .collect();
+    kept.sort();
+    let mut files: Vec<PathBuf> = remembered_path(host)
+        .filter(|p| p.is_file())
+        .into_iter()
+        .collect();
+    files.extend(kept);
+    files
 }
 
 /// Whether `result` may stand for this machine's plateaus: complete, the
@@ -286,25 +336,58 @@ pub fn fits_this_machine(result: &SweepResult, host: &Host, age: Option<Duration
     same && recent && result.complete && result.detection_series().is_some()
 }
 
-/// The remembered sweep of this machine, when there is one that fits.
-pub fn remembered(host: &Host) -> Option<MeasuredLevels> {
-    let path = remembered_path(host)?;
-    let age = std::fs::metadata(&path)
+/// How long ago `path` was written.
+fn age(path: &Path) -> Option<Duration> {
+    std::fs::metadata(path)
         .and_then(|m| m.modified())
         .ok()
-        .and_then(|t| SystemTime::now().duration_since(t).ok());
-    let result = SweepResult::load(&path).ok()?;
-    if !fits_this_machine(&result, host, age) {
+        .and_then(|t| SystemTime::now().duration_since(t).ok())
+}
+
+/// The plateaus of one remembered sweep file, when it fits this machine.
+fn remembered_one(path: &Path, host: &Host) -> Option<MeasuredLevels> {
+    let result = SweepResult::load(path).ok()?;
+    if !fits_this_machine(&result, host, age(path)) {
+        return None;
+    }
+    // Edited or corrupted: a probe is measured instead.
+    if unfit(&result, host, crate::platform::mem_available_bytes()).is_some() {
         return None;
     }
     let mut levels = MeasuredLevels::from_sweep(&result, "remembered")?;
-    levels.file = Some(path);
+    levels.file = Some(path.to_path_buf());
     Some(levels)
+}
+
+/// The remembered sweeps of this machine that fit, combined where they
+/// agree, with a note for each level they do not agree on.
+pub fn remembered_combined(host: &Host) -> Option<(MeasuredLevels, Vec<String>)> {
+    let sweeps: Vec<MeasuredLevels> = remembered_files(host)
+        .iter()
+        .filter_map(|path| remembered_one(path, host))
+        .collect();
+    let (mut levels, notes) = super::plateau_history::combine(&sweeps)?;
+    if sweeps.len() > 1 {
+        levels.file = remembered_dir(host);
+    }
+    (!levels.levels.is_empty()).then_some((levels, notes))
+}
+
+/// The remembered sweeps of this machine, combined, when any fits.
+pub fn remembered(host: &Host) -> Option<MeasuredLevels> {
+    remembered_combined(host).map(|(levels, _)| levels)
 }
 
 /// The plateaus of a sweep file of this machine.
 pub fn from_file(path: &Path) -> Result<MeasuredLevels> {
     let result = SweepResult::load(path)?;
+    if let Some(why) = unfit(
+        &result,
+        &Host::this(),
+        crate::platform::mem_available_bytes(),
+    ) {
+        anyhow::bail!("{why}; measure this machine with `memlat sweep`, or give --plateaus probe");
+    }
     let mut levels = MeasuredLevels::from_sweep(&result, "file").with_context(|| {
         format!(
             "{}: no cache level with a plateau in this sweep; give another file or --plateaus probe",
@@ -313,6 +396,62 @@ pub fn from_file(path: &Path) -> Result<MeasuredLevels> {
     })?;
     levels.file = Some(path.to_path_buf());
     Ok(levels)
+}
+
+/// The largest cache plateau believed: no CPU's cache holds 1 GiB (the
+/// largest L3 one core reaches, Xeon 6's 504 MB, is half of it), so a larger
+/// plateau is a file edited or corrupted, not a measurement.
+pub const MAX_PLATEAU_BYTES: u64 = 1 << 30;
+
+/// Why the sweep `result` cannot stand for this machine's plateaus (`None`:
+/// it can): another machine or CPU, incomplete, measured more than
+/// [`REMEMBER_DAYS`] days ago (or in the future), or plateaus that no cache
+/// holds or that memory cannot.
+pub fn unfit(result: &SweepResult, host: &Host, available: Option<u64>) -> Option<String> {
+    let started = result.started.as_str();
+    match &result.host {
+        None => return Some("it names no machine".into()),
+        Some(h) if h.machine_id != host.machine_id || h.cpu_model != host.cpu_model => {
+            return Some(format!(
+                "it was measured on another machine ({}, {})",
+                h.hostname, h.cpu_model
+            ));
+        }
+        Some(_) => {}
+    }
+    if !result.complete {
+        return Some("the sweep is incomplete (cut short)".into());
+    }
+    let now = SystemTime::now();
+    let oldest = sweep::utc_timestamp(now - Duration::from_secs(REMEMBER_DAYS * 86_400));
+    // Timestamps of one format (YYYY-MM-DDTHH:MM:SSZ) order as text.
+    if started < oldest.as_str()
+        || started > sweep::utc_timestamp(now + Duration::from_secs(86_400)).as_str()
+    {
+        return Some(format!(
+            "it was measured at {started}, not within the last {REMEMBER_DAYS} days"
+        ));
+    }
+    let levels = MeasuredLevels::from_sweep(result, "file")?;
+    let largest = levels
+        .levels
+        .iter()
+        .map(|p| p.to_bytes.max(p.capacity_bytes.unwrap_or(0)))
+        .max()?;
+    if largest > MAX_PLATEAU_BYTES {
+        return Some(format!(
+            "a cache plateau reaches {}, more than any cache holds",
+            HumanBytes(largest)
+        ));
+    }
+    // Memory is measured at 4x the last capacity; it must fit beside the rest.
+    if available.is_some_and(|a| largest > a / 4) {
+        return Some(format!(
+            "a cache plateau reaches {}, more than a quarter of the memory available",
+            HumanBytes(largest)
+        ));
+    }
+    None
 }
 
 #[cfg(test)]
@@ -359,6 +498,14 @@ mod tests {
     }
 
     #[test]
+    fn remembered_sweeps_are_named_to_sort_as_they_ran() {
+        let a = remembered_name("2026-11-25T09:59:59Z");
+        let b = remembered_name("2026-11-25T10:00:00Z");
+        assert_eq!(a, "sweep-20261125095959.json");
+        assert!(a < b);
+    }
+
+    #[test]
     fn sources_parse() {
         assert_eq!(parse_source("auto"), Ok(Source::Auto));
         assert_eq!(parse_source("probe"), Ok(Source::Probe));
@@ -367,6 +514,40 @@ mod tests {
             Ok(Source::File(PathBuf::from("s.json")))
         );
         assert!(parse_source(" ").is_err());
+    }
+
+    #[test]
+    fn only_a_complete_recent_sweep_of_this_machine_of_cache_sizes_is_believed() {
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/curves/amd-epyc-zen3-fc-thp-b.json");
+        let mut good = SweepResult::load(&fixture).unwrap();
+        let host = Host::this();
+        good.host = Some(host.clone());
+        good.complete = true;
+        good.started = sweep::utc_timestamp(SystemTime::now());
+        assert_eq!(unfit(&good, &host, Some(16 << 30)), None);
+        let why = |edit: &dyn Fn(&mut SweepResult)| {
+            let mut r = good.clone();
+            edit(&mut r);
+            unfit(&r, &host, Some(16 << 30)).unwrap_or_default()
+        };
+        assert!(
+            why(&|r| r.host.as_mut().unwrap().machine_id = "other".into())
+                .contains("another machine")
+        );
+        assert!(why(&|r| r.complete = false).contains("incomplete"));
+        assert!(why(&|r| r.started = "1999-01-01T00:00:00Z".into()).contains("1999"));
+        // Sizes multiplied by 1024: plateaus of GiB, which no cache holds.
+        let scaled = why(&|r| {
+            for m in &mut r.points {
+                m.size *= 1024;
+            }
+            r.config.sizes.iter_mut().for_each(|s| *s *= 1024);
+        });
+        assert!(scaled.contains("more than any cache holds"), "{scaled}");
+        // Plateaus that fit a cache but not a small machine's memory.
+        let small = unfit(&good, &host, Some(4 << 20)).unwrap_or_default();
+        assert!(small.contains("memory available"), "{small}");
     }
 
     #[test]

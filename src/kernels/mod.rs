@@ -14,8 +14,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::chain::NodeEncoding;
 
-/// Dependent loads per loop trip.
-pub const UNROLL: u64 = 100;
+/// Dependent loads per loop trip (the arch layer's).
+pub const UNROLL: u64 = arch::UNROLL;
 
 /// Whether this build has hand-written `asm!` kernels for its ISA.
 pub const HAS_ASM: bool = arch::HAS_ASM;

@@ -49,7 +49,16 @@ pub fn samples(measurements: &[Measurement]) -> String {
     // figures, repeated on each of its rows.
     let percentiles = measurements.iter().any(|m| m.distribution.is_some());
     let mut columns: Vec<String> = COLUMNS.iter().map(|c| c.to_string()).collect();
-    columns.extend(events.iter().map(|e| format!("{e}_per_load")));
+    // An event named as a fixed column (`cycles`: cycles_per_load is the
+    // figure memlat reports, counted or estimated) says it was counted.
+    columns.extend(events.iter().map(|e| {
+        let name = format!("{e}_per_load");
+        if COLUMNS.contains(&name.as_str()) {
+            format!("{e}_counted_per_load")
+        } else {
+            name
+        }
+    }));
     if percentiles {
         columns.extend(["p50_ns".to_string(), "p99_ns".to_string()]);
     }

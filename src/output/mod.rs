@@ -17,38 +17,87 @@ pub fn json<T: Serialize>(value: &T) -> Result<String> {
     Ok(serde_json::to_string_pretty(value)? + "\n")
 }
 
-/// The version of the result JSON layout: 2 adds `schema_version`, `kind`
-/// and `host` to every result (memlat 0.1.0's files, without them, are 1).
-pub const SCHEMA_VERSION: u32 = 2;
+/// The version of the result JSON layout: 2 added `schema_version`, `kind`
+/// and `host` to every result (memlat 0.1.0's files, without them, are 1);
+/// 3 gives every result the whole envelope: `memlat_version`, `command`,
+/// `started`, `finished` and `noise` too.
+pub const SCHEMA_VERSION: u32 = 3;
 
-/// A result with what every result JSON starts with: its schema version,
-/// its kind (`run`, `sweep`, `mlp`...) and the host it was measured on.
+/// The oldest layout this memlat reads: 1, memlat 0.1.0's files (which
+/// record no `schema_version`), since that release's sweeps are what users
+/// have kept; 2 and 3 read as well.
+pub const OLDEST_SCHEMA: u32 = 1;
+
+static STARTED: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Records now as the time this command started (the envelope's
+/// `started`); the first call wins.
+pub fn mark_started() -> String {
+    STARTED
+        .get_or_init(|| crate::experiments::sweep::utc_timestamp(std::time::SystemTime::now()))
+        .clone()
+}
+
+/// The command line that made a result, as the process received it.
+pub fn command_line() -> Vec<String> {
+    std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect()
+}
+
+/// What every result JSON starts with: its schema version, its kind (`run`,
+/// `sweep`, `mlp`...), the memlat and command that made it, the host it was
+/// measured on, when, and how noisy the machine was (`null` where the kind
+/// does not measure it). A field the result holds itself (a sweep's
+/// `started`, a run's `noise`) is the result's and left out here.
 #[derive(Serialize)]
 struct Envelope<'a, T: Serialize> {
     schema_version: u32,
     kind: &'a str,
-    host: crate::platform::host::Host,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    memlat_version: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    command: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    host: Option<crate::platform::host::Host>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    started: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    finished: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    noise: Option<serde_json::Value>,
     #[serde(flatten)]
     result: &'a T,
 }
 
-/// `value` (a JSON object) as a result of `kind` on this host, pretty-printed.
-pub fn result_json<T: Serialize>(kind: &str, value: &T) -> Result<String> {
-    json(&Envelope {
+fn envelope<'a, T: Serialize>(kind: &'a str, value: &'a T) -> Result<Envelope<'a, T>> {
+    let shape = serde_json::to_value(value)?;
+    let Some(fields) = shape.as_object() else {
+        anyhow::bail!("a {kind} result must serialize to a JSON object");
+    };
+    let own = |k: &str| fields.contains_key(k);
+    let started = mark_started();
+    Ok(Envelope {
         schema_version: SCHEMA_VERSION,
         kind,
-        host: crate::platform::host::Host::this(),
+        memlat_version: (!own("memlat_version")).then_some(env!("CARGO_PKG_VERSION")),
+        command: (!own("command")).then(command_line),
+        host: (!own("host")).then(crate::platform::host::Host::this),
+        started: (!own("started")).then_some(started),
+        finished: (!own("finished"))
+            .then(|| crate::experiments::sweep::utc_timestamp(std::time::SystemTime::now())),
+        noise: (!own("noise")).then_some(serde_json::Value::Null),
         result: value,
     })
 }
 
-/// [`result_json`] on one line, without a trailing newline (the first line
-/// of a JSON-lines result such as `memlat watch -o FILE.jsonl`).
+/// `value` (a JSON object) as a result of `kind` on this host, pretty-printed.
+pub fn result_json<T: Serialize>(kind: &str, value: &T) -> Result<String> {
+    json(&envelope(kind, value)?)
+}
+
+/// The same envelope on one line (JSON lines: one result a line, for a
+/// command that writes results as it goes).
 pub fn result_json_line<T: Serialize>(kind: &str, value: &T) -> Result<String> {
-    Ok(serde_json::to_string(&Envelope {
-        schema_version: SCHEMA_VERSION,
-        kind,
-        host: crate::platform::host::Host::this(),
-        result: value,
-    })?)
+    Ok(serde_json::to_string(&envelope(kind, value)?)? + "\n")
 }

@@ -203,10 +203,19 @@ impl Table {
         out
     }
 
-    /// A header and one record per row, numbers in full.
+    /// A header and one record per row, numbers in full. Every CSV memlat
+    /// writes comes through here, so every test that writes one checks that
+    /// its header names each column once (pandas renames a repeated name).
     pub fn csv(&self) -> String {
         let mut writer = csv::Writer::from_writer(Vec::new());
         let header: Vec<String> = self.columns.iter().map(|c| defuse(&c.name)).collect();
+        debug_assert!(
+            header
+                .iter()
+                .enumerate()
+                .all(|(k, h)| !header[..k].contains(h)),
+            "a CSV header names a column twice: {header:?}"
+        );
         // Writing to a Vec cannot fail.
         writer.write_record(&header).expect("writing to memory");
         for row in &self.rows {

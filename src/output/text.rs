@@ -79,15 +79,21 @@ fn seed_lines(m: &Measurement, kv: &mut KeyValues) {
             "nan".into()
         }
     };
+    // Each event as the JSON has it: nan where it was not counted.
     for (name, per_load) in &m.events {
         match per_load {
             Some(v) => kv.add(name.clone(), total(*v)),
-            None if name == "cycles" => kv.add(name.clone(), total(m.cycles_per_load.median)),
             None => kv.add(name.clone(), "nan"),
         };
     }
+    // Seed 004's reader wants a cycles line: nan when it was not asked for,
+    // as when it could not be counted; the estimate (ns x clock) under a
+    // name that says so.
     if !m.events.contains_key("cycles") {
-        kv.add("cycles", total(m.cycles_per_load.median));
+        kv.add("cycles", "nan");
+    }
+    if m.events.get("cycles").copied().flatten().is_none() {
+        kv.add("cycles_estimated", total(m.cycles_per_load.median));
     }
     kv.word("OK");
 }
@@ -232,6 +238,9 @@ pub fn distribution_lines(d: &Distribution) -> Vec<(&'static str, String)> {
         .map(|m| format!("{:.1} ns ({:.1}%)", m.ns, m.share * 100.0))
         .collect();
     lines.push(("modes", modes.join(", ")));
+    if let Some(folding) = d.folding() {
+        lines.push(("folded", folding));
+    }
     lines.push(("periodic_stalls", stalls_sentence(d)));
     lines
 }
@@ -258,6 +267,11 @@ fn stalls_sentence(d: &Distribution) -> String {
             1e9 / sp.band_hz[1],
             1e6 / sp.band_hz[0],
             sp.longer_period_ns.unwrap_or_default() / 1e3
+        ),
+        (None, Some(sp)) if sp.host_period_ns.is_some() => format!(
+            "none from memory; the slow loads recur every {:.1} us but each stalls over {:.0} ns, longer than a DRAM refresh holds a load: the host's (a hypervisor tick or an interrupt)",
+            sp.host_period_ns.unwrap_or_default() / 1e3,
+            crate::analysis::distribution::spectrum::MAX_MEMORY_STALL_NS
         ),
         _ => "none: no period in the slow loads' timeline".to_string(),
     }

@@ -259,14 +259,39 @@ pub fn mem_available_bytes() -> Option<u64> {
     Some(cgroup_headroom().map_or(machine, |c| c.min(machine)))
 }
 
-/// `memory.max - memory.current` of this process's cgroup (v2), when it has a limit.
+/// The headroom of this process's memory cgroup, when it has a limit:
+/// `memory.max - memory.current` (v2), else `memory.limit_in_bytes -
+/// memory.usage_in_bytes` (v1, still the memory controller of many hosts).
 fn cgroup_headroom() -> Option<u64> {
     let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-    let path = own.lines().find_map(|l| l.strip_prefix("0::"))?;
-    let dir = std::path::Path::new("/sys/fs/cgroup").join(path.trim_start_matches('/'));
+    let root = std::path::Path::new("/sys/fs/cgroup");
+    let v2 = own
+        .lines()
+        .find_map(|l| l.strip_prefix("0::"))
+        .map(|p| root.join(p.trim_start_matches('/')))
+        .and_then(|dir| read_pair(&dir, "memory.max", "memory.current"));
+    v2.or_else(|| {
+        let path = own.lines().find_map(|l| {
+            let mut fields = l.splitn(3, ':');
+            let (_, controllers, path) = (fields.next()?, fields.next()?, fields.next()?);
+            controllers
+                .split(',')
+                .any(|c| c == "memory")
+                .then_some(path)
+        })?;
+        let mount = root.join("memory");
+        // Inside a container the mount is often the cgroup itself.
+        [mount.join(path.trim_start_matches('/')), mount]
+            .iter()
+            .find_map(|dir| read_pair(dir, "memory.limit_in_bytes", "memory.usage_in_bytes"))
+    })
+}
+
+/// The headroom the limit and usage files in `dir` leave.
+fn read_pair(dir: &std::path::Path, limit: &str, usage: &str) -> Option<u64> {
     headroom(
-        &std::fs::read_to_string(dir.join("memory.max")).ok()?,
-        &std::fs::read_to_string(dir.join("memory.current")).ok()?,
+        &std::fs::read_to_string(dir.join(limit)).ok()?,
+        &std::fs::read_to_string(dir.join(usage)).ok()?,
     )
 }
 

@@ -16,7 +16,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::CurvePoint;
+use super::{CurvePoint, LEVEL_RATIO, UNSTABLE_RATIO};
 
 /// What a level certainly serves and certainly does not, from the repeats
 /// themselves rather than from one crossing: on a shared cache whose edge
@@ -27,9 +27,73 @@ pub struct CapacityBounds {
     /// The largest measured size where every repeat read this level's
     /// latency; `None` when no size did.
     pub at_least_bytes: Option<u64>,
-    /// The smallest measured size where every repeat read the next level's
-    /// latency; `None` when the curve never got there.
+    /// The smallest measured size from which on every repeat (at it and at
+    /// every larger size) read the next level's latency; `None` when the
+    /// curve never got there.
     pub at_most_bytes: Option<u64>,
+}
+
+/// The latencies that decide, for one repeat, which of two levels served
+/// it: at or below the first it read the faster level (at `from_ns`), at or
+/// above the second the slower one (at `to_ns`).
+///
+/// A chase's loads are serialised, so a repeat's mean is the mix of the
+/// latencies of the levels that served its loads; a load served by the
+/// slower level cannot take less than its latency. Levels differ by at least
+/// [`LEVEL_RATIO`] (the detector's premise), so a mean within that factor of
+/// a level is that level's latency: within 1.5x of an L3 at 11 ns and memory
+/// at 140, at most 1 load in 23 went to memory. Neither threshold passes the
+/// geometric middle of the two, so no repeat reads both levels.
+pub fn bound_thresholds(from_ns: f64, to_ns: f64) -> (f64, f64) {
+    let middle = (from_ns * to_ns).sqrt();
+    (
+        (from_ns * LEVEL_RATIO).min(middle),
+        (to_ns / LEVEL_RATIO).max(middle),
+    )
+}
+
+/// What every repeat agrees a level serves: `points` by size (raw, with
+/// each size's lowest and highest repeat), the level's plateau starting at
+/// `start`, its latency `from_ns`, the next level's `to_ns`.
+///
+/// Interference only slows a load: a fast repeat proves the level served
+/// that size, a slow one may be a neighbour's burst (on a 2-vCPU guest one
+/// point's repeats all read the next level at 418 KiB while 476-683 KiB
+/// still read L2). So the upper bound is the size after the last one at
+/// which any repeat read faster than the next level: from there on every
+/// repeat at every size read the next level's latency.
+pub fn bounds(points: &[CurvePoint], start: usize, from_ns: f64, to_ns: f64) -> CapacityBounds {
+    let (serves, beyond) = bound_thresholds(from_ns, to_ns);
+    let after = &points[start.min(points.len())..];
+    let last_served = after.iter().rposition(|p| p.ns_min < beyond);
+    let at_most_bytes = match last_served {
+        Some(i) => after.get(i + 1),
+        None => after.first(),
+    }
+    .map(|p| p.size_bytes);
+    let at_least_bytes = after
+        .iter()
+        .take_while(|p| at_most_bytes.is_none_or(|m| p.size_bytes < m))
+        .filter(|p| p.ns_max <= serves)
+        .last()
+        .map(|p| p.size_bytes);
+    CapacityBounds {
+        at_least_bytes,
+        at_most_bytes,
+    }
+}
+
+/// Whether the edge between the bounds moved while it was measured: some
+/// size between them whose repeats differ by [`UNSTABLE_RATIO`] or more
+/// (one repeat served by this level, another mostly by the next: a cache
+/// shared with other tenants whose share changed between repeats).
+pub fn edge_moved(points: &[CurvePoint], bounds: &CapacityBounds) -> bool {
+    let low = bounds.at_least_bytes.unwrap_or(0);
+    let high = bounds.at_most_bytes.unwrap_or(u64::MAX);
+    points
+        .iter()
+        .filter(|p| p.size_bytes > low && p.size_bytes < high)
+        .any(|p| p.ns_max >= UNSTABLE_RATIO * p.ns_min)
 }
 
 /// A level's capacity: the estimate, the measured sizes around it, and the
@@ -47,7 +111,7 @@ pub struct Capacity {
 }
 
 /// The definition of `size_bytes`, as the JSON states it.
-pub const CAPACITY_DEFINITION: &str = "the size at which the latency leaves this level's plateau: reaches the geometric mean of the plateau and the next level, or twice the plateau if lower, interpolated in log-size and log-latency between the measured sizes either side (size_bracket_bytes); size_within_10pct_bytes is the largest measured size within 10% of the plateau";
+pub const CAPACITY_DEFINITION: &str = "the size at which the latency leaves this level's plateau: reaches the geometric mean of the plateau and the next level, or twice the plateau if lower, interpolated in log-size and log-latency between the measured sizes either side (size_bracket_bytes); size_within_10pct_bytes is the largest measured size within 10% of the plateau; capacity_bounds.at_least_bytes is the largest measured size where every repeat read this level's latency (within 1.5x of it and below the geometric middle to the next level), at_most_bytes the smallest from which on every repeat at every size read the next level's";
 
 /// A level is left at twice its latency at the latest.
 pub const LEAVE_RATIO: f64 = 2.0;
@@ -156,6 +220,73 @@ mod tests {
         assert!((1 << 20..2 << 20).contains(&cap.estimate), "{cap:?}");
         assert_eq!((cap.low, cap.high), (1221184, 1587776));
         assert_eq!(cap.within_10pct, 428096);
+    }
+
+    /// Points with their lowest and highest repeat.
+    fn spread(points: &[(u64, f64, f64)]) -> Vec<CurvePoint> {
+        points
+            .iter()
+            .map(|&(s, lo, hi)| CurvePoint {
+                size_bytes: s,
+                ns: (lo * hi).sqrt(),
+                ns_min: lo,
+                ns_max: hi,
+                cycles: 0.0,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn bounds_hold_what_every_repeat_read() {
+        // Zen 5's shared L3 (11.2 ns) and memory (139 ns): at 4.4 MiB one
+        // repeat of ten read 25 ns, at 5.8-9.7 MiB the repeats read both
+        // levels, from 12.6 MiB all read memory.
+        let c = spread(&[
+            (2 << 20, 9.7, 10.7),
+            (3_487_808, 11.1, 12.2),
+            (4_534_336, 11.5, 25.3),
+            (5_894_848, 12.9, 28.5),
+            (9_961_792, 14.7, 129.5),
+            (12_949_952, 109.0, 110.9),
+            (16_835_008, 115.3, 138.1),
+        ]);
+        let b = bounds(&c, 0, 11.2, 139.0);
+        assert_eq!(b.at_least_bytes, Some(3_487_808));
+        assert_eq!(b.at_most_bytes, Some(12_949_952));
+        assert!(edge_moved(&c, &b));
+        // A sharp step: the bounds are its two sizes, and nothing moved.
+        let step = spread(&[(40384, 1.4, 1.5), (49216, 1.45, 1.5), (52544, 4.1, 4.2)]);
+        let b = bounds(&step, 0, 1.45, 4.65);
+        assert_eq!(
+            (b.at_least_bytes, b.at_most_bytes),
+            (Some(49216), Some(52544))
+        );
+        assert!(!edge_moved(&step, &b));
+        // A curve that never reaches the next level has no upper bound.
+        let b = bounds(&step[..2], 0, 1.45, 4.65);
+        assert_eq!((b.at_least_bytes, b.at_most_bytes), (Some(49216), None));
+        // A neighbour's burst slows every repeat of one size; larger sizes
+        // still read L2, so the burst is no upper bound.
+        let burst = spread(&[
+            (321_700, 4.0, 4.0),
+            (418_100, 10.4, 10.6),
+            (683_400, 5.3, 5.4),
+            (917_700, 9.2, 9.3),
+            (1_587_776, 11.3, 12.3),
+        ]);
+        let b = bounds(&burst, 0, 3.83, 14.58);
+        assert_eq!(
+            (b.at_least_bytes, b.at_most_bytes),
+            (Some(683_400), Some(1_587_776))
+        );
+    }
+
+    #[test]
+    fn close_levels_never_share_a_latency() {
+        // 1.6x apart: 1.5x of the faster would pass the slower's 1.5x band.
+        let (serves, beyond) = bound_thresholds(10.0, 16.0);
+        assert!(serves <= beyond && serves > 10.0 && beyond < 16.0);
+        assert_eq!(bound_thresholds(1.0, 100.0), (1.5, 100.0 / 1.5));
     }
 
     #[test]

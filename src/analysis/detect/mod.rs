@@ -370,6 +370,40 @@ fn capacity_note(c: &Capacity) -> String {
     note
 }
 
+/// Bounds further apart than this factor span a whole power-of-two size
+/// class: no one capacity figure describes the level, so the text says so.
+pub const WIDE_BOUNDS: f64 = 2.0;
+
+/// The note on a level's bounds, where they say more than its capacity: far
+/// apart, missing, or with the edge moving between repeats.
+fn bounds_note(points: &[CurvePoint], b: &CapacityBounds) -> Option<String> {
+    let moved = capacity::edge_moved(points, b);
+    let text = match (b.at_least_bytes, b.at_most_bytes) {
+        (Some(low), Some(high)) if moved || high as f64 > low as f64 * WIDE_BOUNDS => format!(
+            "serves at least {} and at most {} here (every repeat read its latency up to {0}, and the next level's from {1} on)",
+            HumanBytes(low),
+            HumanBytes(high)
+        ),
+        (Some(_), Some(_)) => return None,
+        (Some(low), None) => format!(
+            "serves at least {} here (every repeat read its latency up to there); no size read the next level's latency in every repeat",
+            HumanBytes(low)
+        ),
+        (None, Some(high)) => format!(
+            "serves at most {} here; no size read its latency in every repeat",
+            HumanBytes(high)
+        ),
+        (None, None) => {
+            "no size read its latency, or the next level's, in every repeat: no bounds".into()
+        }
+    };
+    Some(if moved {
+        text + "; its edge moved between repeats (a cache shared with other tenants, or a disturbed run): repeats at one size read both levels"
+    } else {
+        text
+    })
+}
+
 /// The notes of one level: unstable sizes and a memory that is too fast.
 fn stability_notes(
     points: &[CurvePoint],
@@ -506,10 +540,12 @@ pub fn detect(curve: &[CurvePoint], sysfs: &[CacheInfo]) -> Detection {
             .into_iter()
             .flatten()
             .collect();
+        let bounds = next.map(|n| capacity::bounds(&points, level.start, level.ns, n.ns));
         let mut notes_here = Vec::new();
         if let Some(c) = &cap {
             notes_here.push(capacity_note(c));
         }
+        notes_here.extend(bounds.and_then(|b| bounds_note(&points, &b)));
         notes_here.extend(stability_notes(&points, level, &neighbours, is_memory));
         detected.push(DetectedLevel {
             name: if is_memory {
@@ -526,8 +562,7 @@ pub fn detect(curve: &[CurvePoint], sysfs: &[CacheInfo]) -> Detection {
                     points[level.end - 1].size_bytes,
                 ]
             }),
-            // Filled by issue 27's bounds reading (None until then).
-            capacity_bounds: None,
+            capacity_bounds: bounds,
             latency_ns: level.ns,
             latency_cycles: level.cycles,
             confidence: confidence(&points, level, &neighbours, sigma, cap),

@@ -12,6 +12,15 @@ fn capacity_cell(level: &DetectedLevel) -> String {
     }
 }
 
+/// What every repeat agrees the level serves: `at least..at most`.
+fn bounds_cell(level: &DetectedLevel) -> String {
+    let Some(b) = level.capacity_bounds else {
+        return "-".into();
+    };
+    let side = |v: Option<u64>| v.map_or("?".to_string(), |v| HumanBytes(v).to_string());
+    format!("{}..{}", side(b.at_least_bytes), side(b.at_most_bytes))
+}
+
 fn sysfs_cell(level: &DetectedLevel) -> String {
     match (level.sysfs_size_bytes, level.size_bytes) {
         (Some(claim), Some(size)) if ratio(claim, size) > DISAGREE_RATIO => {
@@ -37,6 +46,7 @@ pub fn levels_table(detection: &Detection) -> Table {
     let mut t = Table::new(&[
         "<level",
         "size",
+        "serves (every repeat)",
         "ns",
         "cycles",
         "ns min..max",
@@ -47,6 +57,7 @@ pub fn levels_table(detection: &Detection) -> Table {
         t.row(vec![
             level.name.clone().into(),
             capacity_cell(level).into(),
+            bounds_cell(level).into(),
             Cell::float(level.latency_ns, 2),
             cycles_cell(level).into(),
             format!("{:.2}..{:.2}", level.spread_ns.0, level.spread_ns.1).into(),

@@ -30,6 +30,12 @@ pub struct Timings<'a> {
     pub overhead_ns: f64,
     /// Dependent loads between two timer reads.
     pub loads_per_timing: u32,
+    /// The smallest step the timer takes, ns.
+    pub resolution_ns: f64,
+    /// No load is read faster than this, ns: an L1 hit's least time, 2
+    /// cycles at the core clock (no cache answers a dependent load in
+    /// fewer); 0 where the clock is not known.
+    pub floor_ns: f64,
 }
 
 impl Timings<'_> {
@@ -38,10 +44,23 @@ impl Timings<'_> {
         f64::from(ticks) * self.ns_per_tick
     }
 
+    /// Whether a delta lies within one timer step of the timer's own cost:
+    /// the timer cannot tell its loads from none (a guest's TSC that
+    /// advances in 10 ns steps reads a 150 ns DRAM load as 0-10 ns now and
+    /// then), so it is read as the floor, not as a load faster than an L1 hit.
+    pub fn folded(&self, ticks: u32) -> bool {
+        self.elapsed_ns(ticks) <= self.overhead_ns + self.resolution_ns
+    }
+
     /// Latency of one load in a delta of `ticks`: the delta less the timer's
-    /// cost, over the loads it timed (never below a hundredth of a ns).
+    /// cost, over the loads it timed; never below the floor (nor a
+    /// hundredth of a ns), and the floor where the delta is [`Self::folded`].
     pub fn load_ns(&self, ticks: u32) -> f64 {
-        ((self.elapsed_ns(ticks) - self.overhead_ns) / f64::from(self.loads_per_timing)).max(0.01)
+        let floor = self.floor_ns.max(0.01);
+        if self.folded(ticks) {
+            return floor;
+        }
+        ((self.elapsed_ns(ticks) - self.overhead_ns) / f64::from(self.loads_per_timing)).max(floor)
     }
 }
 
@@ -55,6 +74,15 @@ pub struct Distribution {
     pub timer_overhead_ns: f64,
     /// The smallest step the timer was seen to take, ns.
     pub timer_resolution_ns: f64,
+    /// No load is read faster than this, ns: 2 cycles at the core clock, the
+    /// least an L1 hit takes (0 where the clock is not known). No mode or
+    /// percentile lies below it.
+    #[serde(default)]
+    pub floor_ns: f64,
+    /// Timings within one timer step of the timer's own cost, read as the
+    /// floor: the timer cannot tell their loads from none.
+    #[serde(default)]
+    pub timings_folded: u64,
     /// Dependent loads between two timer reads: 1 where a load is long
     /// against the timer's cost and resolution, else a small group (then
     /// every figure below is a group's mean per load, not one load's).
@@ -78,6 +106,19 @@ pub struct Distribution {
 }
 
 impl Distribution {
+    /// What was folded into the floor, when anything was.
+    pub fn folding(&self) -> Option<String> {
+        (self.timings_folded > 0).then(|| {
+            format!(
+                "{} timing(s) ({:.2}%) within one timer step ({:.2} ns) of the timer's cost were read as the floor ({:.2} ns, an L1 hit's least): the timer cannot tell those loads from none, so they are no loads faster than an L1 hit",
+                self.timings_folded,
+                100.0 * self.timings_folded as f64 * f64::from(self.loads_per_timing) / self.loads_timed.max(1) as f64,
+                self.timer_resolution_ns,
+                self.floor_ns
+            )
+        })
+    }
+
     /// How the loads were timed: alone, or in groups (then every figure is
     /// a group's mean per load).
     pub fn grouping(&self) -> String {
@@ -93,7 +134,7 @@ impl Distribution {
 }
 
 /// Reads a timeline: percentiles, histogram, modes and periodic stalls.
-pub fn analyse(timings: &Timings, timer: &str, resolution_ns: f64) -> Option<Distribution> {
+pub fn analyse(timings: &Timings, timer: &str) -> Option<Distribution> {
     if timings.ticks.is_empty() {
         return None;
     }
@@ -101,7 +142,15 @@ pub fn analyse(timings: &Timings, timer: &str, resolution_ns: f64) -> Option<Dis
     sorted.sort_unstable();
     let percentiles = percentiles(&sorted, timings);
     let histogram = histogram(&sorted, timings);
-    let modes = modes(&sorted, timings);
+    // Folded timings carry no latency: they make no mode. Shares stay
+    // shares of every timing.
+    let unfolded = &sorted[sorted.partition_point(|&t| timings.folded(t))..];
+    let kept = unfolded.len() as f64 / sorted.len() as f64;
+    let mut modes = modes(unfolded, timings);
+    for m in &mut modes {
+        m.share *= kept;
+    }
+    modes.retain(|m| m.share >= shape::MIN_MODE_SHARE);
     let median_ticks = sorted[sorted.len() / 2];
     drop(sorted);
     let (periodic_stalls, spectrum) =
@@ -109,7 +158,9 @@ pub fn analyse(timings: &Timings, timer: &str, resolution_ns: f64) -> Option<Dis
     Some(Distribution {
         timer: timer.to_string(),
         timer_overhead_ns: timings.overhead_ns,
-        timer_resolution_ns: resolution_ns,
+        timer_resolution_ns: timings.resolution_ns,
+        floor_ns: timings.floor_ns,
+        timings_folded: timings.ticks.iter().filter(|&&t| timings.folded(t)).count() as u64,
         loads_per_timing: timings.loads_per_timing,
         loads_timed: timings.ticks.len() as u64 * u64::from(timings.loads_per_timing),
         timeline_ms: timings

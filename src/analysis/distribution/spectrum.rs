@@ -33,9 +33,22 @@ pub const MIN_SLOW: usize = 50;
 /// The longest period looked for, ns.
 pub const MAX_PERIOD_NS: f64 = 20_000.0;
 
+/// The shortest period looked for, in median timings: the timeline samples
+/// the stalls once a timing, so a period must span 2 timings to be seen at
+/// all (Nyquist) and 3 to show as a comb. Zen 5's DDR5 refresh (975 ns) is
+/// 6-7 loads of 150 ns; a band stopping at 8 timings missed it.
+pub const MIN_PERIOD_TIMINGS: f64 = 3.0;
+
 /// A peak is a period when its power is at least this many times the
 /// median power around it (noise peaks of an averaged spectrum stay under 3).
 pub const MIN_STRENGTH: f64 = 8.0;
+
+/// A periodic stall longer than this is the host's, not the memory's, ns.
+/// A refresh blocks a rank for tRFC, 350 to 550 ns on DDR4 and DDR5 dies of
+/// 8 to 32 Gb (JEDEC): a load arriving as one starts waits that long more.
+/// A microsecond every 10 us is a hypervisor's tick or an interrupt; it
+/// stalls L1 hits as much as DRAM loads (the Zen 5 guest at 16 KiB: 1.18 us).
+pub const MAX_MEMORY_STALL_NS: f64 = 1000.0;
 
 /// Points kept of the spectrum for plots.
 const PLOT_POINTS: usize = 300;
@@ -69,11 +82,16 @@ pub struct Spectrum {
     /// Segments averaged.
     pub segments: usize,
     /// The frequencies searched, Hz: from a period of 20 us (or 8 per
-    /// segment) to 8 median timings (or 4 bins).
+    /// segment) to 3 median timings (or 4 bins).
     pub band_hz: [f64; 2],
     /// A period longer than the band whose harmonics fill it, ns (null
     /// when none): stalls that recur, but slower than a period looked for.
     pub longer_period_ns: Option<f64>,
+    /// A period in the band whose stalls last longer than any DRAM refresh
+    /// can hold a load ([`MAX_MEMORY_STALL_NS`]), ns; null when none: the
+    /// host's (a hypervisor tick, an interrupt), not `periodic_stalls`.
+    #[serde(default)]
+    pub host_period_ns: Option<f64>,
     /// Pairs [Hz, power over the band's median], the highest of each of a
     /// few hundred log-spaced slices of the band (empty when too short).
     pub points: Vec<[f64; 2]>,
@@ -96,7 +114,7 @@ pub fn periodic_stalls(
     let median_elapsed = t.elapsed_ns(median_ticks);
     let band_hz = [
         (1e9 / MAX_PERIOD_NS).max(8.0 * df),
-        (1e9 / (4.0 * BIN_NS)).min(1e9 / (8.0 * median_elapsed)),
+        (1e9 / (4.0 * BIN_NS)).min(1e9 / (MIN_PERIOD_TIMINGS * median_elapsed)),
     ];
     let mut spectrum = Spectrum {
         slow_threshold_ns: threshold,
@@ -106,6 +124,7 @@ pub fn periodic_stalls(
         segments,
         band_hz,
         longer_period_ns: None,
+        host_period_ns: None,
         points: Vec::new(),
     };
     let (k_lo, k_hi) = (
@@ -143,6 +162,10 @@ pub fn periodic_stalls(
         added_ns: (slow_median - p50_ns) * f64::from(t.loads_per_timing),
         strength,
     };
+    if stalls.added_ns > MAX_MEMORY_STALL_NS {
+        spectrum.host_period_ns = Some(stalls.period_ns);
+        return (None, Some(spectrum));
+    }
     (Some(stalls), Some(spectrum))
 }
 

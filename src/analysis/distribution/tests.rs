@@ -36,6 +36,8 @@ fn timings(ticks: &[u32]) -> Timings<'_> {
         ns_per_tick: NS_PER_TICK,
         overhead_ns: OVERHEAD_NS,
         loads_per_timing: 1,
+        resolution_ns: NS_PER_TICK,
+        floor_ns: 0.0,
     }
 }
 
@@ -65,7 +67,7 @@ fn timeline(n: usize, ns: f64, period_ns: Option<f64>, stall_ns: f64, seed: u64)
 #[test]
 fn percentiles_are_nearest_rank_of_the_loads_less_the_timer() {
     let ticks: Vec<u32> = (1..=10_000).map(|k| to_ticks(k as f64)).collect();
-    let d = analyse(&timings(&ticks), "test", 0.5).unwrap();
+    let d = analyse(&timings(&ticks), "test").unwrap();
     let p = d.percentiles_ns;
     for (got, want) in [
         (p.p50, 5000.0),
@@ -88,10 +90,52 @@ fn a_group_is_timed_as_its_mean_load_after_the_timer() {
         ns_per_tick: 0.5,
         overhead_ns: 10.0,
         loads_per_timing: 4,
+        resolution_ns: 0.5,
+        floor_ns: 0.0,
     };
     assert_eq!(t.load_ns(100), 10.0);
     assert_eq!(t.elapsed_ns(100), 50.0);
     assert_eq!(t.load_ns(1), 0.01, "never below a hundredth of a ns");
+}
+
+#[test]
+fn deltas_within_a_timer_step_of_its_cost_are_folded_to_the_floor() {
+    // A guest's TSC in 10 ns steps (20 ticks), a 20 ns timer, 150 ns loads,
+    // an L1 hit's least 0.5 ns: 1 in 100 deltas reads the timer alone.
+    let ticks: Vec<u32> = (0..100_000u32)
+        .map(|k| match k % 100 {
+            0 => 40,                 // 20 ns: the timer alone
+            1 => 60,                 // 30 ns: one step above it
+            _ => 340 + 20 * (k % 3), // 150-170 ns: loads of 150 ns and a little
+        })
+        .collect();
+    let t = Timings {
+        ticks: &ticks,
+        ns_per_tick: 0.5,
+        overhead_ns: 20.0,
+        loads_per_timing: 1,
+        resolution_ns: 10.0,
+        floor_ns: 0.5,
+    };
+    assert!(t.folded(60) && !t.folded(61));
+    let d = analyse(&t, "test").unwrap();
+    assert_eq!(d.timings_folded, 2_000);
+    assert!(d.folding().unwrap().contains("2.00%"));
+    // The timer's steps make no mode: one, the loads', with their 98%.
+    assert_eq!(d.modes.len(), 1, "{:?}", d.modes);
+    assert!((d.modes[0].ns / 160.0 - 1.0).abs() < 0.1, "{:?}", d.modes);
+    assert!((d.modes[0].share - 0.98).abs() < 1e-9, "{:?}", d.modes);
+    assert_eq!(d.percentiles_ns.p50, 160.0);
+    assert!(d.histogram.iter().all(|b| b.high_ns > 0.5));
+    // A timer of no step folds only the timer alone; the step above it
+    // reads as a 10 ns load, and without a floor the fold is 0.01 ns.
+    let fine = Timings {
+        resolution_ns: 0.0,
+        floor_ns: 0.0,
+        ..t
+    };
+    assert_eq!(analyse(&fine, "test").unwrap().timings_folded, 1_000);
+    assert_eq!((fine.load_ns(40), fine.load_ns(60)), (0.01, 10.0));
 }
 
 #[test]
@@ -121,7 +165,7 @@ fn two_modes_are_found_with_their_shares() {
             to_ticks(ns * (0.04 * rng.normal()).exp())
         })
         .collect();
-    let d = analyse(&timings(&ticks), "test", 0.5).unwrap();
+    let d = analyse(&timings(&ticks), "test").unwrap();
     assert_eq!(d.modes.len(), 2, "{:?}", d.modes);
     let (fast, slow) = (d.modes[0], d.modes[1]);
     assert!((fast.ns / 143.0 - 1.0).abs() < 0.05, "{fast:?}");
@@ -133,7 +177,7 @@ fn two_modes_are_found_with_their_shares() {
 #[test]
 fn one_peak_with_noise_is_one_mode() {
     let ticks = timeline(50_000, 90.0, None, 0.0, 5);
-    let d = analyse(&timings(&ticks), "test", 0.5).unwrap();
+    let d = analyse(&timings(&ticks), "test").unwrap();
     assert_eq!(d.modes.len(), 1, "{:?}", d.modes);
     assert!((d.modes[0].ns / 90.0 - 1.0).abs() < 0.05);
     assert!(d.modes[0].share > 0.95);
@@ -144,7 +188,7 @@ fn a_refresh_like_period_is_found_within_a_percent() {
     // DDR5 with fine-granularity refresh: every 1953.125 ns.
     let period = 1953.125;
     let ticks = timeline(1_000_000, 150.0, Some(period), 250.0, 7);
-    let d = analyse(&timings(&ticks), "test", 0.5).unwrap();
+    let d = analyse(&timings(&ticks), "test").unwrap();
     let stalls = d.periodic_stalls.expect("a period");
     assert!(
         (stalls.period_ns / period - 1.0).abs() < 0.01,
@@ -165,7 +209,7 @@ fn a_refresh_like_period_is_found_within_a_percent() {
 fn a_long_period_of_sixteen_microseconds_is_resolved() {
     let period = 15_625.0;
     let ticks = timeline(1_500_000, 100.0, Some(period), 400.0, 9);
-    let d = analyse(&timings(&ticks), "test", 0.5).unwrap();
+    let d = analyse(&timings(&ticks), "test").unwrap();
     let stalls = d.periodic_stalls.expect("a period");
     assert!((stalls.period_ns / period - 1.0).abs() < 0.03, "{stalls:?}");
 }
@@ -180,7 +224,7 @@ fn slow_loads_at_random_times_have_no_period() {
                 to_ticks(if slow { 400.0 } else { 150.0 } * (0.05 * rng.normal()).exp())
             })
             .collect();
-        let d = analyse(&timings(&ticks), "test", 0.5).unwrap();
+        let d = analyse(&timings(&ticks), "test").unwrap();
         assert!(d.periodic_stalls.is_none(), "seed {seed}: {d:?}");
         assert!(d.spectrum.unwrap().slow_timings > 20_000);
     }
@@ -203,7 +247,7 @@ fn bursts_of_slow_loads_are_red_noise_not_a_period() {
                 to_ticks(if slow { 60.0 } else { 20.0 } * (0.05 * rng.normal()).exp())
             })
             .collect();
-        let d = analyse(&timings(&ticks), "test", 0.5).unwrap();
+        let d = analyse(&timings(&ticks), "test").unwrap();
         assert!(
             d.periodic_stalls.is_none(),
             "seed {seed}: {:?}",
@@ -215,7 +259,7 @@ fn bursts_of_slow_loads_are_red_noise_not_a_period() {
 #[test]
 fn a_short_timeline_looks_for_no_period_and_says_how_short() {
     let ticks = timeline(5_000, 150.0, Some(1953.125), 250.0, 1);
-    let d = analyse(&timings(&ticks), "test", 0.5).unwrap();
+    let d = analyse(&timings(&ticks), "test").unwrap();
     assert!(d.periodic_stalls.is_none());
     let spectrum = d.spectrum.unwrap();
     assert!(spectrum.segments < spectrum::MIN_SEGMENTS && spectrum.points.is_empty());
@@ -267,7 +311,7 @@ fn harmonics_of_a_longer_period_are_not_a_period() {
     // A stall every 32 us (a hypervisor's tick) at an L1-like size: its
     // harmonics fill the band 31 kHz apart, none of them a period of its own.
     let ticks = two_periods(3_000_000, 20.0, 32_000.0, None, 21);
-    let d = analyse(&timings(&ticks), "test", 0.5).unwrap();
+    let d = analyse(&timings(&ticks), "test").unwrap();
     assert!(d.periodic_stalls.is_none(), "{:?}", d.periodic_stalls);
     let longer = d
         .spectrum
@@ -280,7 +324,7 @@ fn harmonics_of_a_longer_period_are_not_a_period() {
 #[test]
 fn refresh_is_found_beside_a_longer_period() {
     let ticks = two_periods(1_000_000, 150.0, 32_000.0, Some(1953.125), 22);
-    let d = analyse(&timings(&ticks), "test", 0.5).unwrap();
+    let d = analyse(&timings(&ticks), "test").unwrap();
     let stalls = d.periodic_stalls.expect("the refresh period");
     assert!(
         (stalls.period_ns / 1953.125 - 1.0).abs() < 0.01,
@@ -292,7 +336,7 @@ fn refresh_is_found_beside_a_longer_period() {
 fn a_period_with_strong_harmonics_is_reported_as_its_fundamental() {
     // 7.8 us (DDR4 tREFI): harmonics at 2x, 3x... are in the band too.
     let ticks = timeline(1_000_000, 150.0, Some(7812.5), 250.0, 23);
-    let d = analyse(&timings(&ticks), "test", 0.5).unwrap();
+    let d = analyse(&timings(&ticks), "test").unwrap();
     let stalls = d.periodic_stalls.expect("a period");
     assert!((stalls.period_ns / 7812.5 - 1.0).abs() < 0.01, "{stalls:?}");
 }
@@ -316,7 +360,7 @@ fn two_ticks_a_few_percent_apart_are_not_a_period() {
             to_ticks(load)
         })
         .collect();
-    let d = analyse(&timings(&ticks), "test", 0.5).unwrap();
+    let d = analyse(&timings(&ticks), "test").unwrap();
     assert!(d.periodic_stalls.is_none(), "{:?}", d.periodic_stalls);
     let longer = d.spectrum.unwrap().longer_period_ns.expect("a tick");
     assert!(longer > 30_000.0 && longer < 38_000.0, "{longer}");

@@ -41,6 +41,11 @@ pub fn run(args: &AssocArgs) -> Result<()> {
     if args.max_lines == Some(0) || args.max_lines.is_some_and(|n| n > 128) {
         return usage("--max-lines: give 1 to 128 lines per set");
     }
+    crate::cli::files::check_reads_output_and_plot(
+        &[("--machine", args.machine.as_deref())],
+        args.measure.output.as_deref(),
+        None,
+    )?;
     let output = Output::create(args.measure.output.as_deref())?;
     let profile = args.machine.as_deref().map(Machine::load).transpose()?;
     let mut prepared = prepare(&args.measure, Pattern::Stride, 3)?;

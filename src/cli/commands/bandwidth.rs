@@ -54,6 +54,7 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
     check_files(&[
         ("-o/--output", args.measure.output.as_deref(), Role::Writes),
         ("--plot", args.plot.as_deref(), Role::Plot),
+        ("--plateaus", args.plateaus.file(), Role::Reads),
     ])?;
     if args.measure.pattern.is_some() {
         return usage("--pattern: memlat bandwidth streams through its buffers in order");
@@ -141,21 +142,32 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
         )?
         .sizes(bandwidth::BLOCK as u64, available)
     } else {
-        args.sizes
-            .iter()
-            .map(|&s| {
-                let size = limits::size(s, Origin::Flag("--sizes")).map_err(UsageError::from)?;
-                Ok(LevelSize {
+        // Labelled by the size measured (a block at least), and each once,
+        // as --threads 1,1 is.
+        let mut sizes: Vec<LevelSize> = Vec::new();
+        for &s in &args.sizes {
+            let size = limits::size(s, Origin::Flag("--sizes"))
+                .map_err(UsageError::from)?
+                .max(bandwidth::BLOCK as u64);
+            if sizes.iter().all(|l| l.size != size) {
+                sizes.push(LevelSize {
                     name: HumanBytes(size).to_string(),
-                    size: size.max(bandwidth::BLOCK as u64),
-                })
-            })
-            .collect::<Result<_>>()?
+                    size,
+                });
+            }
+        }
+        sizes
     };
     let most = threads.iter().copied().max().unwrap_or(1) as u64;
     for s in &sizes {
         crate::engine::ensure_memory(s.size.saturating_mul(most), available).map_err(|e| {
-            let flag = if args.sweep { "--to" } else { "--sizes" };
+            let flag = if args.sweep {
+                "--to"
+            } else if args.sizes.is_empty() {
+                "--plateaus"
+            } else {
+                "--sizes"
+            };
             UsageError(format!(
                 "{flag} {} x {most} threads: {e}; give smaller sizes or fewer --threads",
                 HumanBytes(s.size)

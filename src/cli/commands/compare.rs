@@ -86,11 +86,14 @@ pub fn run(args: &CompareArgs) -> Result<()> {
     }
     let labels: Vec<&str> = results.iter().map(|r| r.label.as_str()).collect();
     let content = match args.format {
-        Format::Json => crate::output::json(&CompareOutput {
-            results: labels.clone(),
-            conditions: &conditions,
-            rows: &rows,
-        })?,
+        Format::Json => crate::output::result_json(
+            "compare",
+            &CompareOutput {
+                results: labels.clone(),
+                conditions: &conditions,
+                rows: &rows,
+            },
+        )?,
         Format::Csv => rows_table(&labels, &rows).csv(),
         Format::Text => document(&labels, &conditions, &rows).text(),
         Format::Markdown => document(&labels, &conditions, &rows).markdown(),
@@ -144,13 +147,16 @@ fn run_bandwidth(args: &CompareArgs, results: &[Loaded], output: Output) -> Resu
     }
     let labels: Vec<&str> = results.iter().map(|r| r.label.as_str()).collect();
     let content = match args.format {
-        Format::Json => crate::output::json(&BandwidthCompareOutput {
-            results: labels.clone(),
-            conditions: &conditions,
-            matched_by: by,
-            bounds: BOUNDS,
-            rows: &rows,
-        })?,
+        Format::Json => crate::output::result_json(
+            "compare",
+            &BandwidthCompareOutput {
+                results: labels.clone(),
+                conditions: &conditions,
+                matched_by: by,
+                bounds: BOUNDS,
+                rows: &rows,
+            },
+        )?,
         Format::Csv => bandwidth_table(&labels, &rows, true).csv(),
         Format::Text => bandwidth_document(&labels, &conditions, &rows, by).text(),
         Format::Markdown => bandwidth_document(&labels, &conditions, &rows, by).markdown(),

@@ -45,6 +45,11 @@ pub fn run(args: &LevelsArgs) -> Result<()> {
             "--repeats: memlat levels repeats each level --iterations times (default 10); use --iterations",
         );
     }
+    let reads = [
+        ("--machine", args.machine.as_deref()),
+        ("--plateaus", args.plateaus.file()),
+    ];
+    crate::cli::files::check_reads_output_and_plot(&reads, args.measure.output.as_deref(), None)?;
     let output = Output::create(args.measure.output.as_deref())?;
     let profile = args.machine.as_deref().map(Machine::load).transpose()?;
     let profile_given = profile.is_some();
@@ -67,6 +72,24 @@ pub fn run(args: &LevelsArgs) -> Result<()> {
         .csv
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("results_{}.csv", machine.name)));
+    crate::cli::files::check_files(&[
+        (
+            "--machine",
+            args.machine.as_deref(),
+            crate::cli::files::Role::Reads,
+        ),
+        (
+            "--plateaus",
+            args.plateaus.file(),
+            crate::cli::files::Role::Reads,
+        ),
+        (
+            "-o/--output",
+            args.measure.output.as_deref(),
+            crate::cli::files::Role::Writes,
+        ),
+        ("--csv", Some(&csv_path), crate::cli::files::Role::Writes),
+    ])?;
     let csv_file = Output::create_for(Some(&csv_path), "--csv")?;
     let (mut sizes, mut notes) = levels::plan(&machine, platform::mem_available_bytes());
     if profile_given {

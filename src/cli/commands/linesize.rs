@@ -92,6 +92,11 @@ pub fn run(args: &LinesizeArgs) -> Result<()> {
     if args.strides.len() < 3 {
         return usage("--strides: give at least three spacings, e.g. 8,16,32,64,128,256");
     }
+    crate::cli::files::check_reads_output_and_plot(
+        &[("--machine", args.machine.as_deref())],
+        args.measure.output.as_deref(),
+        None,
+    )?;
     let output = Output::create(args.measure.output.as_deref())?;
     let profile = args.machine.as_deref().map(Machine::load).transpose()?;
     let mut prepared = prepare(&args.measure, Pattern::PageRandom, 3)?;

@@ -31,7 +31,11 @@ pub fn run(args: &LoaduseArgs) -> Result<()> {
             "-e/--events: memlat loaduse does not count events per N; count them with `memlat run -n SIZE -e ...` at the working set of interest",
         );
     }
-    crate::cli::files::check_output_and_plot(args.measure.output.as_deref(), args.plot.as_deref())?;
+    crate::cli::files::check_reads_output_and_plot(
+        &[("--plateaus", args.plateaus.file())],
+        args.measure.output.as_deref(),
+        args.plot.as_deref(),
+    )?;
     let output = Output::create(args.measure.output.as_deref())?;
     let mut prepared = prepare(&args.measure, Pattern::Random, 3)?;
     let template = prepared.template.clone();

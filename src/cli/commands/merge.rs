@@ -42,7 +42,7 @@ pub fn run(args: &MergeArgs) -> Result<()> {
         .is_some_and(|p| p.extension().is_some_and(|e| e == "json"));
     let output = Output::create(args.output.as_deref())?;
     let content = if json_out {
-        crate::output::json(&merged(&results, kinds[0]))?
+        crate::output::result_json("merged", &merged(&results, kinds[0]))?
     } else if kinds[0] == "bandwidth" {
         bandwidth_table(&results).csv()
     } else {
@@ -77,8 +77,6 @@ fn host_field(r: &Loaded, field: &str) -> String {
 /// A merged file: every result as it was, with the file it came from.
 fn merged(results: &[Loaded], kind: &str) -> Value {
     json!({
-        "schema_version": crate::output::SCHEMA_VERSION,
-        "kind": "merged",
         "of_kind": kind,
         "results": results.iter().map(|r| {
             let mut v = r.value.clone();

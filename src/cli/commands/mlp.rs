@@ -98,7 +98,11 @@ pub fn run(args: &MlpArgs) -> Result<()> {
     if args.measure.kernel == crate::kernels::KernelKind::Index {
         return usage("--kernel index: chains side by side use the pointer or portable kernel");
     }
-    crate::cli::files::check_output_and_plot(args.measure.output.as_deref(), args.plot.as_deref())?;
+    crate::cli::files::check_reads_output_and_plot(
+        &[("--plateaus", args.plateaus.file())],
+        args.measure.output.as_deref(),
+        args.plot.as_deref(),
+    )?;
     let chains = chain_counts(&args.chains)?;
     let output = Output::create(args.measure.output.as_deref())?;
     let mut prepared = prepare(&args.measure, Pattern::Random, 3)?;

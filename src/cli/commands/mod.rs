@@ -39,7 +39,14 @@ use crate::platform::counters::{EventSpec, parse_event_list};
 
 /// Runs what the command line asks for.
 pub fn dispatch(cli: Cli) -> Result<()> {
-    crate::input::set_max_bytes(cli.max_input.saturating_mul(1 << 20));
+    let available = platform::mem_available_bytes();
+    let bound = match cli.max_input {
+        Some(mib) => crate::input::bound_from_mib(mib, available).map_err(UsageError)?,
+        None => available.map_or(crate::input::DEFAULT_MAX_BYTES, |a| {
+            crate::input::DEFAULT_MAX_BYTES.min(a / 4)
+        }),
+    };
+    crate::input::set_max_bytes(bound);
     match cli.command {
         Some(Command::Run(args)) => run::run(&args),
         Some(Command::PtrChase(args)) => run::ptr_chase(&args),

@@ -53,6 +53,16 @@ pub fn run(args: &PlotArgs) -> Result<()> {
                 ))
                 .into());
             }
+            // An empty chart is no answer: say why there are no cycles to draw.
+            if metric == Metric::Cycles
+                && let Some(why) = views::cycles_distrusted(&result)
+            {
+                return Err(UsageError(format!(
+                    "--metric cycles: {} has no cycles to draw ({why}); plot --metric ns, or sweep again with --ghz GHZ",
+                    args.results.display()
+                ))
+                .into());
+            }
             metrics.push(metric);
         }
         metrics

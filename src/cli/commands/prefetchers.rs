@@ -11,7 +11,20 @@ use crate::platform::prefetch::{self, msr};
 /// Runs `memlat prefetchers`.
 pub fn run(args: &PrefetchersArgs) -> Result<()> {
     let stdout = Output::create(None)?;
-    let state = msr::state_path().map_err(|e| UsageError(format!("memlat prefetchers: {e}")))?;
+    let state = match msr::state_path() {
+        Ok(state) => state,
+        // Without a private directory no run could have left a state file
+        // there: the status is still worth reporting; only --restore fails.
+        Err(e) if !args.restore => {
+            let cpu = crate::platform::current_cpu().unwrap_or(0);
+            let applies = match prefetch::check_access(cpu) {
+                Ok(()) => "--prefetchers off can be applied here".to_string(),
+                Err(why) => format!("--prefetchers off cannot be applied here: {why}"),
+            };
+            return stdout.write(&format!("no state file to look at ({e})\n{applies}\n"));
+        }
+        Err(e) => return Err(UsageError(format!("memlat prefetchers: {e}")).into()),
+    };
     let exists = std::fs::symlink_metadata(&state).is_ok();
     if args.restore {
         if !exists {

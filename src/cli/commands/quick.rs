@@ -46,6 +46,11 @@ fn fits_in(size: u64, caches: &[CacheInfo]) -> String {
 
 /// Runs the quick table.
 pub fn run(args: &QuickArgs) -> Result<()> {
+    crate::cli::files::check_reads_output_and_plot(
+        &[("--plateaus", args.plateaus.file())],
+        args.measure.output.as_deref(),
+        None,
+    )?;
     let output = Output::create(args.measure.output.as_deref())?;
     let prepared = prepare(&args.measure, Pattern::Random, 3)?;
     for note in &prepared.notices {
@@ -77,10 +82,19 @@ pub fn run(args: &QuickArgs) -> Result<()> {
     let mut planned: Vec<(String, Point)> = Vec::new();
     for &size in &sizes {
         let size = limits::size(size, Origin::Flag("--sizes")).map_err(UsageError::from)?;
+        // Each size once (--sizes 64K,64K is one point).
+        if planned.iter().any(|(_, p)| p.size == size) {
+            continue;
+        }
         // Every size is checked before the first is measured.
         crate::engine::ensure_memory(size, platform::mem_available_bytes()).map_err(|e| {
+            let (flag, fix) = if args.sizes.is_empty() {
+                ("--plateaus", "give --plateaus probe, or --sizes")
+            } else {
+                ("--sizes", "give smaller sizes")
+            };
             UsageError(format!(
-                "--sizes {}: {e}; give smaller sizes",
+                "{flag}: the {} point: {e}; {fix}",
                 HumanBytes(size)
             ))
         })?;
@@ -141,6 +155,7 @@ fn document(
         "ns/load",
         "cycles/load",
         "ns min..max",
+        "repeats",
         "pages",
     ]);
     for (m, level) in points.iter().zip(named) {
@@ -155,6 +170,7 @@ fn document(
             Cell::float(m.ns_per_load.median, 2),
             Cell::float(m.cycles_per_load.median, 2),
             format!("{:.2}..{:.2}", m.ns_per_load.min, m.ns_per_load.max).into(),
+            (m.samples.len() as u64).into(),
             m.page_backing.obtained.clone().into(),
         ]);
     }
@@ -166,9 +182,20 @@ fn document(
     if let Some(measured) = measured {
         t.note(measured.describe());
     }
+    // Repeats adapt to the noise, so rows may differ: say what each used.
+    let used: Vec<usize> = points.iter().map(|m| m.samples.len()).collect();
+    let (fewest, most) = (
+        used.iter().copied().min().unwrap_or(0),
+        used.iter().copied().max().unwrap_or(0),
+    );
+    let repeats = if fewest == most {
+        format!("median of {most} repeats")
+    } else {
+        format!("median of each row's repeats ({fewest} to {most}: the repeats column)")
+    };
     if let Some(m) = points.last() {
         t.note(format!(
-            "cycles: {} ({:.3} GHz); median of {} repeats, each a fresh random chain",
+            "cycles: {} ({:.3} GHz); {repeats}, each a fresh random chain",
             match m.cycle_source {
                 CycleSource::Perf => "counted by perf's cycles event",
                 CycleSource::CycleCounter => "counted by the core's cycle counter",
@@ -177,7 +204,6 @@ fn document(
                     "estimated, ns x the core clock measured from dependent add and multiply chains",
             },
             m.clock_ghz,
-            m.repeats
         ));
     }
     let mut d = Document::new(title);
@@ -185,8 +211,8 @@ fn document(
     d
 }
 
-/// Why estimated cycles are not to be read: the chains' verdict, or an
-/// L1-sized row outside 2..8 cycles.
+/// Why estimated cycles are not to be read: the clock's verdict, or an
+/// L1-sized row under 2 cycles.
 fn clock_suspect(points: &[Measurement], caches: &[CacheInfo]) -> Option<String> {
     let estimated: Vec<&Measurement> = points
         .iter()

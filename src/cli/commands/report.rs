@@ -2,6 +2,7 @@
 //! files: the machine, the method, every table and plot, the warnings. No
 //! network: plots are inline SVG, styles inline, no scripts or web fonts.
 
+mod headline;
 mod kinds;
 
 use anyhow::Result;
@@ -11,48 +12,65 @@ use crate::analysis::compare;
 use crate::cli::ReportArgs;
 use crate::cli::files::Output;
 use crate::cli::inputs::{self, Loaded};
-use crate::experiments::doctor::{Facts, Report};
-use crate::experiments::sweep::SweepResult;
 use crate::output::plot::{self, Chart};
 use crate::output::table::{Cell, Table, escape_html, escape_markdown};
+use crate::readback::Kind;
 
 /// How each kind of result was measured, in a few sentences.
-fn method(kind: &str) -> &'static str {
+fn method(kind: Kind) -> &'static str {
     match kind {
-        "sweep" => {
+        Kind::Sweep => {
             "Pointer chasing at many working-set sizes (a geometric sequence of prime multiples of the line), with stride chains (which prefetchers follow) and random chains (which they cannot); every size's latency is the median of its repeats, each repeat timing A then 2A dependent loads and keeping the difference. Cache levels are found from the random curve alone: plateaus, and capacities where the latency leaves them, refined to 5%."
         }
-        "run" | "quick" => {
+        Kind::Run | Kind::Quick => {
             "Pointer chasing: every load's address is the value the previous load returned, so loads cannot overlap and the time per load is the latency; each repeat times A then 2A loads and keeps the difference, the median over repeats is reported."
         }
-        "levels" => {
+        Kind::Levels => {
             "Seed 002's procedure: for each cache level a random walk over half of it, for memory 8x the last level, each iteration a fresh random chain."
         }
-        "mlp" => {
+        Kind::Detect => {
+            "Levels found in a measured latency curve alone (plateaus, and capacities where the latency leaves them); sysfs and CPUID are shown beside, never used."
+        }
+        Kind::Assoc => {
+            "N lines one stride apart (the level's size over its claimed ways) fall in one set; the largest N that still hits at the level's latency is its ways, read in three passes with chains of their own."
+        }
+        Kind::Linesize => {
+            "Dependent pairs of loads a growing distance apart: the second load is a hit while it lies in the first's line, so the line is where its latency steps up; read in three passes."
+        }
+        Kind::Loaduse => {
+            "Seed 003: a load, N NOPs, then an add of the loaded value into the next address; cycles per iteration against N show the load-to-use latency and how many instructions issue in its shadow."
+        }
+        Kind::Mlp => {
             "N random chains walked side by side in one thread: the time per load falls as the core overlaps misses, until it runs out of miss buffers."
         }
-        "bandwidth" => {
+        Kind::Bandwidth => {
             "Each thread, pinned to its own CPU, streams through a buffer of its own (read, write, copy, non-temporal write) with the widest vectors the CPU has; all start together, and a figure is the median of its samples. GB/s is 10^9 bytes a second; a copy counts bytes read plus bytes written."
         }
-        "loaded" => {
+        Kind::Loaded => {
             "A chase while pinned threads load memory with swept delays: chase latency against the bandwidth they counted."
         }
-        "tlb" => {
+        Kind::Tlb => {
             "For N pages, a random chain through one line in each, against the same lines packed into few pages: the difference is translation alone; where it steps up, a TLB level's reach is exceeded."
         }
-        "c2c" => {
+        Kind::C2c => {
             "Two pinned threads pass a cache line back and forth (compare-and-swap ping-pong, or a write answered on a second line); the one-way time is half a round trip, the median of 15 samples per pair."
         }
-        "doctor" => {
+        Kind::Numa => {
+            "A random chain in memory bound to each node (mbind), walked from a CPU of each node: the matrix of load latencies between nodes."
+        }
+        Kind::Doctor => {
             "What this machine lets memlat measure and how well: read from the system and CPUID, the core clock timed with dependent add and multiply chains."
         }
-        "characterize" => {
+        Kind::Characterize => {
             "memlat characterize: each stage ran as its own memlat command (characterize.json holds each command line); a stage that failed or was skipped says why."
         }
-        "watch" => {
+        Kind::Watch => {
             "memlat watch: every interval, one short sample in the middle of each measured plateau and of memory, and probe sizes across the last cache level's edge, on chains built once; events are shifts of 10% or more beyond each series' own noise (PELT on log latency), lasting two intervals or more."
         }
-        _ => "A memlat measurement; its JSON records how.",
+        Kind::Compare => {
+            "memlat compare: the points two or more results share, each the last result's median over the first's, with a bootstrap interval for latency and sample bounds for bandwidth."
+        }
+        Kind::Merged => "Results of many hosts merged into one file.",
     }
 }
 
@@ -60,8 +78,9 @@ fn method(kind: &str) -> &'static str {
 pub fn run(args: &ReportArgs) -> Result<()> {
     crate::cli::files::check_inputs_and_outputs(&args.results, args.output.as_deref(), None)?;
     let output = Output::create(args.output.as_deref())?;
-    let results = inputs::load(&args.results)?;
-    let sections: Vec<Section> = results.iter().map(section).collect::<Result<_>>()?;
+    let mut results = inputs::load(&args.results)?;
+    pipeline_order(&mut results);
+    let sections: Vec<Section> = results.iter().map(section).collect();
     let machine = machine(&results);
     let content = if args.format == "markdown" {
         markdown(&machine, &sections)
@@ -79,18 +98,13 @@ pub(crate) fn html_of(paths: &[std::path::PathBuf]) -> (String, Vec<String>) {
     let mut sections = Vec::new();
     let mut left_out = Vec::new();
     for path in paths {
-        let read = inputs::load(std::slice::from_ref(path)).and_then(|loaded| {
-            let built: Vec<Section> = loaded.iter().map(section).collect::<Result<_>>()?;
-            Ok((loaded, built))
-        });
-        match read {
-            Ok((loaded, built)) => {
-                results.extend(loaded);
-                sections.extend(built);
-            }
+        match inputs::load(std::slice::from_ref(path)) {
+            Ok(loaded) => results.extend(loaded),
             Err(e) => left_out.push(format!("{}: {e:#}", path.display())),
         }
     }
+    pipeline_order(&mut results);
+    sections.extend(results.iter().map(section));
     (html(&machine(&results), &sections), left_out)
 }
 
@@ -98,56 +112,62 @@ pub(crate) fn html_of(paths: &[std::path::PathBuf]) -> (String, Vec<String>) {
 struct Section {
     title: String,
     method: &'static str,
+    /// The kind's headline tables, shown first.
+    headline: Vec<Table>,
+    /// Detail tables, after the charts.
     tables: Vec<Table>,
     charts: Vec<Chart>,
     heatmaps: Vec<plot::heatmap::Heatmap>,
     warnings: Vec<String>,
 }
 
-/// The machine: the hosts the results name, and the doctor's findings when
-/// the report is made on the host they were measured on.
-fn machine(results: &[Loaded]) -> Table {
-    let mut t = Table::new(&["<what", "<value", "<meaning"]);
-    let mut hosts: Vec<String> = results
+/// A characterize run's summary first, then its stages in pipeline order
+/// (the order of its `stages`); other results keep the order given.
+fn pipeline_order(results: &mut [Loaded]) {
+    let stages: Vec<String> = results
         .iter()
-        .map(|r| {
-            format!(
-                "{} ({}, kernel {})",
-                r.value["host"]["hostname"]
-                    .as_str()
-                    .unwrap_or("unknown host"),
-                r.value["host"]["cpu_model"]
-                    .as_str()
-                    .unwrap_or("CPU not recorded"),
-                r.value["host"]["kernel"].as_str().unwrap_or("?")
-            )
-        })
+        .filter(|r| r.kind == "characterize")
+        .flat_map(|r| r.value["stages"].as_array().cloned().unwrap_or_default())
+        .filter_map(|s| s["file"].as_str().map(String::from))
         .collect();
-    hosts.dedup();
-    for h in &hosts {
-        t.row(vec![
-            "measured on".into(),
-            h.clone().into(),
-            "as recorded in the results".into(),
-        ]);
-    }
-    let here = crate::platform::host::Host::this();
-    if results.iter().any(|r| r.kind == "doctor") {
-        t.note(
-            "the findings of `memlat doctor`, measured with the results, are in its section below",
-        );
-    } else if results
-        .iter()
-        .any(|r| r.value["host"]["machine_id"].as_str() == Some(here.machine_id.as_str()))
-    {
-        let cpu = crate::platform::current_cpu().unwrap_or(0);
-        for f in Report::of(&Facts::gather(cpu)).findings {
-            t.row(vec![f.what.into(), f.value.into(), f.meaning.into()]);
+    let rank = |r: &Loaded| -> usize {
+        if r.kind == "characterize" {
+            return 0;
         }
-        t.note("findings from `memlat doctor`, run now on the host the results were measured on");
-    } else {
-        t.note("made on another host than the results: run `memlat doctor` there for its findings");
+        let name = r.path.file_name().map(|n| n.to_string_lossy().into_owned());
+        stages
+            .iter()
+            .position(|f| Some(f.as_str()) == name.as_deref())
+            .map_or(usize::MAX, |k| k + 1)
+    };
+    results.sort_by_key(rank);
+}
+
+/// The machines the results were measured on, as each result recorded
+/// them (never this machine now: a report is often made elsewhere).
+fn machine(results: &[Loaded]) -> Table {
+    let mut t = Table::new(&["<host", "<CPU", "<kernel", "<machine id", "<results"]);
+    let mut hosts: Vec<(Vec<String>, Vec<String>)> = Vec::new();
+    for r in results {
+        let host = &r.value["host"];
+        let field = |k: &str| host[k].as_str().unwrap_or("not recorded").to_string();
+        let key = vec![
+            field("hostname"),
+            field("cpu_model"),
+            field("kernel"),
+            field("machine_id"),
+        ];
+        match hosts.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, labels)) => labels.push(r.label.clone()),
+            None => hosts.push((key, vec![r.label.clone()])),
+        }
     }
+    for (key, labels) in hosts {
+        let mut cells: Vec<Cell> = key.into_iter().map(Cell::from).collect();
+        cells.push(labels.join(", ").into());
+        t.row(cells);
+    }
+    t.note("as recorded in each result when it was measured");
     t
 }
 
@@ -166,12 +186,6 @@ fn points_table(value: &Value) -> Table {
         ]);
     }
     t
-}
-
-/// A curve chart of a result's measurements by size, one line per series.
-fn curve_chart(title: &str, value: &Value) -> Option<Chart> {
-    let found = compare::measurements(value);
-    (found.len() >= 2).then(|| plot::measurements::chart(title, &[(None, &found)], None))
 }
 
 /// Every string in arrays named `warnings` or `notes`, anywhere in the result.
@@ -193,70 +207,34 @@ fn warnings(value: &Value, out: &mut Vec<String>) {
     }
 }
 
-fn section(r: &Loaded) -> Result<Section> {
-    let mut tables = Vec::new();
-    let mut charts = Vec::new();
-    let mut heatmaps = Vec::new();
-    let mut w = Vec::new();
-    if let Some(parts) = kinds::parts(&r.kind, &r.value) {
-        tables = parts.tables;
-        charts = parts.charts;
-        heatmaps = parts.heatmaps;
-        w = parts.problems;
-    } else if r.kind == "sweep" {
-        let sweep: SweepResult = serde_json::from_value(r.value.clone())?;
-        if let Some(d) = sweep.detection.clone().or_else(|| sweep.detect()) {
-            tables.push(crate::analysis::detect::levels_table(&d));
-        }
-        charts.extend(plot::sweep::charts(
-            &sweep,
-            &plot::sweep::Metric::defaults(&sweep),
-            true,
-        ));
-    } else if r.kind == "bandwidth" {
-        let points: Vec<crate::experiments::bandwidth::BandwidthPoint> =
-            serde_json::from_value(r.value["points"].clone()).map_err(|e| {
-                crate::error::UsageError(format!("{}: bandwidth points: {e}", r.path.display()))
-            })?;
-        let mut table = crate::experiments::bandwidth::table(&points);
-        let kernel = r.value["isa_kernel"].as_str().unwrap_or("?");
-        // A sweep's plateaus label its rows and shade its chart (older files have none).
-        let sweep: Option<crate::experiments::bandwidth::SweepInfo> =
-            serde_json::from_value(r.value["sweep"].clone()).ok();
-        if let Some(s) = &sweep {
-            table.note(s.describe());
-        }
-        tables.push(table);
-        if !points.is_empty() {
-            charts.push(plot::bandwidth::chart(
-                &points,
-                kernel,
-                sweep.as_ref().map(|s| &s.plateaus),
-            ));
-        }
-    } else if let Some(chart) = curve_chart(&format!("{}: ns per load", r.label), &r.value) {
-        charts.push(chart);
-    }
-    if r.kind == "run" {
-        let parts = kinds::distribution(&r.value);
-        tables.extend(parts.tables);
-        charts.extend(parts.charts);
-        w.extend(parts.problems);
-    }
+fn section(r: &Loaded) -> Section {
+    // Loaded results were checked by crate::readback, whose kinds are Kind's.
+    let kind = Kind::parse(&r.kind).unwrap_or(Kind::Merged);
+    let shown = headline::present(kind, &r.label, &r.value);
+    let mut tables = shown.parts.tables;
     let points = points_table(&r.value);
     if !points.is_empty() {
         tables.push(points);
     }
+    let mut w = shown.parts.problems;
     warnings(&r.value, &mut w);
     w.dedup();
-    Ok(Section {
+    // A note the headline shows under its table is not repeated below.
+    w.retain(|x| {
+        !shown
+            .headline
+            .iter()
+            .any(|t| t.notes.iter().any(|n| n.contains(x.as_str())))
+    });
+    Section {
         title: format!("{} ({})", r.label, r.kind),
-        method: method(&r.kind),
+        method: method(kind),
+        headline: shown.headline,
         tables,
-        charts,
-        heatmaps,
+        charts: shown.parts.charts,
+        heatmaps: shown.parts.heatmaps,
         warnings: w,
-    })
+    }
 }
 
 const STYLE: &str = "body{font-family:'DejaVu Sans',Verdana,sans-serif;max-width:1150px;margin:2em auto;color:#222;line-height:1.45}\
@@ -274,10 +252,9 @@ const LONG_WARNINGS: usize = 8;
 
 fn html(machine: &Table, sections: &[Section]) -> String {
     let mut out = format!(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>memlat report</title><style>{STYLE}</style></head><body>\n<h1>memlat report</h1>\n<p>memlat {} &middot; {} result(s). Every figure below was measured; claims of the system (sysfs, CPUID) are marked as such.</p>\n<h2>The machine</h2>\n{}",
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>memlat report</title><style>{STYLE}</style></head><body>\n<h1>memlat report</h1>\n<p>memlat {} &middot; {} result(s). Every figure below was measured; claims of the system (sysfs, CPUID) are marked as such.</p>\n",
         env!("CARGO_PKG_VERSION"),
         sections.len(),
-        machine.html()
     );
     if sections.len() > 1 {
         let links: Vec<String> = sections
@@ -294,17 +271,8 @@ fn html(machine: &Table, sections: &[Section]) -> String {
             escape_html(&s.title),
             escape_html(s.method)
         );
-        // Long tables (a sweep's every point) fold, so the plots stay in sight.
-        for t in &s.tables {
-            if t.rows.len() > LONG_TABLE {
-                out += &format!(
-                    "<details><summary>{} rows</summary>\n{}</details>\n",
-                    t.rows.len(),
-                    t.html()
-                );
-            } else {
-                out += &t.html();
-            }
+        for t in &s.headline {
+            out += &fold(t, LONG_TABLE);
         }
         let drawn = s
             .charts
@@ -325,6 +293,10 @@ fn html(machine: &Table, sections: &[Section]) -> String {
                 }
             }
         }
+        // Detail tables (a sweep's every point) fold, so the next result stays in sight.
+        for t in &s.tables {
+            out += &fold(t, 0);
+        }
         if !s.warnings.is_empty() {
             let items: String = s
                 .warnings
@@ -341,16 +313,33 @@ fn html(machine: &Table, sections: &[Section]) -> String {
             };
         }
     }
+    out += &format!(
+        "<h2>The machine</h2>\n<details><summary>{} host(s), as the results recorded them</summary>\n{}</details>\n",
+        machine.rows.len(),
+        machine.html()
+    );
     out += "</body></html>\n";
     out
 }
 
+/// `t` as HTML, folded (`<details>`) when it has more than `rows` rows.
+fn fold(t: &Table, rows: usize) -> String {
+    if t.rows.len() > rows {
+        format!(
+            "<details><summary>{} rows</summary>\n{}</details>\n",
+            t.rows.len(),
+            t.html()
+        )
+    } else {
+        t.html()
+    }
+}
+
 fn markdown(machine: &Table, sections: &[Section]) -> String {
     let mut out = format!(
-        "# memlat report\n\nmemlat {}, {} result(s).\n\n## The machine\n\n{}\n",
+        "# memlat report\n\nmemlat {}, {} result(s).\n\n",
         env!("CARGO_PKG_VERSION"),
         sections.len(),
-        machine.markdown()
     );
     for s in sections {
         out += &format!(
@@ -358,7 +347,7 @@ fn markdown(machine: &Table, sections: &[Section]) -> String {
             escape_markdown(&s.title),
             escape_markdown(s.method)
         );
-        for t in &s.tables {
+        for t in &s.headline {
             out += &t.markdown();
             out.push('\n');
         }
@@ -366,10 +355,15 @@ fn markdown(machine: &Table, sections: &[Section]) -> String {
         if plots > 0 {
             out += &format!("({plots} plot(s): see the HTML report)\n\n");
         }
+        for t in &s.tables {
+            out += &t.markdown();
+            out.push('\n');
+        }
         for w in &s.warnings {
             out += &format!("- warning: {}\n", escape_markdown(w));
         }
         out.push('\n');
     }
+    out += &format!("## The machine\n\n{}\n", machine.markdown());
     out
 }

@@ -79,7 +79,15 @@ fn measure_and_print(args: &RunArgs, view: View) -> Result<()> {
             a.div_ceil(UNROLL) * UNROLL
         ));
     }
-    if args.measure.pattern.is_none_or(|p| p == Pattern::Stride) && stride >= size {
+    // Timed load by load, a stride chain beyond L1 times the prefetchers:
+    // --distribution times a random chain unless a pattern is given.
+    let default_pattern = if distribution.is_some() {
+        Pattern::Random
+    } else {
+        Pattern::Stride
+    };
+    let pattern = args.measure.pattern.unwrap_or(default_pattern);
+    if pattern == Pattern::Stride && stride >= size {
         let chain = crate::chain::Chain::stride(size, stride)?;
         if chain.len() == 1 {
             return usage(format!(
@@ -91,8 +99,14 @@ fn measure_and_print(args: &RunArgs, view: View) -> Result<()> {
             chain.len()
         ));
     }
-    let mut prepared = prepare_with_events(&args.measure, Pattern::Stride, 5, Some(SEED_EVENTS))?;
+    let mut prepared = prepare_with_events(&args.measure, default_pattern, 5, Some(SEED_EVENTS))?;
     notes.append(&mut prepared.notices);
+    if distribution.is_some() {
+        let l1 = crate::platform::caches::data_caches(prepared.engine.cpu())
+            .first()
+            .map(|c| c.size_bytes);
+        notes.extend(distribution_pattern_note(args.measure.pattern, size, l1));
+    }
     for note in &notes {
         notice(note);
     }
@@ -120,6 +134,17 @@ fn measure_and_print(args: &RunArgs, view: View) -> Result<()> {
     if noise.noisy() {
         warn(&noise.describe());
     }
+    if let (Some(asked), Some(d)) = (distribution, &measurement.distribution) {
+        // A timeline holds at most 2^22 timings (16 MiB of deltas): a longer
+        // --distribution-ms is cut there; say so rather than let it pass.
+        let asked_ms = asked.as_secs_f64() * 1e3;
+        if d.timeline_ms < 0.8 * asked_ms {
+            warn(&format!(
+                "--distribution-ms {asked_ms:.0}: timed {:.0} ms ({} loads), the most one timeline holds at this size; give less, or run again for more",
+                d.timeline_ms, d.loads_timed
+            ));
+        }
+    }
     if let (Some(path), Some(d)) = (&args.plot, &measurement.distribution) {
         crate::output::plot::distribution::plot(d, &measurement, path)?;
         notice(&format!("plot written to {}", path.display()));
@@ -130,6 +155,27 @@ fn measure_and_print(args: &RunArgs, view: View) -> Result<()> {
         args.measure.format,
         view,
     )?)
+}
+
+/// What `--distribution` says about the chain it times: random unless a
+/// pattern was given; a stride chain larger than L1 (`l1_bytes`) is served
+/// by the prefetchers, so its loads are not the level's latency.
+fn distribution_pattern_note(
+    given: Option<Pattern>,
+    size: u64,
+    l1_bytes: Option<u64>,
+) -> Option<String> {
+    match given {
+        None => Some(
+            "--distribution times a random chain (no --pattern given): a stride chain beyond L1 would time the prefetchers"
+                .into(),
+        ),
+        Some(Pattern::Stride) if size > l1_bytes.unwrap_or(32 << 10) => Some(format!(
+            "--pattern stride at {}: the prefetchers serve a stride chain beyond L1, so these loads are not the level's latency (prefetched loads read 0-2 ns); --pattern random times it",
+            crate::units::HumanBytes(size)
+        )),
+        _ => None,
+    }
 }
 
 /// How long `--distribution` times loads, checked; `None` without it.
@@ -273,5 +319,33 @@ pub(crate) fn report_cycle_source(engine: &Engine) {
                 warn(&format!("clock suspect: {why}"));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn distribution_names_the_chain_it_times() {
+        let l1 = Some(48 << 10);
+        assert!(
+            distribution_pattern_note(None, 1 << 30, l1)
+                .unwrap()
+                .contains("random chain")
+        );
+        assert!(
+            distribution_pattern_note(Some(Pattern::Stride), 1 << 30, l1)
+                .unwrap()
+                .contains("prefetchers serve")
+        );
+        assert_eq!(
+            distribution_pattern_note(Some(Pattern::Stride), 16 << 10, l1),
+            None
+        );
+        assert_eq!(
+            distribution_pattern_note(Some(Pattern::Random), 1 << 30, l1),
+            None
+        );
     }
 }

@@ -27,6 +27,11 @@ use crate::units::HumanBytes;
 
 /// Runs `memlat sweep`.
 pub fn run(args: &SweepArgs) -> Result<()> {
+    if args.percentiles && args.measure.kernel == crate::kernels::KernelKind::Index {
+        return usage(
+            "--percentiles times loads one by one with the pointer or portable kernel: drop --kernel index",
+        );
+    }
     check_named_files(args)?;
     let output = Output::create(args.measure.output.as_deref())?;
     let resumed = args
@@ -68,7 +73,13 @@ pub fn run(args: &SweepArgs) -> Result<()> {
         .filter(|p| std::fs::symlink_metadata(p).is_err())
         .map(Path::to_path_buf)
         .collect();
-    files.create(&plan.start())?;
+    if let Err(e) = files.create(&plan.start()) {
+        // A full disk at the start: nothing is left for the retry to trip on.
+        for path in &fresh {
+            let _ = std::fs::remove_file(path);
+        }
+        return Err(e);
+    }
     let result = {
         let mut observer = SweepObserver::new(&files, !args.no_progress);
         sweep::run(&mut prepared.engine, &plan, &mut observer)
@@ -88,6 +99,15 @@ pub fn run(args: &SweepArgs) -> Result<()> {
                 for path in &fresh {
                     let _ = std::fs::remove_file(path);
                 }
+            } else if let Some(json) = &files.json {
+                // A write that failed mid-sweep (a full disk): the file holds
+                // every point finished before it.
+                let kept = SweepResult::load(json).map_or(0, |r| r.points.len());
+                return Err(e.context(format!(
+                    "{} keeps its {kept} finished points; free space (or fix the cause) and continue with --resume {}",
+                    json.display(),
+                    json.display()
+                )));
             }
             return Err(e);
         }
@@ -278,7 +298,7 @@ pub(crate) fn check_memory(plan: &SweepPlan, resume: Option<&Path>) -> Result<()
                 ),
             };
             return usage(format!(
-                "{flag}: the {} point needs about {} but only {} is available (MemAvailable, or the cgroup's memory.max less its use); {fix}",
+                "{flag}: the {} point needs about {} but only {} is available (MemAvailable, or the cgroup's memory.max or memory.limit_in_bytes less its use); {fix}",
                 HumanBytes(spec.size),
                 HumanBytes(needed),
                 HumanBytes(available)
@@ -314,6 +334,12 @@ fn load_resume(path: &Path, args: &SweepArgs) -> Result<SweepResult> {
     let result = SweepResult::load(path)
         .map_err(|e| UsageError(format!("--resume {}: {e:#}", path.display())))?;
     result.config.validate(path).map_err(UsageError::from)?;
+    if args.percentiles && !result.config.percentiles {
+        return usage(format!(
+            "--percentiles with --resume: {} was measured without them, and its points must agree; leave --percentiles out (or start a new sweep)",
+            path.display()
+        ));
+    }
     if let Some(list) = &args.measure.events {
         let mut asked: Vec<String> = parse_event_list(list)
             .map_err(|e| UsageError(e.to_string()))?
@@ -359,6 +385,7 @@ fn files(args: &SweepArgs) -> Result<SweepFiles> {
         json: args.json.clone(),
         plots: args.plot.iter().cloned().collect(),
     };
+    let mut beside_plot = None;
     if named.csv.is_none() && named.json.is_none() && !named.plots.is_empty() {
         let beside = named.plots[0].with_extension("json");
         if args.measure.output.as_deref().is_some_and(|o| o == beside) {
@@ -367,11 +394,19 @@ fn files(args: &SweepArgs) -> Result<SweepFiles> {
                 beside.display()
             ));
         }
+        crate::cli::files::writable(&beside).map_err(|e| {
+            UsageError(format!(
+                "--plot {}: its data go beside it in {}, which cannot be written: {e}; give --json FILE",
+                named.plots[0].display(),
+                beside.display()
+            ))
+        })?;
         super::notice(&format!(
             "--plot alone: the data are kept beside it in {} (give --json FILE to choose)",
             beside.display()
         ));
-        named.json = Some(beside);
+        named.json = Some(beside.clone());
+        beside_plot = Some((named.plots[0].clone(), beside));
     }
     if let Some(json) = &args.resume {
         if !named.is_empty() {
@@ -389,9 +424,22 @@ fn files(args: &SweepArgs) -> Result<SweepFiles> {
         let dir = crate::cli::files::results_dir(Path::new("."))?;
         return Ok(SweepFiles::in_dir(&dir));
     }
+    // The file kept beside a plot was never named: --force does not reach it.
+    if let Some((plot, beside)) = &beside_plot
+        && holds_result(beside, true)
+    {
+        return usage(format!(
+            "--plot {}: its data go beside it in {}, which holds an earlier result; continue it with --resume {}, or give --json FILE",
+            plot.display(),
+            beside.display(),
+            beside.display()
+        ));
+    }
     if !args.force {
         for (flag, path) in named.flagged() {
-            if std::fs::metadata(path).is_ok_and(|m| m.len() > 0) {
+            let json = named.json.as_deref() == Some(path);
+            let beside = beside_plot.as_ref().is_some_and(|(_, b)| b == path);
+            if !beside && holds_result(path, json) {
                 return usage(format!(
                     "{flag} {}: the file holds an earlier result; continue it with --resume, or replace it with --force",
                     path.display()
@@ -400,6 +448,23 @@ fn files(args: &SweepArgs) -> Result<SweepFiles> {
         }
     }
     Ok(named)
+}
+
+/// Whether `path` holds points of an earlier sweep worth keeping. A file a
+/// run cut short before its first point (0 bytes, a CSV header alone, a
+/// JSON of no point) holds nothing: the same command may replace it.
+fn holds_result(path: &Path, json: bool) -> bool {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return false;
+    };
+    if !meta.is_file() || meta.len() == 0 {
+        return false;
+    }
+    if json {
+        // Unreadable as a sweep: not ours to judge, so it is kept.
+        return SweepResult::load(path).map_or(true, |r| !r.points.is_empty());
+    }
+    crate::input::read_text(path).map_or(true, |t| t.lines().count() > 1)
 }
 
 /// The directory the files share, when they all share one.

@@ -175,7 +175,7 @@ fn open_lines(path: &Path, header: &crate::experiments::watch::WatchHeader) -> R
             inner: header,
         },
     )?;
-    files::replace(path, &(line + "\n"))?;
+    files::replace(path, &line)?;
     use std::os::unix::fs::OpenOptionsExt;
     std::fs::OpenOptions::new()
         .append(true)

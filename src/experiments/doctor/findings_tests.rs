@@ -15,8 +15,7 @@ fn claim(source: &str, ghz: f64) -> FrequencyClaim {
 }
 
 fn estimate(add_ghz: f64, mul_cycles: f64, claims: Vec<FrequencyClaim>) -> ClockEstimate {
-    let bound = crate::platform::clock::claims::ceiling_ghz(&claims);
-    ClockEstimate::from_timings(1.0 / add_ghz, mul_cycles / 3.6, bound, claims)
+    ClockEstimate::from_timings(1.0 / add_ghz, mul_cycles / 3.6, claims)
 }
 
 fn kvm_guest() -> Facts {
@@ -116,8 +115,7 @@ fn a_pmu_less_guest_is_told_what_it_cannot_count_and_why() {
 fn a_clock_the_chains_disagree_on_is_suspect_in_the_report() {
     let mut facts = kvm_guest();
     // Adds folded at rename: five a cycle.
-    facts.clock =
-        vec![ClockEstimate::from_timings(1.0 / 18.0, 3.0 / 3.6, Some(4.3), Vec::new()); 3];
+    facts.clock = vec![ClockEstimate::from_timings(1.0 / 18.0, 3.0 / 3.6, Vec::new()); 3];
     let f = findings(&facts);
     assert!(find(&f, "core clock").meaning.starts_with("SUSPECT"));
     let report = Report::of(&facts);

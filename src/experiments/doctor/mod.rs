@@ -138,9 +138,14 @@ pub struct ClockReport {
     pub agree: bool,
     /// The TSC rate, timed (x86), GHz.
     pub tsc_ghz: Option<f64>,
-    /// The ceiling the claimed frequencies set, GHz.
+    /// The fastest any shipping core runs, GHz (a physical bound; claims set none).
     pub bound_ghz: Option<f64>,
-    /// Why the estimate is suspect, when it is.
+    /// What the system claims (cpufreq maximum, CPUID base and maximum, the
+    /// TSC rate, the model name), shown beside the measured clock.
+    pub claims: Vec<crate::platform::clock::FrequencyClaim>,
+    /// Why the estimate is suspect, naming the physical rule it breaks
+    /// (the chains disagree, no shipping core runs at it, or an L1 hit under 2
+    /// cycles); null when none does.
     pub suspect: Option<String>,
 }
 
@@ -234,6 +239,7 @@ impl Report {
                 agree: estimate.agree,
                 tsc_ghz: facts.tsc_ghz,
                 bound_ghz: estimate.bound_ghz,
+                claims: estimate.claims.clone(),
                 suspect: estimate.suspect.clone(),
             },
             msr_access: facts.msr.is_ok(),

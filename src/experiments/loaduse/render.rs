@@ -102,7 +102,7 @@ fn knee_line(level: &LevelResult, last: u32) -> String {
 
 /// Seed 003's processed table: load-to-use min / avg / max, loop overhead,
 /// throughput, and `memlat run`'s chase beside.
-fn seed_table(r: &LoaduseResult) -> Table {
+pub fn seed_table(r: &LoaduseResult) -> Table {
     let mut t = Table::new(&[
         "<data source",
         "min",

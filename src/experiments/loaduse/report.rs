@@ -240,7 +240,7 @@ pub fn assemble(context: Context, timed: Vec<TimedLevel>) -> LoaduseResult {
         }
     }
     // A reading in cycles needs a clock to trust: an estimate the chains did
-    // not confirm, or an L1 hit outside 2..8 cycles, leaves it unread.
+    // not confirm, or an L1 hit under 2 cycles, leaves it unread.
     let suspect = context.clock_suspect.clone().or_else(|| {
         levels
             .first()

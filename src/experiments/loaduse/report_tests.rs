@@ -181,19 +181,42 @@ fn a_wide_core_with_its_knee_in_range_gives_the_width() {
 
 #[test]
 fn a_suspect_clock_leaves_the_core_unread() {
-    // Golden Cove timed with a clock 6x too fast: L1 "flat at 35.5 cycles",
-    // one NOP a cycle past a knee. Not a single-issue core: a wrong clock.
+    // Golden Cove timed with a clock 6x too fast (20.4 GHz, folded adds):
+    // L1 "flat at 35.5 cycles", one NOP a cycle past a knee. Not a
+    // single-issue core: a clock no shipping core runs at.
+    let golden = || {
+        level(
+            "L1d",
+            36 << 10,
+            |n| f64::from(35.max(n + 1)) + 0.53,
+            None,
+            30.3,
+        )
+    };
+    let too_fast = Context {
+        clock_suspect: crate::platform::clock::physics::outside_shipping_cores(20.4),
+        ..context()
+    };
+    let r = assemble(too_fast, vec![golden()]);
+    assert_eq!(r.reading.issue, Issue::Undetermined);
+    assert!(r.reading.explanation.contains("clock is suspect"));
+    assert!(r.reading.explanation.contains("shipping core"));
+    assert!(r.warnings.iter().any(|w| w.contains("clock suspect")));
+    // The same L1 at a clock physics allows: a slow L1 is no clock fault.
+    let r = assemble(context(), vec![golden()]);
+    assert!(!r.reading.explanation.contains("clock is suspect"));
+    assert!(!r.warnings.iter().any(|w| w.contains("clock suspect")));
+    // An L1 hit under 2 cycles: a clock read too low.
     let l1 = level(
         "L1d",
         36 << 10,
-        |n| f64::from(35.max(n + 1)) + 0.53,
+        |n| f64::from(1.max(n + 1)) + 0.2,
         None,
-        30.3,
+        1.2,
     );
     let r = assemble(context(), vec![l1]);
     assert_eq!(r.reading.issue, Issue::Undetermined);
-    assert!(r.reading.explanation.contains("clock is suspect"));
-    assert!(r.warnings.iter().any(|w| w.contains("clock suspect")));
+    assert!(r.reading.explanation.contains("no cache can answer"));
     let told = Context {
         clock_suspect: Some("the chains disagree".into()),
         ..context()

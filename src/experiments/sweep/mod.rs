@@ -242,8 +242,10 @@ impl SweepPlan {
                     .unwrap_or_else(crate::platform::host::Host::this),
             ),
             memlat_version: env!("CARGO_PKG_VERSION").to_string(),
+            command: crate::output::command_line(),
             started: resumed
                 .map_or_else(|| utc_timestamp(SystemTime::now()), |r| r.started.clone()),
+            finished: resumed.and_then(|r| r.finished.clone()),
             config: self.config.clone(),
             sysfs_caches: self.sysfs_caches.clone(),
             points: resumed.map_or_else(Vec::new, |r| r.points.clone()),
@@ -310,15 +312,19 @@ pub fn run(
     }
     let cvs: Vec<f64> = result.points.iter().map(|m| m.ns_per_load.cv).collect();
     result.noise = Some(watch.finish(engine, &plan.template, &cvs));
-    result.complete = result.config.sizes.iter().all(|&size| {
-        result
-            .config
-            .series
-            .iter()
-            .all(|&k| result.has_point(size, k))
-    });
+    // Cut short during remeasuring or refinement, the grid may be whole but
+    // the sweep is not: a complete sweep is what the cache remembers.
+    result.complete = !observer.interrupted()
+        && result.config.sizes.iter().all(|&size| {
+            result
+                .config
+                .series
+                .iter()
+                .all(|&k| result.has_point(size, k))
+        });
     result.detection = result.detect();
     result.total_seconds = clock();
+    result.finished = Some(utc_timestamp(SystemTime::now()));
     observer.checkpoint(&result)?;
     Ok(result)
 }
@@ -359,6 +365,7 @@ fn measure_each(
         result.points.push(m);
         result.sort_points();
         result.total_seconds = clock();
+        result.finished = Some(utc_timestamp(SystemTime::now()));
         let done = stop(result, spec);
         observer.checkpoint(result)?;
         observer.end(&step);

@@ -185,7 +185,7 @@ impl SweepConfig {
 /// A sweep's results, complete or not. This is the JSON file's content.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SweepResult {
-    /// The layout of this file: 2 (1 for memlat 0.1.0's files, which lack it).
+    /// The layout of this file: 3 (1 for memlat 0.1.0's files, which lack it).
     #[serde(default = "schema_one")]
     pub schema_version: u32,
     /// Always `sweep`.
@@ -196,8 +196,16 @@ pub struct SweepResult {
     pub host: Option<crate::platform::host::Host>,
     /// memlat version that measured it.
     pub memlat_version: String,
+    /// The command line of the run that wrote this file (empty in files
+    /// before schema 3).
+    #[serde(default)]
+    pub command: Vec<String>,
     /// When the sweep started, UTC, ISO 8601.
     pub started: String,
+    /// When its last point was measured, UTC, ISO 8601 (`None` before the
+    /// first, and in files before schema 3).
+    #[serde(default)]
+    pub finished: Option<String>,
     /// The sweep's configuration.
     pub config: SweepConfig,
     /// The data caches sysfs claims (shown beside the detection, never used by it).
@@ -228,7 +236,19 @@ impl SweepResult {
     /// sweep of a schema this memlat knows, with sizes and series; duplicate
     /// points are dropped and points sorted, each with a notice on stderr.
     pub fn parse(text: &str, path: &Path) -> Result<SweepResult> {
-        let mut result: SweepResult = serde_json::from_str(text).map_err(|e| {
+        let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+            UsageError(format!(
+                "{}: not a memlat sweep JSON file ({e}); give the file written by `memlat sweep --json`",
+                path.display()
+            ))
+        })?;
+        Self::from_value(value, path)
+    }
+
+    /// [`SweepResult::parse`] of JSON already read: the same checks, and
+    /// the configuration's and points' values within [`crate::limits`].
+    pub fn from_value(value: serde_json::Value, path: &Path) -> Result<SweepResult> {
+        let mut result: SweepResult = serde_json::from_value(value).map_err(|e| {
             UsageError(format!(
                 "{}: not a memlat sweep JSON file ({e}); give the file written by `memlat sweep --json`",
                 path.display()
@@ -243,17 +263,36 @@ impl SweepResult {
                 result.kind
             ));
         }
-        if !(1..=crate::output::SCHEMA_VERSION).contains(&result.schema_version) {
+        if !(crate::output::OLDEST_SCHEMA..=crate::output::SCHEMA_VERSION)
+            .contains(&result.schema_version)
+        {
             return refuse(format!(
-                "schema_version {} is not one this memlat reads (1 to {}); a newer memlat wrote it?",
+                "schema_version {} is not one this memlat reads ({} to {}){}",
                 result.schema_version,
-                crate::output::SCHEMA_VERSION
+                crate::output::OLDEST_SCHEMA,
+                crate::output::SCHEMA_VERSION,
+                if result.schema_version > crate::output::SCHEMA_VERSION {
+                    "; a newer memlat wrote it?"
+                } else {
+                    ""
+                }
             ));
         }
         if result.config.sizes.is_empty() || result.config.series.is_empty() {
             return refuse(
                 "config.sizes and config.series must not be empty: not a sweep memlat wrote".into(),
             );
+        }
+        result.config.validate(path).map_err(UsageError::from)?;
+        for (k, m) in result.points.iter().enumerate() {
+            let field = |name: &str| crate::limits::Origin::Field {
+                file: path.to_path_buf(),
+                field: format!("points[{k}].{name}"),
+            };
+            crate::limits::size(m.size, field("size")).map_err(UsageError::from)?;
+            if m.pattern == Pattern::Stride {
+                crate::limits::stride(m.stride, field("stride")).map_err(UsageError::from)?;
+            }
         }
         if !result.config.sizes.is_sorted() {
             result.config.sizes.sort_unstable();
@@ -282,10 +321,15 @@ impl SweepResult {
     pub fn older_notice(&self, path: &Path) -> Option<String> {
         (self.schema_version < crate::output::SCHEMA_VERSION).then(|| {
             format!(
-                "{} was written by memlat {} (result schema {}, without host); read as such",
+                "{} was written by memlat {} (result schema {}, {}); read as such",
                 path.display(),
                 self.memlat_version,
-                self.schema_version
+                self.schema_version,
+                if self.schema_version < 2 {
+                    "without host or command"
+                } else {
+                    "without command or finished"
+                }
             )
         })
     }

@@ -75,22 +75,34 @@ pub fn counted_events(result: &SweepResult) -> Vec<String> {
 }
 
 /// Whether every point's cycles can be trusted: counted, given with --ghz, or
-/// estimated from chains that agreed under the ceiling.
+/// estimated from a clock physics does not rule out.
 pub fn cycles_trusted(result: &SweepResult) -> bool {
-    let chains_agree = result.points.iter().all(|m| {
-        m.cycle_source != CycleSource::Estimated
-            || m.clock_method.as_ref().is_none_or(|c| c.suspect.is_none())
-    });
-    // Files without a clock method (memlat 0.1.0) are checked by their L1:
-    // an L1 hit outside 2..8 cycles means the clock was wrong.
+    cycles_distrusted(result).is_none()
+}
+
+/// Why the points' cycles are not to be read, when they are not: the clock
+/// estimate's verdict, judged again by today's rule; for files without one
+/// (memlat 0.1.0), a clock no shipping core runs at, or an L1 hit under 2 cycles.
+pub fn cycles_distrusted(result: &SweepResult) -> Option<String> {
+    if let Some(why) = result.points.iter().find_map(|m| {
+        (m.cycle_source == CycleSource::Estimated)
+            .then(|| match &m.clock_method {
+                Some(c) => c.rejudged(),
+                None => crate::platform::clock::physics::outside_shipping_cores(m.clock_ghz),
+            })
+            .flatten()
+    }) {
+        return Some(why);
+    }
     let l1_size = result
         .sysfs_caches
         .first()
         .map_or(16 << 10, |c| c.size_bytes);
-    let l1_plausible = result.curve().first().is_none_or(|p| {
-        p.size_bytes > l1_size || crate::platform::clock::l1_cycles_suspect(p.cycles).is_none()
-    });
-    chains_agree && l1_plausible
+    result
+        .curve()
+        .first()
+        .filter(|p| p.size_bytes <= l1_size)
+        .and_then(|p| crate::platform::clock::l1_cycles_suspect(p.cycles))
 }
 
 /// Median core clock over the points, GHz.
@@ -234,7 +246,8 @@ pub fn chart(result: &SweepResult, metric: &Metric, detection: Option<&Detection
 }
 
 /// Each detected level as a band from the previous level's capacity to its
-/// own (memory: to the end), labelled with its name, size and latency.
+/// own (memory: to the end), labelled with its name, size and latency, and
+/// its capacity bounds where it has them.
 pub fn level_bands(detection: &Detection, metric: &Metric) -> Vec<Band> {
     let mut bands = Vec::new();
     let mut from = 0.0;
@@ -248,11 +261,13 @@ pub fn level_bands(detection: &Detection, metric: &Metric) -> Vec<Band> {
             Some(size) => format!("{} {}", level.name, HumanBytes(size)),
             None => level.name.clone(),
         };
-        bands.push(Band {
-            from,
-            to,
-            label: format!("{name}\n{latency}"),
-        });
+        let mut label = format!("{name}\n{latency}");
+        // What every repeat agrees the level serves, where measured.
+        if let Some(b) = level.capacity_bounds {
+            let side = |v: Option<u64>| v.map_or("?".to_string(), |v| HumanBytes(v).to_string());
+            label += &format!("\n{}..{}", side(b.at_least_bytes), side(b.at_most_bytes));
+        }
+        bands.push(Band { from, to, label });
         from = to;
     }
     bands
@@ -326,6 +341,35 @@ mod tests {
         assert_eq!(bands[2].label, "memory\n90.0 ns");
         let cycles = level_bands(&detection, &Metric::Cycles);
         assert_eq!(cycles[1].label, "L2 1 MiB\n12.0 cycles");
+        let mut bounded = detection.clone();
+        bounded.levels[1].capacity_bounds = Some(crate::analysis::detect::CapacityBounds {
+            at_least_bytes: Some(700 << 10),
+            at_most_bytes: None,
+        });
+        let bands = level_bands(&bounded, &Metric::Ns);
+        assert_eq!(bands[1].label, "L2 1 MiB\n4.0 ns\n700 KiB..?");
+    }
+
+    #[test]
+    fn cycles_are_distrusted_only_where_physics_rules_the_clock_out() {
+        let curve = |name: &str| {
+            let path = format!(
+                "{}/tests/fixtures/curves/{name}",
+                env!("CARGO_MANIFEST_DIR")
+            );
+            SweepResult::load(std::path::Path::new(&path)).unwrap()
+        };
+        // memlat 0.1.0's 20 GHz clock (adds folded at rename), no clock method.
+        let folded = cycles_distrusted(&curve("intel-xeon-glc-kvm-thp.json"));
+        assert!(folded.unwrap().contains("shipping core"));
+        // Zen 3: chains that agreed at 3.23 GHz, 1.32x the TSC claim; then a
+        // run where they disagreed.
+        assert_eq!(
+            cycles_distrusted(&curve("amd-epyc-zen3-fc-thp-b.json")),
+            None
+        );
+        let busy = cycles_distrusted(&curve("amd-epyc-zen3-fc-thp-a.json"));
+        assert!(busy.unwrap().contains("multiply / add"));
     }
 
     #[test]

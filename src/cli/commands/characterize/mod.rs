@@ -36,8 +36,22 @@ pub fn run(args: &CharacterizeArgs) -> Result<()> {
     };
     let cpus = crate::platform::allowed_cpus().len();
     let planned = stages::plan(mode, cpus, &args.stages, &has_flag).map_err(UsageError)?;
-    let dir = args.output.as_path();
-    prepare_dir(dir, args.force)?;
+    let (dir, resume) = match (&args.output, &args.resume) {
+        (_, Some(dir)) => (dir.as_path(), true),
+        (Some(dir), None) => (dir.as_path(), false),
+        (None, None) => return usage("-o DIR: give the directory for the results"),
+    };
+    let earlier = prepare_dir(dir, args.force, resume)?;
+    if let Some(e) = &earlier
+        && !e.mode.is_empty()
+        && e.mode != mode.name()
+    {
+        return usage(format!(
+            "-o {}: the interrupted run there was a {} one; give the same settings to complete it, or --force to start again",
+            dir.display(),
+            e.mode
+        ));
+    }
     let mut context = context(dir, mode, cpus);
     let (summary_path, report_path) = (dir.join(SUMMARY), dir.join(REPORT));
     let files: Vec<PathBuf> = planned
@@ -60,6 +74,9 @@ pub fn run(args: &CharacterizeArgs) -> Result<()> {
         duration(planned.iter().map(|p| p.estimate).sum())
     );
     let _ctrl_c = interrupt::Guard::install();
+    // SIGTERM (a shutdown, a batch system's time limit) ends it as Ctrl-C
+    // does: the stage in progress keeps its points and the report is written.
+    interrupt::also_on_sigterm();
     let start = Instant::now();
     let mut summary = Summary {
         mode: mode.name().into(),
@@ -72,7 +89,14 @@ pub fn run(args: &CharacterizeArgs) -> Result<()> {
     let (mut actual, mut estimated) = (0.0, 0.0);
     for (k, p) in planned.iter().enumerate() {
         let label = format!("[{}/{}] {}", k + 1, planned.len(), p.stage.name);
-        let record = if let Some(why) = &p.skip {
+        let kept = earlier.as_ref().and_then(|e| finished_earlier(e, p, dir));
+        let record = if let Some(record) = kept {
+            eprintln!("{label}: done by the earlier run, kept");
+            if p.stage.name == "sweep" {
+                learn_plateaus(&mut context);
+            }
+            record
+        } else if let Some(why) = &p.skip {
             eprintln!("{label}: skipped: {why}");
             skipped(p, why)
         } else if interrupt::interrupted() {
@@ -84,7 +108,7 @@ pub fn run(args: &CharacterizeArgs) -> Result<()> {
                 duration(stages::time_left(&[p.estimate], actual, estimated)),
                 duration(stages::time_left(&left, actual, estimated))
             );
-            let record = run_stage(&exe, p, &context)?;
+            let record = run_stage(&exe, p, &context, earlier.is_some())?;
             (actual, estimated) = (actual + record.seconds, estimated + p.estimate);
             eprintln!("{label}: {}", outcome(&record));
             if p.stage.name == "sweep" && record.file.is_some() {
@@ -154,29 +178,84 @@ fn has_flag(command: &str, flag: &str) -> bool {
         .is_some_and(|c| c.get_arguments().any(|a| a.get_long() == Some(flag)))
 }
 
-/// DIR: created when missing; one that holds files only with --force.
-fn prepare_dir(dir: &Path, force: bool) -> Result<()> {
-    match std::fs::metadata(dir) {
+/// DIR: created when missing; one that holds files only with --force, or
+/// when they are an unfinished run's (its summary, when it left one, is
+/// returned: that run is completed).
+fn prepare_dir(dir: &Path, force: bool, resume: bool) -> Result<Option<Summary>> {
+    let flag = if resume { "--resume" } else { "-o" };
+    match std::fs::symlink_metadata(dir) {
+        // Not followed: a link planted in a shared directory would aim a
+        // root run's files wherever its owner chose.
+        Ok(m) if m.file_type().is_symlink() => usage(format!(
+            "{flag} {}: it is a symbolic link; memlat writes no file through a link: name the directory itself",
+            dir.display()
+        )),
         Ok(m) if !m.is_dir() => usage(format!(
-            "-o {}: exists and is not a directory; give a directory (created when missing)",
+            "{flag} {}: exists and is not a directory; give a directory (created when missing)",
             dir.display()
         )),
         Ok(_) => {
-            let holds_files = std::fs::read_dir(dir)
-                .map_err(|e| UsageError(format!("-o {}: cannot read it: {e}", dir.display())))?
-                .next()
-                .is_some();
-            if holds_files && !force {
-                return usage(format!(
-                    "-o {}: the directory holds files already; give a new or empty one, or --force to replace the files characterize writes there (<stage>.json, {SUMMARY}, {REPORT}; others are left alone)",
-                    dir.display()
-                ));
+            let names: Vec<String> = std::fs::read_dir(dir)
+                .map_err(|e| UsageError(format!("{flag} {}: cannot read it: {e}", dir.display())))?
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect();
+            if names.is_empty() || force {
+                return Ok(None);
             }
-            Ok(())
+            let earlier = Summary::load(&dir.join(SUMMARY));
+            match earlier {
+                Some(s) if s.complete && s.report.is_some() => usage(format!(
+                    "{flag} {}: holds a complete characterization ({REPORT}); give a new or empty directory, or --force to measure again",
+                    dir.display()
+                )),
+                Some(s) => Ok(Some(s)),
+                // Killed before its first stage ended: nothing to keep.
+                None if resume || names.iter().all(|n| written_here(n)) => Ok(Some(Summary {
+                    mode: String::new(),
+                    complete: false,
+                    seconds: 0.0,
+                    stages: Vec::new(),
+                    report: None,
+                    report_left_out: Vec::new(),
+                })),
+                None => usage(format!(
+                    "{flag} {}: the directory holds files already; give a new or empty one, or --force to replace the files characterize writes there (<stage>.json, {SUMMARY}, {REPORT}; others are left alone)",
+                    dir.display()
+                )),
+            }
         }
+        Err(_) if resume => usage(format!(
+            "--resume {}: no such directory; start a run with -o {}",
+            dir.display(),
+            dir.display()
+        )),
         Err(_) => std::fs::create_dir_all(dir)
+            .map(|()| None)
             .map_err(|e| UsageError(format!("-o {}: cannot create it: {e}", dir.display())).into()),
     }
+}
+
+/// Whether characterize writes a file of this name (a stage's JSON, the
+/// summary, the report, a sweep's siblings, or a temporary beside one).
+fn written_here(name: &str) -> bool {
+    let base = name
+        .strip_prefix('.')
+        .and_then(|n| n.split_once(".json.").map(|(b, _)| format!("{b}.json")))
+        .unwrap_or_else(|| name.to_string());
+    let stage = base
+        .strip_suffix(".json")
+        .or_else(|| base.strip_prefix("sweep.").map(|_| "sweep"));
+    base == REPORT
+        || base == SUMMARY
+        || stage.is_some_and(|s| stages::STAGES.iter().any(|st| st.name == s))
+}
+
+/// The earlier run's record of `p` when it finished it and its file is still there.
+fn finished_earlier(earlier: &Summary, p: &Planned, dir: &Path) -> Option<StageRecord> {
+    let record = earlier.stages.iter().find(|s| s.name == p.stage.name)?;
+    let present = record.file.as_ref().is_none_or(|f| dir.join(f).is_file());
+    (record.status == Status::Done && present).then(|| record.clone())
 }
 
 /// The context before any stage: sizes from sysfs until the sweep is done.
@@ -226,9 +305,23 @@ fn skipped(p: &Planned, why: &str) -> StageRecord {
 }
 
 /// Runs one stage and says how it went.
-fn run_stage(exe: &Path, p: &Planned, context: &Context) -> Result<StageRecord> {
-    let args = (p.stage.args)(context);
+fn run_stage(exe: &Path, p: &Planned, context: &Context, resuming: bool) -> Result<StageRecord> {
     let file = context.file(p.stage.name);
+    // A sweep the earlier run left cut short goes on from its last point.
+    let cut_sweep = resuming
+        && p.stage.name == "sweep"
+        && crate::experiments::sweep::SweepResult::load(&file)
+            .is_ok_and(|r| !r.complete && !r.points.is_empty());
+    let args: Vec<std::ffi::OsString> = if cut_sweep {
+        vec![
+            "sweep".into(),
+            "--no-progress".into(),
+            "--resume".into(),
+            file.clone().into_os_string(),
+        ]
+    } else {
+        (p.stage.args)(context)
+    };
     let finished = child::run(exe, &args)?;
     let wrote = file.is_file() && finished.status != Status::Failed;
     let last = finished

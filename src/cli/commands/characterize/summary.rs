@@ -5,12 +5,12 @@
 use std::path::Path;
 
 use anyhow::Result;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use super::child::Status;
 
 /// One stage's line.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StageRecord {
     /// The stage (`sweep`, `c2c`...).
     pub name: String,
@@ -31,7 +31,7 @@ pub struct StageRecord {
 }
 
 /// The whole file (beside schema_version, kind and host).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Summary {
     /// `full`, `quick` (or `tiny`, for tests).
     pub mode: String,
@@ -51,6 +51,12 @@ impl Summary {
     /// Replaces `path` with this summary.
     pub fn write(&self, path: &Path) -> Result<()> {
         crate::cli::files::replace(path, &crate::output::result_json("characterize", self)?)
+    }
+
+    /// The summary an earlier run left in `path`, when it reads as one.
+    pub fn load(path: &Path) -> Option<Summary> {
+        let text = crate::input::read_text(path).ok()?;
+        serde_json::from_str(&text).ok()
     }
 
     /// The stages with the status given.

@@ -14,6 +14,7 @@ use crate::experiments::tlb::TlbPageResult;
 use crate::output::plot::heatmap::Heatmap;
 use crate::output::plot::{self, Chart};
 use crate::output::table::{Cell, Table};
+use crate::readback::Kind;
 use crate::units::HumanBytes;
 
 /// What a kind adds to its section.
@@ -26,11 +27,12 @@ pub(super) struct Parts {
     pub problems: Vec<String>,
 }
 
-/// The parts of a result of `kind`, or `None` for kinds drawn elsewhere.
-pub(super) fn parts(kind: &str, value: &Value) -> Option<Parts> {
+/// The parts of a result of `kind` (nothing for kinds that
+/// [`super::headline`] presents itself).
+pub(super) fn parts(kind: Kind, value: &Value) -> Parts {
     let mut p = Parts::default();
     match kind {
-        "mlp" => {
+        Kind::Mlp => {
             if let Some(levels) = read::<Vec<MlpLevel>>(&value["levels"], "mlp levels", &mut p) {
                 let cpu = value["cpu"].as_u64().unwrap_or(0) as usize;
                 p.tables.push(mlp_table(&levels));
@@ -39,7 +41,7 @@ pub(super) fn parts(kind: &str, value: &Value) -> Option<Parts> {
                 }
             }
         }
-        "tlb" => {
+        Kind::Tlb => {
             let pages = read::<Vec<TlbPageResult>>(&value["page_bytes"], "tlb pages", &mut p);
             if let Some(results) = pages {
                 for r in &results {
@@ -54,7 +56,7 @@ pub(super) fn parts(kind: &str, value: &Value) -> Option<Parts> {
                 }
             }
         }
-        "loaded" => {
+        Kind::Loaded => {
             if let Some(r) = read::<LoadedResult>(value, "loaded result", &mut p) {
                 p.tables.push(crate::cli::commands::loaded::table(&r));
                 if !r.points.is_empty() {
@@ -62,7 +64,7 @@ pub(super) fn parts(kind: &str, value: &Value) -> Option<Parts> {
                 }
             }
         }
-        "c2c" => {
+        Kind::C2c => {
             if let Some(methods) = read::<Vec<C2cMatrix>>(&value["methods"], "c2c methods", &mut p)
             {
                 p.tables.push(c2c_table(&methods));
@@ -74,17 +76,17 @@ pub(super) fn parts(kind: &str, value: &Value) -> Option<Parts> {
                 );
             }
         }
-        "doctor" => p.tables.push(rows_of(
+        Kind::Doctor => p.tables.push(rows_of(
             &value["findings"],
             &["<what", "<value", "<meaning"],
             &["what", "value", "meaning"],
         )),
-        "characterize" => p.tables.push(rows_of(
+        Kind::Characterize => p.tables.push(rows_of(
             &value["stages"],
             &["<stage", "<status", "seconds", "<file", "<why"],
             &["name", "status", "seconds", "file", "why"],
         )),
-        "watch" => {
+        Kind::Watch => {
             if let Some(file) = read::<crate::experiments::watch::WatchFile>(value, "watch", &mut p)
             {
                 let summary = file.summary();
@@ -93,9 +95,20 @@ pub(super) fn parts(kind: &str, value: &Value) -> Option<Parts> {
                 p.charts.extend(plot::watch::charts(&file, &summary));
             }
         }
-        _ => return None,
+        Kind::Run
+        | Kind::Quick
+        | Kind::Sweep
+        | Kind::Levels
+        | Kind::Detect
+        | Kind::Assoc
+        | Kind::Linesize
+        | Kind::Loaduse
+        | Kind::Numa
+        | Kind::Bandwidth
+        | Kind::Merged
+        | Kind::Compare => {}
     }
-    Some(p)
+    p
 }
 
 /// `value` as a `T`, or a problem noted.
@@ -207,16 +220,16 @@ mod tests {
             "points": [{"chains": 1, "ns_per_load": 1.0, "loads_per_second": 1e9, "bytes_per_second": 6.4e10, "parallelism": 1.0},
                        {"chains": 2, "ns_per_load": 0.5, "loads_per_second": 2e9, "bytes_per_second": 1.28e11, "parallelism": 2.0}],
             "saturation_chains": 2, "saturation_parallelism": 2.0, "confidence": 0.9, "notes": []}]});
-        let p = parts("mlp", &mlp).unwrap();
+        let p = parts(Kind::Mlp, &mlp);
         assert_eq!((p.charts.len(), p.tables.len()), (1, 1));
         assert!(p.problems.is_empty());
-        let broken = parts("mlp", &json!({"levels": [{"name": 3}]})).unwrap();
+        let broken = parts(Kind::Mlp, &json!({"levels": [{"name": 3}]}));
         assert!(broken.charts.is_empty());
         assert!(broken.problems[0].contains("mlp levels not drawn"));
         let stages = json!({"stages": [{"name": "doctor", "status": "done", "seconds": 0.71, "file": "doctor.json", "why": null}]});
-        let t = &parts("characterize", &stages).unwrap().tables[0];
+        let t = &parts(Kind::Characterize, &stages).tables[0];
         assert_eq!(t.rows.len(), 1);
         assert!(t.html().contains("<td class=\"l\">-</td>"), "{}", t.html());
-        assert!(parts("sweep", &json!({})).is_none());
+        assert!(parts(Kind::Sweep, &json!({})).tables.is_empty());
     }
 }

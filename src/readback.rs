@@ -1,0 +1,311 @@
+//! The checks every reader of a result file applies, so `compare`, `merge`,
+//! `report`, `detect`, `plot`, `sweep --resume` and `--plateaus FILE` give
+//! one verdict on one file: a memlat kind, a schema this memlat reads, the
+//! kind's typed shape where it has one, and values in range (sizes within
+//! [`crate::limits`], strides and repeats positive, bandwidths possible).
+//! A refusal names the file and the field; callers make it exit 2.
+
+use std::path::Path;
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::error::UsageError;
+use crate::limits;
+
+/// The most GB/s a figure may claim: a core's L1 serves at most about
+/// three 64-byte loads a cycle (about 1.2 TB/s at 6 GHz), and no machine
+/// has a thousand such cores, so 10^6 GB/s (1 PB/s) is past any real one.
+pub const MAX_GB_PER_S: f64 = 1e6;
+
+/// Checks the result `value` of `kind` read from `path` (a merged file's
+/// results each by their own kind).
+pub fn check(kind: &str, value: &Value, path: &Path) -> Result<(), UsageError> {
+    let refuse =
+        |field: &str, why: String| UsageError(format!("{}: {field}: {why}", path.display()));
+    let Some(known) = Kind::parse(kind) else {
+        if value.get("kind").is_none() {
+            return Err(UsageError(format!(
+                "{}: not a memlat result (no `kind`, and not the shape of a memlat 0.1.0 sweep, run or quick table); give files written with --format json, --json or memlat merge",
+                path.display()
+            )));
+        }
+        return Err(refuse(
+            "kind",
+            format!(
+                "\"{kind}\" is not a memlat result kind ({}); give files written with --format json, --json or memlat merge",
+                KINDS.join(", ")
+            ),
+        ));
+    };
+    match known {
+        Kind::Sweep => {
+            crate::experiments::sweep::SweepResult::from_value(value.clone(), path)
+                .map_err(|e| UsageError(format!("{e:#}")))?;
+        }
+        Kind::Run => typed::<crate::engine::Measurement>(value, kind, path)?,
+        Kind::Bandwidth => typed::<Vec<crate::experiments::bandwidth::BandwidthPoint>>(
+            &value["points"],
+            "bandwidth points",
+            path,
+        )?,
+        Kind::Mlp => {
+            typed::<Vec<crate::experiments::mlp::MlpLevel>>(&value["levels"], "mlp levels", path)?
+        }
+        Kind::Tlb => typed::<Vec<crate::experiments::tlb::TlbPageResult>>(
+            &value["page_bytes"],
+            "tlb page_bytes",
+            path,
+        )?,
+        Kind::Loaded => typed::<crate::experiments::loaded::LoadedResult>(value, kind, path)?,
+        Kind::C2c => typed::<Vec<crate::experiments::c2c::C2cMatrix>>(
+            &value["methods"],
+            "c2c methods",
+            path,
+        )?,
+        Kind::Merged => {
+            let Some(results) = value["results"].as_array() else {
+                return Err(refuse(
+                    "results",
+                    "a merged file holds an array of results".into(),
+                ));
+            };
+            for (k, r) in results.iter().enumerate() {
+                let inner = r["kind"].as_str().unwrap_or("");
+                if inner == "merged" || Kind::parse(inner).is_none() {
+                    return Err(refuse(
+                        &format!("results[{k}].kind"),
+                        format!("{} is not a kind a merged file holds", r["kind"]),
+                    ));
+                }
+                check(inner, r, path)?;
+            }
+        }
+        Kind::Compare => {
+            if !value["rows"].is_array() || !value["results"].is_array() {
+                return Err(refuse(
+                    "rows",
+                    "a compare result holds results and rows (arrays)".into(),
+                ));
+            }
+        }
+        Kind::Detect => typed::<crate::analysis::detect::Detection>(value, "detect", path)?,
+        Kind::Loaduse => {
+            typed::<crate::experiments::loaduse::report::LoaduseResult>(value, "loaduse", path)?
+        }
+        Kind::Quick => {
+            typed::<Vec<crate::engine::Measurement>>(&value["points"], "quick points", path)?
+        }
+        // JSON lines read back as one object (`watch::record::read_lines`).
+        Kind::Watch => typed::<crate::experiments::watch::WatchFile>(value, "watch", path)?,
+        // Kinds whose types only serialize: their main field is checked for
+        // shape, every number in them for range below.
+        Kind::Levels => array(value, "levels", Value::is_object, path)?,
+        Kind::Assoc => array(value, "levels", Value::is_object, path)?,
+        Kind::Linesize => array(value, "readings", Value::is_object, path)?,
+        Kind::Numa => array(value, "matrix_ns", Value::is_array, path)?,
+        Kind::Doctor => array(value, "findings", Value::is_object, path)?,
+        Kind::Characterize => array(value, "stages", Value::is_object, path)?,
+    }
+    ranges(value, "", path)
+}
+
+/// Every kind of result memlat writes, and so reads back. A `match` on it
+/// (no wildcard) is how readers and the report's presentation say what
+/// each kind needs: a new kind does not compile until both know it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub enum Kind {
+    Run,
+    Quick,
+    Sweep,
+    Levels,
+    Detect,
+    Assoc,
+    Linesize,
+    Loaduse,
+    Mlp,
+    Loaded,
+    C2c,
+    Numa,
+    Tlb,
+    Doctor,
+    Bandwidth,
+    Characterize,
+    Merged,
+    Compare,
+    Watch,
+}
+
+impl Kind {
+    /// Every kind, in the order memlat lists them.
+    pub const ALL: [Kind; 19] = [
+        Kind::Run,
+        Kind::Quick,
+        Kind::Sweep,
+        Kind::Levels,
+        Kind::Detect,
+        Kind::Assoc,
+        Kind::Linesize,
+        Kind::Loaduse,
+        Kind::Mlp,
+        Kind::Loaded,
+        Kind::C2c,
+        Kind::Numa,
+        Kind::Tlb,
+        Kind::Doctor,
+        Kind::Bandwidth,
+        Kind::Characterize,
+        Kind::Merged,
+        Kind::Compare,
+        Kind::Watch,
+    ];
+
+    /// The `kind` field's value.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Kind::Run => "run",
+            Kind::Quick => "quick",
+            Kind::Sweep => "sweep",
+            Kind::Levels => "levels",
+            Kind::Detect => "detect",
+            Kind::Assoc => "assoc",
+            Kind::Linesize => "linesize",
+            Kind::Loaduse => "loaduse",
+            Kind::Mlp => "mlp",
+            Kind::Loaded => "loaded",
+            Kind::C2c => "c2c",
+            Kind::Numa => "numa",
+            Kind::Tlb => "tlb",
+            Kind::Doctor => "doctor",
+            Kind::Bandwidth => "bandwidth",
+            Kind::Characterize => "characterize",
+            Kind::Merged => "merged",
+            Kind::Compare => "compare",
+            Kind::Watch => "watch",
+        }
+    }
+
+    /// The kind named `name`, if memlat writes one.
+    pub fn parse(name: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.name() == name)
+    }
+}
+
+/// The kinds' names, as [`Kind::ALL`].
+pub const KINDS: [&str; 19] = {
+    let mut names = [""; 19];
+    let mut k = 0;
+    while k < 19 {
+        names[k] = Kind::ALL[k].name();
+        k += 1;
+    }
+    names
+};
+
+/// Refuses a result whose `field` is not an array of items that pass `is`
+/// (objects, or a matrix's rows).
+fn array(
+    value: &Value,
+    field: &str,
+    is: fn(&Value) -> bool,
+    path: &Path,
+) -> Result<(), UsageError> {
+    match value[field].as_array() {
+        Some(items) if items.iter().all(is) => Ok(()),
+        _ => Err(UsageError(format!(
+            "{}: {field}: not the array memlat writes there; give files written with --format json",
+            path.display()
+        ))),
+    }
+}
+
+/// `value` read as a `T`, or a refusal naming `what`.
+fn typed<T: DeserializeOwned>(value: &Value, what: &str, path: &Path) -> Result<(), UsageError> {
+    T::deserialize(value)
+        .map(|_| ())
+        .map_err(|e| UsageError(format!("{}: {what}: {e}", path.display())))
+}
+
+/// Every field named as a size, stride, repeat count or bandwidth, anywhere
+/// in `value`, within its range (`at` is the path so far, for the message).
+fn ranges(value: &Value, at: &str, path: &Path) -> Result<(), UsageError> {
+    match value {
+        Value::Object(map) => {
+            for (key, v) in map {
+                let here = if at.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{at}.{key}")
+                };
+                if let Value::Number(n) = v {
+                    field(key, n, &here, path)?;
+                } else {
+                    ranges(v, &here, path)?;
+                }
+            }
+        }
+        Value::Array(items) => {
+            for (k, v) in items.iter().enumerate() {
+                ranges(v, &format!("{at}[{k}]"), path)?;
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+fn field(key: &str, n: &serde_json::Number, here: &str, path: &Path) -> Result<(), UsageError> {
+    let origin = || limits::Origin::Field {
+        file: path.to_path_buf(),
+        field: here.to_string(),
+    };
+    let whole = |what: &str| {
+        n.as_u64().ok_or_else(|| {
+            UsageError(format!(
+                "{}: {here}: {n} is not a {what} (a whole number of at least 0 is expected)",
+                path.display()
+            ))
+        })
+    };
+    match key {
+        "size" | "size_bytes" | "page_bytes" | "from_bytes" | "to_bytes" => {
+            let bytes = whole("size in bytes")?;
+            if bytes > limits::MAX_SIZE {
+                return Err(UsageError(format!(
+                    "{}: {here}: {bytes} bytes is more than memlat measures ({} at most)",
+                    path.display(),
+                    limits::MAX_SIZE
+                )));
+            }
+        }
+        // Random chains record stride 0 (no stride); a stride chain's own
+        // stride is checked as a flag is, by its kind's typed check.
+        "stride" => {
+            let bytes = whole("stride in bytes")?;
+            if bytes > limits::MAX_SIZE {
+                return Err(UsageError(format!(
+                    "{}: {here}: a stride of {bytes} bytes is more than memlat measures ({} at most)",
+                    path.display(),
+                    limits::MAX_SIZE
+                )));
+            }
+        }
+        "repeats" => {
+            let count = whole("repeat count")?;
+            let count = u32::try_from(count).unwrap_or(u32::MAX);
+            limits::repeats(count, origin()).map_err(|e| UsageError(e.to_string()))?;
+        }
+        k if k.ends_with("_gb_per_s") => {
+            let gb = n.as_f64().unwrap_or(f64::NAN);
+            if !(0.0..=MAX_GB_PER_S).contains(&gb) {
+                return Err(UsageError(format!(
+                    "{}: {here}: {n} GB/s is not a bandwidth a machine reaches (0 to {MAX_GB_PER_S})",
+                    path.display()
+                )));
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
