@@ -96,6 +96,8 @@ pub fn check(kind: &str, value: &Value, path: &Path) -> Result<(), UsageError> {
         Kind::Quick => {
             typed::<Vec<crate::engine::Measurement>>(&value["points"], "quick points", path)?
         }
+        // JSON lines read back as one object (`watch::record::read_lines`).
+        Kind::Watch => typed::<crate::experiments::watch::WatchFile>(value, "watch", path)?,
         // Kinds whose types only serialize: their main field is checked for
         // shape, every number in them for range below.
         Kind::Levels => array(value, "levels", Value::is_object, path)?,
@@ -132,11 +134,12 @@ pub enum Kind {
     Characterize,
     Merged,
     Compare,
+    Watch,
 }
 
 impl Kind {
     /// Every kind, in the order memlat lists them.
-    pub const ALL: [Kind; 18] = [
+    pub const ALL: [Kind; 19] = [
         Kind::Run,
         Kind::Quick,
         Kind::Sweep,
@@ -155,6 +158,7 @@ impl Kind {
         Kind::Characterize,
         Kind::Merged,
         Kind::Compare,
+        Kind::Watch,
     ];
 
     /// The `kind` field's value.
@@ -178,6 +182,7 @@ impl Kind {
             Kind::Characterize => "characterize",
             Kind::Merged => "merged",
             Kind::Compare => "compare",
+            Kind::Watch => "watch",
         }
     }
 
@@ -188,10 +193,10 @@ impl Kind {
 }
 
 /// The kinds' names, as [`Kind::ALL`].
-pub const KINDS: [&str; 18] = {
-    let mut names = [""; 18];
+pub const KINDS: [&str; 19] = {
+    let mut names = [""; 19];
     let mut k = 0;
-    while k < 18 {
+    while k < 19 {
         names[k] = Kind::ALL[k].name();
         k += 1;
     }

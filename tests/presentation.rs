@@ -15,7 +15,12 @@ fn fixture(name: &str) -> PathBuf {
 }
 
 fn read(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    let text = std::fs::read_to_string(path).unwrap();
+    // A watch is JSON lines, read as one object by the result reader.
+    match memlat::experiments::watch::record::read_lines(&text) {
+        Some(watch) => watch.unwrap(),
+        None => serde_json::from_str(&text).unwrap(),
+    }
 }
 
 /// The report of `file` in `format`.
@@ -100,6 +105,12 @@ fn headline(kind: &str, v: &Value) -> Vec<String> {
         "characterize" => vec![v["stages"][0]["status"].as_str().unwrap().into()],
         "compare" => vec![format!("{:.3}", v["rows"][0]["ratio"].as_f64().unwrap())],
         "merged" => vec![f2(&v["results"][0]["ns_per_load"]["median"])],
+        "watch" => {
+            let series = v["summary"]["series"].as_array().unwrap();
+            let memory = series.iter().find(|s| s["name"] == "memory").unwrap();
+            let median = memlat::output::watch::reading(memory["median"].as_f64().unwrap(), "ns");
+            vec![format!("{median} ns")]
+        }
         other => panic!("no headline known for kind {other}"),
     }
 }
@@ -109,7 +120,7 @@ fn every_kind_shows_its_headline_in_html_and_markdown() {
     let mut files: Vec<PathBuf> = std::fs::read_dir(fixture("results"))
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .filter(|p| p.extension().is_some_and(|x| x == "json" || x == "jsonl"))
         .collect();
     files.sort();
     files.push(fixture("curves/amd-epyc-zen4-kvm-2026-11-24.json"));

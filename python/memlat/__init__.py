@@ -20,7 +20,7 @@ from . import _memlat
 
 __version__ = _memlat.__version__
 
-__all__ = ["run", "sweep", "sweep_result", "detect", "to_pandas"]
+__all__ = ["run", "sweep", "sweep_result", "detect", "watch", "to_pandas"]
 
 
 def _count(value, name):
@@ -127,6 +127,25 @@ def detect(points):
             raise TypeError(f"detect: {p!r} is not a point (a dict with size and ns_per_load)")
     random = [p for p in points if p.get("pattern", "random") == "random"]
     return json.loads(_memlat.detect(json.dumps(random or list(points))))
+
+
+def watch(duration=None, interval=1.0, cpu=None, duty=0.1):
+    """Each level's latency over time, as `memlat watch`: yields one dict per
+    interval (index, t_s, utc, ns per level, edge_ns, edge_bytes, steal,
+    spent_ms) until `duration` seconds have passed (None: until you stop).
+
+    duration, interval: seconds; duty: the share of each interval spent
+    measuring, at most. The plateaus come from this machine's remembered
+    sweep, else a probe of a few seconds. Each dict also carries `levels`:
+    the names of the levels, in the order of `ns`.
+    """
+    w = _memlat.Watcher(duration, float(interval), cpu, float(duty))
+    header = json.loads(w.header())
+    names = [level["name"] for level in header["plan"]["levels"]]
+    for line in w:
+        interval_ = json.loads(line)
+        interval_["levels"] = names
+        yield interval_
 
 
 def to_pandas(points):

@@ -206,8 +206,59 @@ fn detect(points_json: &str) -> PyResult<String> {
     serde_json::to_string(&memlat::analysis::detect::detect(&curve, &[])).map_err(error)
 }
 
+/// `memlat watch` as an iterator of JSON lines: each interval's readings.
+/// It measures holding the GIL (a watch owns pinned buffers that stay on
+/// this thread) and waits between intervals; Ctrl-C is seen after the
+/// interval in progress.
+#[pyclass(unsendable)]
+struct Watcher {
+    watch: memlat::experiments::watch::Watch,
+    header: String,
+}
+
+#[pymethods]
+impl Watcher {
+    #[new]
+    #[pyo3(signature = (duration=None, interval=1.0, cpu=None, duty=0.1))]
+    fn new(duration: Option<f64>, interval: f64, cpu: Option<usize>, duty: f64) -> PyResult<Self> {
+        let seconds = |s: f64, what: &str| {
+            Duration::try_from_secs_f64(s)
+                .map_err(|_| error(format!("{what} {s}: give seconds above zero")))
+        };
+        let interval = seconds(interval, "interval")?;
+        let duration = duration.map(|d| seconds(d, "duration")).transpose()?;
+        memlat::experiments::watch::plan::check(interval, duty).map_err(error)?;
+        let engine = engine(cpu, &[])?;
+        let watch = memlat::experiments::watch::Watch::probe(engine, interval, duration, duty)
+            .map_err(|e| error(format!("{e:#}")))?;
+        let header = serde_json::to_string(watch.header()).map_err(error)?;
+        Ok(Watcher { watch, header })
+    }
+
+    /// The plan and plateaus, as JSON (the header line of a watch file).
+    fn header(&self) -> String {
+        self.header.clone()
+    }
+
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__(&mut self, py: Python<'_>) -> PyResult<Option<String>> {
+        py.check_signals()?;
+        match self.watch.next() {
+            Some(interval) => {
+                let interval = interval.map_err(|e| error(format!("{e:#}")))?;
+                serde_json::to_string(&interval).map(Some).map_err(error)
+            }
+            None => Ok(None),
+        }
+    }
+}
+
 #[pymodule]
 fn _memlat(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Watcher>()?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(sweep, m)?)?;
     m.add_function(wrap_pyfunction!(detect, m)?)?;

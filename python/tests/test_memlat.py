@@ -133,3 +133,15 @@ def test_sizes_take_the_command_lines_strings():
 def test_one_event_name_is_one_event():
     m = memlat.run(16384, events="task-clock", repeats=2, sample_ms=5)
     assert list(m["events"]) == ["task-clock"], m["events"]
+
+
+def test_watch_yields_an_interval_dict_each_interval():
+    readings = list(memlat.watch(duration=1.0, interval=0.5, duty=0.2))
+    assert len(readings) == 2
+    first = readings[0]
+    for key in ("index", "t_s", "utc", "ns", "edge_ns", "edge_bytes", "steal", "spent_ms", "levels"):
+        assert key in first, key
+    assert first["levels"][-1] == "memory" and len(first["ns"]) == len(first["levels"])
+    assert all(ns > 0 for ns in first["ns"])
+    with pytest.raises(ValueError, match="duty"):
+        next(memlat.watch(duration=1.0, duty=5))

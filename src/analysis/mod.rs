@@ -6,9 +6,11 @@
 //! - [`assoc`]: the ways of a level from conflict misses;
 //! - [`linesize`]: the line size from a stride sweep;
 //! - [`stats`]: summaries, ratios with intervals, rank tests;
+//! - [`changepoint`]: shifts in a time series (`memlat watch`);
 //! - [`compare`] and [`compare_bandwidth`]: results side by side.
 
 pub mod assoc;
+pub mod changepoint;
 pub mod compare;
 pub mod compare_bandwidth;
 pub mod detect;

@@ -370,6 +370,25 @@ pub enum Command {
     #[command(verbatim_doc_comment)]
     #[command(mut_arg("sample_ms", |a| a.default_value("10")))]
     Linesize(LinesizeArgs),
+    /// Each level's latency and the shared cache's edge over time, with what
+    /// changed and when, at a cost low enough to run beside a workload
+    ///
+    /// Every interval: one short sample in the middle of each measured plateau
+    /// (see --plateaus) and of memory, a few probe sizes across the last
+    /// cache level's edge, and the steal time from /proc/stat. The chains are
+    /// built once; at most --duty of each interval is spent measuring, and
+    /// what is spent is printed. One line per interval (updated in place, with
+    /// sparklines, on a terminal); at the end a summary per level (median,
+    /// p5-p95) and the events: shifts of 10% or more beyond the series' own
+    /// noise, lasting two intervals or more. Ctrl-C ends it with the summary.
+    ///
+    /// Examples:
+    ///   memlat watch --duration 10m -o w.jsonl --plot w.png
+    ///   memlat watch --interval 5s --cpu 3          # until Ctrl-C
+    ///   memlat report w.jsonl -o w.html             # timeline and event table
+    ///   memlat compare before.jsonl after.jsonl     # per level: median, spread
+    #[command(verbatim_doc_comment)]
+    Watch(WatchArgs),
 }
 
 /// Output formats.
@@ -1076,6 +1095,55 @@ pub struct LinesizeArgs {
     /// Flags shared with the other measuring commands.
     #[command(flatten)]
     pub measure: MeasureArgs,
+}
+
+/// `memlat watch`.
+#[derive(Debug, Clone, Args)]
+pub struct WatchArgs {
+    /// Time between the starts of two intervals (e.g. 500ms, 1s, 1m).
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = crate::experiments::watch::plan::parse_duration)]
+    pub interval: std::time::Duration,
+
+    /// How long to watch (e.g. 40s, 10m, 2h) [default: until Ctrl-C].
+    #[arg(long, value_name = "DURATION", value_parser = crate::experiments::watch::plan::parse_duration)]
+    pub duration: Option<std::time::Duration>,
+
+    /// The share of each interval spent measuring, at most (0.01 to 1).
+    #[arg(long, value_name = "FRACTION", default_value_t = crate::experiments::watch::DEFAULT_DUTY)]
+    pub duty: f64,
+
+    /// CPU to pin the measuring thread to [default: the CPU memlat starts on].
+    #[arg(long, value_name = "N")]
+    pub cpu: Option<usize>,
+
+    /// Write the result as JSON lines to FILE: the envelope and plan first,
+    /// then one line per interval as it is measured, the summary last.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// At the end, draw the timeline (a panel per level, events shaded) to FILE (.svg or .png).
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
+
+    /// Plain lines even on a terminal (no sparklines, no line updated in place).
+    #[arg(long)]
+    pub plain: bool,
+
+    /// Page size for the buffers: 4k, thp, 2m or 1g.
+    #[arg(long, value_enum, default_value = "thp")]
+    pub pages: PageRequest,
+
+    /// Loop that follows the chains: `pointer`, `index` or `portable`.
+    #[arg(long, value_enum, default_value = "pointer")]
+    pub kernel: KernelKind,
+
+    /// Seed of the random chains.
+    #[arg(long, value_name = "S", default_value_t = 1)]
+    pub seed: u64,
+
+    /// Where the plateaus come from.
+    #[command(flatten)]
+    pub plateaus: PlateauArgs,
 }
 
 #[cfg(test)]

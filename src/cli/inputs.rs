@@ -95,12 +95,19 @@ pub fn load(paths: &[PathBuf]) -> Result<Vec<Loaded>> {
     let mut out = Vec::new();
     for path in paths {
         let text = crate::input::read_text(path).map_err(|e| UsageError(e.to_string()))?;
-        let value: Value = serde_json::from_str(&text).map_err(|e| {
+        // A watch is JSON lines (`memlat watch -o FILE.jsonl`): read as one object.
+        let watch = crate::experiments::watch::record::read_lines(&text)
+            .transpose()
+            .map_err(|e| UsageError(format!("{}: a damaged watch file: {e}", path.display())))?;
+        let value: Value = match watch {
+            Some(value) => value,
+            None => serde_json::from_str(&text).map_err(|e| {
             UsageError(format!(
                 "{} is not a memlat result (JSON: {e}); give files written with --format json, --json or memlat merge",
                 path.display()
             ))
-        })?;
+            })?,
+        };
         check_result(&value, path)?;
         crate::readback::check(&kind_of(&value), &value, path)?;
         if value["kind"] == "merged" {

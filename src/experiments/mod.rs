@@ -24,6 +24,7 @@ pub mod points;
 pub mod quick;
 pub mod sweep;
 pub mod tlb;
+pub mod watch;
 
 /// One step of an experiment (usually a point), for progress reports.
 #[derive(Debug, Clone, Copy)]

@@ -32,7 +32,7 @@ use crate::platform::host::Host;
 use crate::units::HumanBytes;
 
 /// One size to measure, named after the level it sits in.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LevelSize {
     /// `L1`, `L2`, ..., `memory`, or the size itself when given.
     pub name: String,

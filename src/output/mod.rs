@@ -7,6 +7,7 @@ pub mod document;
 pub mod plot;
 pub mod table;
 pub mod text;
+pub mod watch;
 
 use anyhow::Result;
 use serde::Serialize;

@@ -39,6 +39,9 @@ pub fn run(args: &CompareArgs) -> Result<()> {
             "give at least two results to compare (a merged file counts as the results it holds)",
         );
     }
+    if results.iter().all(|r| r.kind == "watch") {
+        return super::watch::compare(args, &results, output);
+    }
     let bandwidth = results
         .iter()
         .filter(|r| bw::is_bandwidth(&r.value))

@@ -22,6 +22,7 @@ pub mod report;
 pub mod run;
 pub mod sweep;
 pub mod tlb;
+pub mod watch;
 
 use std::time::Duration;
 
@@ -69,6 +70,7 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Some(Command::Levels(args)) => levels::run(&args),
         Some(Command::Assoc(args)) => assoc::run(&args),
         Some(Command::Linesize(args)) => linesize::run(&args),
+        Some(Command::Watch(args)) => watch::run(&args),
         None => quick::run(&cli.quick),
     }
 }

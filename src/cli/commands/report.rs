@@ -64,6 +64,9 @@ fn method(kind: Kind) -> &'static str {
         Kind::Characterize => {
             "memlat characterize: each stage ran as its own memlat command (characterize.json holds each command line); a stage that failed or was skipped says why."
         }
+        Kind::Watch => {
+            "memlat watch: every interval, one short sample in the middle of each measured plateau and of memory, and probe sizes across the last cache level's edge, on chains built once; events are shifts of 10% or more beyond each series' own noise (PELT on log latency), lasting two intervals or more."
+        }
         Kind::Compare => {
             "memlat compare: the points two or more results share, each the last result's median over the first's, with a bootstrap interval for latency and sample bounds for bandwidth."
         }

@@ -17,6 +17,7 @@ pub mod measurements;
 pub mod mlp;
 pub mod sweep;
 pub mod tlb;
+pub mod watch;
 
 use std::path::Path;
 

@@ -64,7 +64,13 @@ pub(super) fn present(kind: Kind, label: &str, value: &Value) -> Presented {
         Kind::Assoc => out.headline.push(assoc_table(&value["levels"])),
         Kind::Linesize => out.headline.push(linesize_table(value)),
         Kind::Loaduse => loaduse(value, &mut out),
-        Kind::Mlp | Kind::Tlb | Kind::Loaded | Kind::C2c | Kind::Doctor | Kind::Characterize => {
+        Kind::Mlp
+        | Kind::Tlb
+        | Kind::Loaded
+        | Kind::C2c
+        | Kind::Doctor
+        | Kind::Characterize
+        | Kind::Watch => {
             let mut p = kinds::parts(kind, value);
             out.headline = std::mem::take(&mut p.tables);
             out.parts = p;

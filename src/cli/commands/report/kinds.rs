@@ -86,6 +86,15 @@ pub(super) fn parts(kind: Kind, value: &Value) -> Parts {
             &["<stage", "<status", "seconds", "<file", "<why"],
             &["name", "status", "seconds", "file", "why"],
         )),
+        Kind::Watch => {
+            if let Some(file) = read::<crate::experiments::watch::WatchFile>(value, "watch", &mut p)
+            {
+                let summary = file.summary();
+                p.tables.push(crate::output::watch::summary_table(&summary));
+                p.tables.push(crate::output::watch::event_table(&summary));
+                p.charts.extend(plot::watch::charts(&file, &summary));
+            }
+        }
         Kind::Run
         | Kind::Quick
         | Kind::Sweep

@@ -1,0 +1,292 @@
+//! Shifts in a time series of readings (`memlat watch`): where a level's
+//! latency, or a shared cache's edge, moved and for how long.
+//!
+//! The method, on the logarithm of the readings (a shift is a ratio, so a
+//! 10% rise weighs the same at 1 ns and at 150 ns):
+//! 1. the series' own noise: the robust spread of its interval-to-interval
+//!    differences (1.4826 x MAD / sqrt 2), which a step does not inflate;
+//! 2. a running median of three, so a one-interval spike cannot start a
+//!    segment ("a spike is not an event");
+//! 3. PELT (Killick, Fearnhead and Eckley 2012, optimal partitioning with
+//!    pruning) with a Gaussian mean-shift cost in units of that noise and a
+//!    penalty of [`PENALTY_PER_LOG_N`] x ln n per change point;
+//! 4. neighbouring segments closer than [`MIN_SHIFT`] or [`NOISE_Z`] noise
+//!    widths are merged; what remains becomes events: a departure from a
+//!    settled level that comes back is one excursion (start and end), one
+//!    that does not is a lasting step, and short segments between two
+//!    settled levels (a ramp) belong to the one transition.
+
+use serde::{Deserialize, Serialize};
+
+/// The smallest shift reported, as a fraction: users of shared machines
+/// report 13-15% run-to-run swings (issue 31), and the repeats of a DRAM
+/// point on the recorded guests spread 1-6% (median sd of log latency on
+/// tests/fixtures/curves), so a shift below 10% is not told from drift.
+pub const MIN_SHIFT: f64 = 0.10;
+
+/// A shift must also exceed this many noise widths of the series itself.
+pub const NOISE_Z: f64 = 3.0;
+
+/// Penalty per change point, times ln n: BIC's 2 ln n for a mean and a
+/// location, raised by half so a quiet series of hours stays quiet.
+pub const PENALTY_PER_LOG_N: f64 = 3.0;
+
+/// Segments are at least this many intervals long.
+pub const MIN_SEGMENT: usize = 2;
+
+/// A segment this long or longer is a level the series settled at; shorter
+/// ones between two settled levels are the transition (a ramp over several
+/// intervals comes out of PELT as a staircase of short segments).
+pub const SETTLED: usize = 5;
+
+/// The noise is taken as at least this (log units): the repeat spread of an
+/// L1 point on the recorded guests is about 0.1-0.5%, and a series of
+/// identical readings (an edge that never moves) must not make every
+/// difference infinitely significant.
+pub const NOISE_FLOOR: f64 = 0.003;
+
+/// One shift in a series.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Shift {
+    /// The first interval (index into the series) away from the level before.
+    pub start: usize,
+    /// The last interval away, for an excursion that came back; `None` for
+    /// a step that lasted to the end of the series.
+    pub end: Option<usize>,
+    /// The settled level before it (in the series' units).
+    pub before: f64,
+    /// The level during it: for an excursion the one farthest from
+    /// `before`, for a step the level it settled at.
+    pub after: f64,
+}
+
+impl Shift {
+    /// `after / before - 1`.
+    pub fn change(&self) -> f64 {
+        self.after / self.before - 1.0
+    }
+}
+
+/// The noise of a series of logarithms: the robust spread of its
+/// interval-to-interval differences, at least [`NOISE_FLOOR`].
+pub fn noise(logs: &[f64]) -> f64 {
+    let mut diffs: Vec<f64> = logs.windows(2).map(|w| (w[1] - w[0]).abs()).collect();
+    if diffs.is_empty() {
+        return NOISE_FLOOR;
+    }
+    diffs.sort_by(f64::total_cmp);
+    let mad = diffs[diffs.len() / 2];
+    (1.4826 * mad / std::f64::consts::SQRT_2).max(NOISE_FLOOR)
+}
+
+/// The shifts in `series` (positive readings in time order; a non-finite
+/// or non-positive reading is taken as the one before it).
+pub fn shifts(series: &[f64]) -> Vec<Shift> {
+    let mut logs = Vec::with_capacity(series.len());
+    for &v in series {
+        let l = if v.is_finite() && v > 0.0 {
+            v.ln()
+        } else {
+            match logs.last() {
+                Some(&l) => l,
+                None => continue,
+            }
+        };
+        logs.push(l);
+    }
+    // Leading gaps were skipped: indices count from the first valid reading.
+    let skipped = series.len() - logs.len();
+    let sigma = noise(&logs);
+    let smooth = median3(&logs);
+    let n = smooth.len();
+    if n < 2 * MIN_SEGMENT {
+        return Vec::new();
+    }
+    let beta = PENALTY_PER_LOG_N * (n as f64).ln();
+    let bounds = pelt(&smooth, sigma, beta, MIN_SEGMENT);
+    let threshold = (1.0 + MIN_SHIFT).ln().max(NOISE_Z * sigma);
+    let segments = merge(&smooth, bounds, threshold);
+    let mut out = events(&segments, threshold);
+    for s in &mut out {
+        s.start += skipped;
+        s.end = s.end.map(|e| e + skipped);
+    }
+    out
+}
+
+/// A running median of three, the ends kept.
+fn median3(x: &[f64]) -> Vec<f64> {
+    (0..x.len())
+        .map(|i| {
+            if i == 0 || i + 1 == x.len() {
+                return x[i];
+            }
+            let mut w = [x[i - 1], x[i], x[i + 1]];
+            w.sort_by(f64::total_cmp);
+            w[1]
+        })
+        .collect()
+}
+
+/// Segment ends (exclusive, the last is `y.len()`) of the optimal
+/// partition under a mean-shift cost in units of `sigma`, `beta` a change.
+fn pelt(y: &[f64], sigma: f64, beta: f64, min_seg: usize) -> Vec<usize> {
+    let n = y.len();
+    let (mut s1, mut s2) = (vec![0.0; n + 1], vec![0.0; n + 1]);
+    for i in 0..n {
+        s1[i + 1] = s1[i] + y[i];
+        s2[i + 1] = s2[i] + y[i] * y[i];
+    }
+    let var = sigma * sigma;
+    let cost = |a: usize, b: usize| {
+        let m = (b - a) as f64;
+        let s = s1[b] - s1[a];
+        ((s2[b] - s2[a]) - s * s / m).max(0.0) / var
+    };
+    let mut f = vec![f64::INFINITY; n + 1];
+    let mut last = vec![0usize; n + 1];
+    f[0] = -beta;
+    let mut candidates = vec![0usize];
+    for t in min_seg..=n {
+        // A start becomes a candidate once a whole segment fits after it.
+        let s_new = t - min_seg;
+        if s_new >= min_seg && f[s_new].is_finite() {
+            candidates.push(s_new);
+        }
+        let (mut best, mut arg) = (f64::INFINITY, 0);
+        for &s in &candidates {
+            let v = f[s] + cost(s, t) + beta;
+            if v < best {
+                (best, arg) = (v, s);
+            }
+        }
+        f[t] = best;
+        last[t] = arg;
+        // Pruning: a start that cannot beat t now never will (the cost is additive).
+        candidates.retain(|&s| f[s] + cost(s, t) <= f[t]);
+    }
+    let mut ends = vec![n];
+    let mut t = n;
+    while t > 0 && last[t] > 0 {
+        t = last[t];
+        ends.push(t);
+    }
+    ends.reverse();
+    ends
+}
+
+/// One segment: `[from, to)` and its mean (log units).
+#[derive(Debug, Clone, Copy)]
+struct Segment {
+    from: usize,
+    to: usize,
+    mean: f64,
+}
+
+impl Segment {
+    fn len(&self) -> usize {
+        self.to - self.from
+    }
+}
+
+fn mean(y: &[f64]) -> f64 {
+    y.iter().sum::<f64>() / y.len() as f64
+}
+
+/// The segments between `ends`, neighbours closer than `threshold` merged
+/// (the closest pair first, until none is).
+fn merge(y: &[f64], ends: Vec<usize>, threshold: f64) -> Vec<Segment> {
+    let mut from = 0;
+    let mut segs: Vec<Segment> = ends
+        .into_iter()
+        .map(|to| {
+            let s = Segment {
+                from,
+                to,
+                mean: mean(&y[from..to]),
+            };
+            from = to;
+            s
+        })
+        .collect();
+    loop {
+        let closest = (1..segs.len())
+            .map(|i| (i, (segs[i].mean - segs[i - 1].mean).abs()))
+            .filter(|&(_, d)| d < threshold)
+            .min_by(|a, b| a.1.total_cmp(&b.1));
+        let Some((i, _)) = closest else {
+            return segs;
+        };
+        let (a, b) = (segs[i - 1].from, segs[i].to);
+        segs[i - 1] = Segment {
+            from: a,
+            to: b,
+            mean: mean(&y[a..b]),
+        };
+        segs.remove(i);
+    }
+}
+
+/// Events from merged segments (see the module docs).
+fn events(segs: &[Segment], threshold: f64) -> Vec<Shift> {
+    let mut out: Vec<Shift> = Vec::new();
+    let Some(first) = segs.first() else {
+        return out;
+    };
+    let mut anchor = first.mean;
+    // Whether the last event is a step whose settled level is `anchor`.
+    let mut step_open = false;
+    let mut i = 1;
+    while i < segs.len() {
+        // The next settled segment: the transition ends there.
+        let k = (i..segs.len())
+            .find(|&k| segs[k].len() >= SETTLED || k + 1 == segs.len())
+            .unwrap_or(segs.len() - 1);
+        let start = segs[i].from;
+        if (segs[k].mean - anchor).abs() < threshold {
+            // Back at the level it left: short segments between were an excursion.
+            if k > i {
+                let far = segs[i..k]
+                    .iter()
+                    .map(|s| s.mean)
+                    .max_by(|a, b| (a - anchor).abs().total_cmp(&(b - anchor).abs()))
+                    .unwrap_or(anchor);
+                out.push(Shift {
+                    start,
+                    end: Some(segs[k].from - 1),
+                    before: anchor.exp(),
+                    after: far.exp(),
+                });
+                step_open = false;
+            }
+        } else {
+            let step = Shift {
+                start,
+                end: None,
+                before: anchor.exp(),
+                after: segs[k].mean.exp(),
+            };
+            // A step back to where the previous step came from ends that
+            // step as one excursion (a neighbour came and went).
+            let back = step_open
+                && out.last().is_some_and(|prev| {
+                    prev.end.is_none() && (prev.before.ln() - segs[k].mean).abs() < threshold
+                });
+            if back {
+                let prev = out.last_mut().expect("checked");
+                prev.end = Some(start - 1);
+                step_open = false;
+            } else {
+                out.push(step);
+                step_open = true;
+            }
+            anchor = segs[k].mean;
+        }
+        i = k + 1;
+    }
+    out
+}
+
+#[cfg(test)]
+#[path = "changepoint_tests.rs"]
+mod tests;

@@ -1,0 +1,330 @@
+//! What a watch writes: a header (the result's envelope and the plan), one
+//! record per interval, and a summary at the end; each one JSON line, so a
+//! run killed at any moment leaves every finished interval readable. Pure:
+//! the summary is a function of the records, and a file read back without
+//! one (a killed run) gets it computed the same way.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::plan::WatchPlan;
+use crate::analysis::changepoint::{self, Shift};
+use crate::experiments::plateaus::MeasuredLevels;
+
+/// The first line, after the envelope's `schema_version`, `kind`, `host`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WatchHeader {
+    /// When the first interval started (UTC).
+    pub started: String,
+    /// The CPU the measuring thread was pinned to.
+    pub cpu: usize,
+    /// What is measured each interval.
+    pub plan: WatchPlan,
+    /// The measured plateaus the sizes were placed in, and where they came from.
+    pub plateaus: MeasuredLevels,
+    /// Node spacing of every chain, bytes (random chains).
+    pub line: u64,
+    /// The kernel that walks them.
+    pub kernel: String,
+    /// What to keep in mind (page backing obtained, fallbacks).
+    pub notes: Vec<String>,
+}
+
+/// One interval's readings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Interval {
+    /// From 0.
+    pub index: u64,
+    /// Seconds from the start of the watch to this interval's first sample.
+    pub t_s: f64,
+    /// When it was taken (UTC, seconds).
+    pub utc: String,
+    /// ns per load at each of the plan's `levels`, in its order.
+    pub ns: Vec<f64>,
+    /// ns per load at each edge probe, ascending sizes.
+    pub edge_ns: Vec<f64>,
+    /// The largest edge probe served at the level's latency (see
+    /// [`super::plan::edge_bytes`]); null when none was, or no edge is tracked.
+    pub edge_bytes: Option<u64>,
+    /// The share of the CPU's time the hypervisor gave to others since the
+    /// interval before (steal in /proc/stat); null where it is not reported.
+    pub steal: Option<f64>,
+    /// Milliseconds of wall time spent measuring in this interval (warm
+    /// walks and samples; on a busy machine it includes waiting for the CPU).
+    pub spent_ms: f64,
+    /// Milliseconds of the measuring thread's CPU time in it: what the duty
+    /// cycle limits.
+    #[serde(default)]
+    pub cpu_ms: Option<f64>,
+}
+
+/// One series over the whole watch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SeriesSummary {
+    /// `L1`...`memory`, or `L3 edge`.
+    pub name: String,
+    /// `ns`, or `bytes` for an edge.
+    pub unit: String,
+    /// Readings in the series (for an edge: intervals where a probe was
+    /// served; the others had the edge below the smallest probe).
+    pub readings: usize,
+    /// Median reading.
+    pub median: f64,
+    /// 5th percentile.
+    pub p5: f64,
+    /// 95th percentile.
+    pub p95: f64,
+    /// The shifts found (see [`crate::analysis::changepoint`]).
+    pub events: Vec<Event>,
+    /// For an edge: the smallest probe; an event's level below it means
+    /// "below the smallest probe" (taken as half of it).
+    #[serde(default)]
+    pub below: Option<f64>,
+}
+
+/// One shift, with its times.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    /// First interval away (UTC).
+    pub start: String,
+    /// Last interval away, for one that came back (UTC); null if it lasted.
+    pub end: Option<String>,
+    /// Its first interval's index.
+    pub start_index: usize,
+    /// Its last interval's index, when it came back.
+    pub end_index: Option<usize>,
+    /// The settled level before.
+    pub before: f64,
+    /// The level during it (farthest for an excursion, settled for a step).
+    pub after: f64,
+    /// `after / before - 1`.
+    pub change: f64,
+}
+
+/// The last line of a watch that ended (its duration, or Ctrl-C).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WatchSummary {
+    /// Intervals measured.
+    pub intervals: usize,
+    /// Seconds from the first interval's start to the end.
+    pub wall_s: f64,
+    /// Seconds spent measuring (the sum of every interval's `spent_ms`;
+    /// on a busy machine it includes waiting for the CPU).
+    pub measuring_s: f64,
+    /// CPU seconds of the measuring thread (the sum of `cpu_ms`), when known.
+    #[serde(default)]
+    pub measuring_cpu_s: Option<f64>,
+    /// CPU seconds the whole process used (getrusage), when known.
+    pub cpu_s: Option<f64>,
+    /// Mean steal share over the intervals that report one.
+    pub steal_mean: Option<f64>,
+    /// Whether Ctrl-C ended it.
+    pub interrupted: bool,
+    /// Each level, then the edge.
+    pub series: Vec<SeriesSummary>,
+}
+
+/// A watch read back.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WatchFile {
+    /// The header line.
+    #[serde(flatten)]
+    pub header: WatchHeader,
+    /// Every interval that was written whole.
+    pub intervals: Vec<Interval>,
+    /// The summary line; null for a run that was killed.
+    pub summary: Option<WatchSummary>,
+}
+
+impl WatchFile {
+    /// The summary written, or the one its intervals give (a killed run).
+    pub fn summary(&self) -> WatchSummary {
+        self.summary.clone().unwrap_or_else(|| {
+            let wall = self.intervals.last().map_or(0.0, |i| i.t_s);
+            summarise(&self.header, &self.intervals, wall, None, false)
+        })
+    }
+}
+
+/// The p-th quantile (0..1) of sorted values, linear between neighbours.
+fn quantile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let x = p * (sorted.len() - 1) as f64;
+    let (i, f) = (x.floor() as usize, x.fract());
+    let j = (i + 1).min(sorted.len() - 1);
+    sorted[i] + f * (sorted[j] - sorted[i])
+}
+
+/// A series' summary: quantiles of `measured` (the readings themselves),
+/// events of `series` (the same, gaps filled as the caller says).
+fn series_summary(
+    name: &str,
+    unit: &str,
+    series: &[f64],
+    measured: &[f64],
+    intervals: &[Interval],
+) -> SeriesSummary {
+    let values = series;
+    let mut sorted: Vec<f64> = measured.iter().copied().filter(|v| v.is_finite()).collect();
+    sorted.sort_by(f64::total_cmp);
+    let utc = |i: usize| intervals.get(i).map_or_else(String::new, |r| r.utc.clone());
+    let events = changepoint::shifts(values)
+        .into_iter()
+        .map(|s: Shift| Event {
+            start: utc(s.start),
+            end: s.end.map(utc),
+            start_index: s.start,
+            end_index: s.end,
+            change: s.change(),
+            before: s.before,
+            after: s.after,
+        })
+        .collect();
+    SeriesSummary {
+        name: name.into(),
+        unit: unit.into(),
+        readings: sorted.len(),
+        median: quantile(&sorted, 0.5),
+        p5: quantile(&sorted, 0.05),
+        p95: quantile(&sorted, 0.95),
+        events,
+        below: None,
+    }
+}
+
+/// The summary of `intervals`: per level and for the edge, the median,
+/// p5-p95 and the shifts.
+pub fn summarise(
+    header: &WatchHeader,
+    intervals: &[Interval],
+    wall_s: f64,
+    cpu_s: Option<f64>,
+    interrupted: bool,
+) -> WatchSummary {
+    let mut series: Vec<SeriesSummary> = header
+        .plan
+        .levels
+        .iter()
+        .enumerate()
+        .map(|(k, level)| {
+            let values: Vec<f64> = intervals
+                .iter()
+                .map(|i| i.ns.get(k).copied().unwrap_or(f64::NAN))
+                .collect();
+            series_summary(&level.name, "ns", &values, &values, intervals)
+        })
+        .collect();
+    if let Some(edge) = &header.plan.edge {
+        // No probe served: for the events the edge is below the smallest,
+        // taken as half of it; the quantiles are of the edges found.
+        let below = edge.sizes.first().map_or(f64::NAN, |&s| s as f64 / 2.0);
+        let values: Vec<f64> = intervals
+            .iter()
+            .map(|i| i.edge_bytes.map_or(below, |b| b as f64))
+            .collect();
+        let found: Vec<f64> = intervals
+            .iter()
+            .filter_map(|i| i.edge_bytes.map(|b| b as f64))
+            .collect();
+        let mut summary = series_summary(
+            &format!("{} edge", edge.level),
+            "bytes",
+            &values,
+            &found,
+            intervals,
+        );
+        summary.below = edge.sizes.first().map(|&s| s as f64);
+        series.push(summary);
+    }
+    let steals: Vec<f64> = intervals.iter().filter_map(|i| i.steal).collect();
+    WatchSummary {
+        intervals: intervals.len(),
+        wall_s,
+        measuring_s: intervals.iter().map(|i| i.spent_ms).sum::<f64>() / 1e3,
+        measuring_cpu_s: intervals
+            .iter()
+            .map(|i| i.cpu_ms)
+            .sum::<Option<f64>>()
+            .map(|ms| ms / 1e3),
+        cpu_s,
+        steal_mean: (!steals.is_empty()).then(|| steals.iter().sum::<f64>() / steals.len() as f64),
+        interrupted,
+        series,
+    }
+}
+
+/// A JSON line tagged with what it holds (`header`, `interval`, `summary`).
+#[derive(Serialize)]
+pub struct Tagged<'a, T: Serialize> {
+    /// What the line holds.
+    pub record: &'a str,
+    /// The record.
+    #[serde(flatten)]
+    pub inner: &'a T,
+}
+
+/// Reads a watch file (JSON lines) into one JSON object: the header's
+/// fields, `intervals` and `summary` (null when the run was killed). A last
+/// line that does not parse is the interval a kill cut short and is left
+/// out; any other line that does not is an error. `None` when the text is
+/// not a watch file at all (its first line is no watch header).
+pub fn read_lines(text: &str) -> Option<Result<Value, String>> {
+    let mut lines = text.lines().filter(|l| !l.trim().is_empty()).peekable();
+    let mut header: Value = serde_json::from_str(lines.next()?).ok()?;
+    if header.get("kind")?.as_str()? != "watch" || header.get("record")?.as_str()? != "header" {
+        return None;
+    }
+    let mut intervals = Vec::new();
+    let mut summary = Value::Null;
+    let mut n = 1;
+    while let Some(line) = lines.next() {
+        n += 1;
+        let value: Value = match serde_json::from_str(line) {
+            Ok(v) => v,
+            Err(_) if lines.peek().is_none() => break,
+            Err(e) => return Some(Err(format!("line {n}: {e}"))),
+        };
+        match value.get("record").and_then(Value::as_str) {
+            Some("interval") => intervals.push(value),
+            Some("summary") => summary = value,
+            other => return Some(Err(format!("line {n}: unknown record {other:?}"))),
+        }
+    }
+    let object = header.as_object_mut()?;
+    object.remove("record");
+    object.insert("intervals".into(), Value::Array(intervals));
+    object.insert("summary".into(), summary);
+    Some(Ok(header))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_interpolate() {
+        let v = [1.0, 2.0, 3.0, 4.0, 5.0];
+        assert_eq!(quantile(&v, 0.5), 3.0);
+        assert_eq!(quantile(&v, 0.0), 1.0);
+        assert!((quantile(&v, 0.95) - 4.8).abs() < 1e-12);
+        assert!(quantile(&[], 0.5).is_nan());
+    }
+
+    #[test]
+    fn a_file_cut_by_a_kill_reads_every_whole_line() {
+        let text = "{\"kind\":\"watch\",\"record\":\"header\",\"cpu\":0}\n{\"record\":\"interval\",\"index\":0}\n{\"record\":\"interv";
+        let v = read_lines(text).unwrap().unwrap();
+        assert_eq!(v["intervals"].as_array().unwrap().len(), 1);
+        assert!(v["summary"].is_null());
+        assert!(v.get("record").is_none());
+        // A broken line before the last is damage, not a kill.
+        let broken =
+            "{\"kind\":\"watch\",\"record\":\"header\"}\n{\"rec\n{\"record\":\"interval\"}\n";
+        assert!(read_lines(broken).unwrap().is_err());
+        // Not a watch file: left to the ordinary reader.
+        assert!(read_lines("{\"kind\":\"run\"}").is_none());
+        assert!(read_lines("").is_none());
+    }
+}

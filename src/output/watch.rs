@@ -1,0 +1,310 @@
+//! How a watch is shown: the live line per interval (with sparklines on a
+//! terminal), each event as one line, the summary table, and two watches
+//! compared per level.
+
+use crate::experiments::watch::{Event, Interval, SeriesSummary, WatchHeader, WatchSummary};
+use crate::output::table::{Cell, Table};
+use crate::units::HumanBytes;
+
+/// Readings a sparkline shows.
+pub const SPARK_WIDTH: usize = 12;
+
+const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+
+/// A sparkline of `values` (the last [`SPARK_WIDTH`]); the scale spans at
+/// least the smallest shift an event can be
+/// ([`crate::analysis::changepoint::MIN_SHIFT`] of the median), so noise
+/// draws flat and a bar's height means something.
+pub fn sparkline(values: &[f64]) -> String {
+    let tail = &values[values.len().saturating_sub(SPARK_WIDTH)..];
+    let finite: Vec<f64> = tail.iter().copied().filter(|v| v.is_finite()).collect();
+    if finite.is_empty() {
+        return String::new();
+    }
+    let lo = finite.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = finite.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let span = (hi - lo).max(lo.abs() * crate::analysis::changepoint::MIN_SHIFT);
+    tail.iter()
+        .map(|&v| {
+            if !v.is_finite() || span <= 0.0 {
+                return BARS[0];
+            }
+            let k = ((v - lo) / span * (BARS.len() - 1) as f64).round() as usize;
+            BARS[k.min(BARS.len() - 1)]
+        })
+        .collect()
+}
+
+/// A reading in its unit: ns with two figures after the point below 10,
+/// one below 100, none above; bytes as KiB/MiB.
+pub fn reading(value: f64, unit: &str) -> String {
+    if !value.is_finite() {
+        return "-".into();
+    }
+    match unit {
+        "bytes" => HumanBytes(value as u64).to_string(),
+        _ if value < 10.0 => format!("{value:.2}"),
+        _ if value < 100.0 => format!("{value:.1}"),
+        _ => format!("{value:.0}"),
+    }
+}
+
+/// The clock time of a UTC timestamp (`2026-11-25T13:05:12Z` -> `13:05:12`).
+fn clock(utc: &str) -> &str {
+    utc.get(11..19).unwrap_or(utc)
+}
+
+/// One interval as a line; with `history` (earlier intervals, this one
+/// last) each level gets a sparkline.
+pub fn live_line(header: &WatchHeader, history: &[Interval], sparks: bool) -> String {
+    let Some(now) = history.last() else {
+        return String::new();
+    };
+    let mut parts = vec![clock(&now.utc).to_string()];
+    for (k, level) in header.plan.levels.iter().enumerate() {
+        let v = now.ns.get(k).copied().unwrap_or(f64::NAN);
+        let mut part = format!("{} {}", level.name, reading(v, "ns"));
+        if sparks {
+            let series: Vec<f64> = history
+                .iter()
+                .map(|i| i.ns.get(k).copied().unwrap_or(f64::NAN))
+                .collect();
+            part += &format!(" {}", sparkline(&series));
+        }
+        parts.push(part);
+    }
+    if let Some(edge) = &header.plan.edge {
+        let below = || format!("<{}", HumanBytes(edge.sizes.first().copied().unwrap_or(0)));
+        let mut part = format!(
+            "{} edge {}",
+            edge.level,
+            now.edge_bytes
+                .map_or_else(below, |b| HumanBytes(b).to_string())
+        );
+        if sparks {
+            let series: Vec<f64> = history
+                .iter()
+                .map(|i| i.edge_bytes.map_or(f64::NAN, |b| b as f64))
+                .collect();
+            part += &format!(" {}", sparkline(&series));
+        }
+        parts.push(part);
+    }
+    if let Some(steal) = now.steal {
+        parts.push(format!("steal {:.0}%", steal * 100.0));
+    }
+    parts.push(match now.cpu_ms {
+        Some(cpu) => format!("spent {:.0} ms (CPU {cpu:.0})", now.spent_ms),
+        None => format!("spent {:.0} ms", now.spent_ms),
+    });
+    parts.join("  ")
+}
+
+/// One event as a line: `13:05:12-13:05:24 memory 148 -> 212 ns (+43%)`.
+pub fn event_line(series: &SeriesSummary, e: &Event) -> String {
+    let when = match &e.end {
+        Some(end) => format!("{}-{}", clock(&e.start), clock(end)),
+        None => format!("{}-", clock(&e.start)),
+    };
+    let unit = if series.unit == "ns" { " ns" } else { "" };
+    let level = |v: f64| match series.below {
+        Some(below) if v < below => format!("<{}", reading(below, &series.unit)),
+        _ => reading(v, &series.unit),
+    };
+    format!(
+        "{when} {} {} -> {}{unit} ({:+.0}%){}",
+        series.name,
+        level(e.before),
+        level(e.after),
+        e.change * 100.0,
+        if e.end.is_none() { ", lasting" } else { "" }
+    )
+}
+
+/// Per level: median, p5-p95 and its events.
+pub fn summary_table(summary: &WatchSummary) -> Table {
+    let mut t = Table::new(&["<series", "median", "p5..p95", "readings", "<events"]);
+    for s in &summary.series {
+        let unit = if s.unit == "ns" { " ns" } else { "" };
+        t.row(vec![
+            s.name.clone().into(),
+            format!("{}{unit}", reading(s.median, &s.unit)).into(),
+            format!("{}..{}", reading(s.p5, &s.unit), reading(s.p95, &s.unit)).into(),
+            (s.readings as u64).into(),
+            if s.events.is_empty() {
+                "none".into()
+            } else {
+                s.events
+                    .iter()
+                    .map(|e| event_line(s, e))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+                    .into()
+            },
+        ]);
+    }
+    t.note(cost_line(summary));
+    t
+}
+
+/// What the watch spent: measuring time and CPU time against wall time.
+pub fn cost_line(summary: &WatchSummary) -> String {
+    let wall = summary.wall_s.max(1e-9);
+    let mut line = format!(
+        "{} intervals over {:.0} s; measuring took {:.1} s of wall time ({:.1}%, waits for the CPU included)",
+        summary.intervals,
+        summary.wall_s,
+        summary.measuring_s,
+        summary.measuring_s / wall * 100.0
+    );
+    if let Some(cpu) = summary.measuring_cpu_s {
+        line += &format!(" and {cpu:.1} s of CPU ({:.1}%)", cpu / wall * 100.0);
+    }
+    if let Some(cpu) = summary.cpu_s {
+        line += &format!(
+            "; the whole process {cpu:.1} s of CPU ({:.1}%)",
+            cpu / wall * 100.0
+        );
+    }
+    if let Some(steal) = summary.steal_mean {
+        line += &format!(", steal {:.1}% on average", steal * 100.0);
+    }
+    if summary.interrupted {
+        line += "; cut short by Ctrl-C";
+    }
+    line
+}
+
+/// Every event of the watch, one row each, in time order.
+pub fn event_table(summary: &WatchSummary) -> Table {
+    let mut t = Table::new(&["<start", "<end", "<series", "before", "after", "change"]);
+    let mut rows: Vec<(&SeriesSummary, &Event)> = summary
+        .series
+        .iter()
+        .flat_map(|s| s.events.iter().map(move |e| (s, e)))
+        .collect();
+    rows.sort_by_key(|(_, e)| e.start_index);
+    for (s, e) in &rows {
+        t.row(vec![
+            e.start.clone().into(),
+            e.end.clone().unwrap_or_else(|| "lasting".into()).into(),
+            s.name.clone().into(),
+            reading(e.before, &s.unit).into(),
+            reading(e.after, &s.unit).into(),
+            format!("{:+.0}%", e.change * 100.0).into(),
+        ]);
+    }
+    if rows.is_empty() {
+        t.note("no event: no series shifted by 10% or more, beyond its own noise, for two intervals or more");
+    }
+    t
+}
+
+/// Two watches per series: each one's median and p5-p95, and the ratio of medians.
+pub fn compare_table(labels: [&str; 2], a: &WatchSummary, b: &WatchSummary) -> Table {
+    let mut t = Table::new(&[
+        "<series",
+        &format!("{} median", labels[0]),
+        "p5..p95",
+        &format!("{} median", labels[1]),
+        "p5..p95",
+        "ratio",
+        "spread ratio",
+    ]);
+    for sa in &a.series {
+        let Some(sb) = b.series.iter().find(|s| s.name == sa.name) else {
+            continue;
+        };
+        let spread = |s: &SeriesSummary| (s.p95 - s.p5) / s.median;
+        t.row(vec![
+            sa.name.clone().into(),
+            reading(sa.median, &sa.unit).into(),
+            format!(
+                "{}..{}",
+                reading(sa.p5, &sa.unit),
+                reading(sa.p95, &sa.unit)
+            )
+            .into(),
+            reading(sb.median, &sb.unit).into(),
+            format!(
+                "{}..{}",
+                reading(sb.p5, &sb.unit),
+                reading(sb.p95, &sb.unit)
+            )
+            .into(),
+            Cell::float(sb.median / sa.median, 3),
+            Cell::float(spread(sb) / spread(sa), 2),
+        ]);
+    }
+    t.note("ratio: the second's median over the first's; spread ratio: the second's (p95 - p5) / median over the first's");
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sparklines_are_flat_for_noise_and_tall_for_a_shift() {
+        assert_eq!(sparkline(&[100.0, 101.0, 100.0]), "▁▂▁");
+        assert_eq!(sparkline(&[100.0, 100.0, 200.0]), "▁▁█");
+        assert_eq!(sparkline(&[]), "");
+        let long: Vec<f64> = (0..40).map(f64::from).collect();
+        assert_eq!(sparkline(&long).chars().count(), SPARK_WIDTH);
+    }
+
+    #[test]
+    fn events_read_as_the_issue_writes_them() {
+        let s = SeriesSummary {
+            name: "memory".into(),
+            unit: "ns".into(),
+            readings: 40,
+            median: 150.0,
+            p5: 145.0,
+            p95: 210.0,
+            events: vec![],
+            below: None,
+        };
+        let e = Event {
+            start: "2026-11-25T13:05:12Z".into(),
+            end: Some("2026-11-25T13:05:24Z".into()),
+            start_index: 12,
+            end_index: Some(24),
+            before: 148.0,
+            after: 212.0,
+            change: 212.0 / 148.0 - 1.0,
+        };
+        assert_eq!(
+            event_line(&s, &e),
+            "13:05:12-13:05:24 memory 148 -> 212 ns (+43%)"
+        );
+        let edge = SeriesSummary {
+            name: "L3 edge".into(),
+            unit: "bytes".into(),
+            below: Some(2.0 * 1048576.0),
+            ..s
+        };
+        let step = Event {
+            end: None,
+            end_index: None,
+            before: 8.0 * 1048576.0,
+            after: 4.5 * 1048576.0,
+            change: 4.5 / 8.0 - 1.0,
+            ..e
+        };
+        assert_eq!(
+            event_line(&edge, &step),
+            "13:05:12- L3 edge 8 MiB -> 4.5 MiB (-44%), lasting"
+        );
+        // Below the smallest probe reads as such, not as half of it.
+        let under = Event {
+            after: 1048576.0,
+            change: -0.875,
+            ..step
+        };
+        assert_eq!(
+            event_line(&edge, &under),
+            "13:05:12- L3 edge 8 MiB -> <2 MiB (-88%), lasting"
+        );
+    }
+}

@@ -1,0 +1,239 @@
+//! `memlat watch`'s file format (JSON lines) read back through the one
+//! result reader that `report` and `compare` use: whole, cut by a kill,
+//! and two watches compared. The files are made here, from made-up
+//! readings, with the same writer and records the command uses.
+#![cfg(feature = "cli")]
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use memlat::experiments::plateaus::{LevelSize, MeasuredLevels, Plateau};
+use memlat::experiments::watch::record::{Tagged, summarise};
+use memlat::experiments::watch::{EdgePlan, Interval, WatchFile, WatchHeader, WatchPlan};
+
+fn header() -> WatchHeader {
+    let l3 = Plateau {
+        name: "L3".into(),
+        from_bytes: 2 << 20,
+        to_bytes: 4 << 20,
+        ns: 16.0,
+        capacity_bytes: Some(6 << 20),
+        capacity_bounds: None,
+    };
+    WatchHeader {
+        started: "2026-11-25T13:05:00Z".into(),
+        cpu: 0,
+        plan: WatchPlan {
+            levels: vec![
+                LevelSize {
+                    name: "L3".into(),
+                    size: 3 << 20,
+                },
+                LevelSize {
+                    name: "memory".into(),
+                    size: 256 << 20,
+                },
+            ],
+            edge: Some(EdgePlan {
+                level: "L3".into(),
+                sizes: vec![4 << 20, 6 << 20, 9 << 20, 12 << 20],
+                between: "made up".into(),
+            }),
+            interval_s: 1.0,
+            duration_s: Some(40.0),
+            duty: 0.1,
+        },
+        plateaus: MeasuredLevels {
+            source: "probe".into(),
+            file: None,
+            measured: "2026-11-25T13:04:00Z".into(),
+            levels: vec![l3],
+            memory_ns: Some(148.0),
+        },
+        line: 64,
+        kernel: "pointer".into(),
+        notes: vec!["made-up readings".into()],
+    }
+}
+
+/// 40 intervals: memory at 148 ns, 212 ns from 15 to 24 (a neighbour).
+fn intervals(neighbour: bool) -> Vec<Interval> {
+    (0..40u64)
+        .map(|k| {
+            let wobble = [1.0, 1.01, 0.99, 1.005][k as usize % 4];
+            let memory = if neighbour && (15..25).contains(&k) {
+                212.0
+            } else {
+                148.0
+            };
+            Interval {
+                index: k,
+                t_s: k as f64,
+                utc: format!("2026-11-25T13:05:{k:02}Z"),
+                ns: vec![16.0 * wobble, memory * wobble],
+                edge_ns: vec![16.0, 17.0, 40.0, 140.0],
+                edge_bytes: Some(6 << 20),
+                steal: Some(0.0),
+                spent_ms: 60.0,
+                cpu_ms: Some(55.0),
+            }
+        })
+        .collect()
+}
+
+/// Writes a watch file as the command does; `cut` leaves the summary out
+/// and half a line at the end, as a kill -9 would.
+fn write(path: &Path, neighbour: bool, cut: bool) {
+    let header = header();
+    let intervals = intervals(neighbour);
+    let mut text = memlat::output::result_json_line(
+        "watch",
+        &Tagged {
+            record: "header",
+            inner: &header,
+        },
+    )
+    .unwrap();
+    for i in &intervals {
+        text += &serde_json::to_string(&Tagged {
+            record: "interval",
+            inner: i,
+        })
+        .unwrap();
+        text.push('\n');
+    }
+    if cut {
+        text += "{\"record\":\"interval\",\"index\":40,\"t_s\":4";
+    } else {
+        let summary = summarise(&header, &intervals, 40.0, Some(1.2), false);
+        text += &serde_json::to_string(&Tagged {
+            record: "summary",
+            inner: &summary,
+        })
+        .unwrap();
+        text.push('\n');
+    }
+    std::fs::write(path, text).unwrap();
+}
+
+fn memlat() -> Command {
+    Command::cargo_bin("memlat").unwrap()
+}
+
+fn file(dir: &Path, name: &str, neighbour: bool, cut: bool) -> PathBuf {
+    let path = dir.join(name);
+    write(&path, neighbour, cut);
+    path
+}
+
+#[test]
+fn a_watch_file_reads_back_whole_with_its_summary_and_event() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = file(dir.path(), "w.jsonl", true, false);
+    let loaded = memlat::cli::inputs::load(std::slice::from_ref(&path)).unwrap();
+    assert_eq!(loaded.len(), 1);
+    assert_eq!(loaded[0].kind, "watch");
+    assert_eq!(
+        loaded[0].value["schema_version"],
+        memlat::output::SCHEMA_VERSION
+    );
+    let read: WatchFile = serde_json::from_value(loaded[0].value.clone()).unwrap();
+    assert_eq!(read.header, header());
+    assert_eq!(read.intervals, intervals(true));
+    let summary = read.summary.expect("a complete file has its summary");
+    let memory = &summary.series[1];
+    assert_eq!(memory.name, "memory");
+    assert_eq!(memory.events.len(), 1, "{:?}", memory.events);
+    let e = &memory.events[0];
+    assert_eq!((e.start_index, e.end_index), (15, Some(24)));
+    assert!(summary.series[0].events.is_empty());
+    assert_eq!(summary.series[2].name, "L3 edge");
+}
+
+#[test]
+fn a_killed_watch_reads_back_every_whole_interval_and_gets_its_summary_computed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = file(dir.path(), "killed.jsonl", true, true);
+    let loaded = memlat::cli::inputs::load(std::slice::from_ref(&path)).unwrap();
+    let read: WatchFile = serde_json::from_value(loaded[0].value.clone()).unwrap();
+    assert_eq!(read.intervals.len(), 40);
+    assert!(read.summary.is_none());
+    assert_eq!(read.summary().series[1].events.len(), 1);
+    // A report of it: the event table names the shift.
+    let out = memlat()
+        .args(["report", "--format", "markdown"])
+        .arg(&path)
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(text.contains("(watch)"), "{text}");
+    assert!(text.contains("+43%"), "{text}");
+}
+
+#[test]
+fn two_watches_compare_per_series() {
+    let dir = tempfile::tempdir().unwrap();
+    let quiet = file(dir.path(), "quiet.jsonl", false, false);
+    let busy = file(dir.path(), "busy.jsonl", true, false);
+    let out = memlat()
+        .arg("compare")
+        .args([&quiet, &busy])
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    for series in ["L3", "memory", "L3 edge"] {
+        assert!(text.contains(series), "{text}");
+    }
+    let out = memlat()
+        .args(["compare", "--format", "json"])
+        .args([&quiet, &busy])
+        .assert()
+        .success();
+    let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(
+        v["summaries"][1]["series"][1]["events"][0]["start_index"],
+        15
+    );
+    assert_eq!(
+        v["summaries"][0]["series"][1]["events"]
+            .as_array()
+            .unwrap()
+            .len(),
+        0
+    );
+}
+
+#[test]
+fn a_damaged_watch_file_is_refused_with_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = file(dir.path(), "w.jsonl", false, false);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines[3] = "{broken";
+    std::fs::write(&path, lines.join("\n")).unwrap();
+    memlat()
+        .arg("report")
+        .arg(&path)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("line 4"));
+}
+
+#[test]
+fn watch_refuses_a_bad_duty_and_interval_naming_the_flag() {
+    memlat()
+        .args(["watch", "--duty", "2"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--duty"));
+    memlat()
+        .args(["watch", "--interval", "10ms"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--interval"));
+    memlat()
+        .args(["watch", "--interval", "1d"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--interval"));
+}
