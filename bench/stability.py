@@ -147,7 +147,7 @@ def main():
         path = os.path.join(out, f"sweep-{k}.json")
         t0 = time.time()
         subprocess.run(
-            [memlat, "sweep", "--no-progress", "--force", "--json", path, "-o", os.devnull],
+            [memlat, "sweep", "--no-progress", "--force", "--json", path, "-o", path[:-5] + ".txt"],
             capture_output=True,
         )
         try:

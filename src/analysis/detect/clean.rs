@@ -1,7 +1,7 @@
 //! The curve as detection reads it: sorted by size, one point per size
 //! (repeated sizes merged), disturbed repeats and impossible values set aside.
 
-use super::{BOGUS_FRACTION, CurvePoint};
+use super::{BOGUS_FRACTION, CurvePoint, UNSTABLE_RATIO};
 use crate::analysis::stats::median;
 
 /// Points sorted by size with one point per size and sane values.
@@ -59,4 +59,61 @@ pub(super) fn clean(curve: &[CurvePoint], notes: &mut Vec<String>) -> Vec<CurveP
         });
     }
     merged
+}
+
+/// The latency each point's level gives it, for grouping. A point whose
+/// repeats differ by [`UNSTABLE_RATIO`] or more read two levels (another
+/// tenant evicted its lines in some repeats), and interference only slows a
+/// load: where its median lies nearer its fastest repeat than its slowest
+/// (in log), the faster level served most repeats, and the fastest is that
+/// level's latency; the median is a mixture that depends on how many
+/// repeats were disturbed, and three such points can break the plateau of
+/// the level that serves them. A point that most repeats read slow keeps
+/// its median (a level seen only in some runs is no plateau), as does every
+/// stable point.
+pub(super) fn undisturbed(points: &[CurvePoint]) -> Vec<CurvePoint> {
+    points
+        .iter()
+        .map(|p| {
+            let unstable = p.ns_max >= UNSTABLE_RATIO * p.ns_min;
+            let mostly_fast = p.ns * p.ns < p.ns_min * p.ns_max;
+            CurvePoint {
+                ns: if unstable && mostly_fast {
+                    p.ns_min
+                } else {
+                    p.ns
+                },
+                ..*p
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(size_bytes: u64, ns: f64, ns_min: f64, ns_max: f64) -> CurvePoint {
+        CurvePoint {
+            size_bytes,
+            ns,
+            ns_min,
+            ns_max,
+            cycles: 0.0,
+        }
+    }
+
+    #[test]
+    fn a_point_read_by_two_levels_takes_its_fastest_repeat() {
+        let points = [
+            point(1 << 20, 13.0, 12.5, 14.0),
+            point(2 << 20, 25.7, 14.3, 75.8),
+            point(3 << 20, 61.0, 14.2, 96.0),
+            point(4 << 20, 140.0, 75.0, 145.0),
+        ];
+        let ns: Vec<f64> = undisturbed(&points).iter().map(|p| p.ns).collect();
+        // Stable (spread under 2x): the median stays, also at 75..145; at
+        // 3 MiB most repeats were slow (61 is past the middle, 37 ns).
+        assert_eq!(ns, [13.0, 14.3, 61.0, 140.0]);
+    }
 }

@@ -4,7 +4,8 @@
 //!
 //! The method, in order:
 //! - [`clean`] sorts the points, merges repeated sizes and sets disturbed
-//!   repeats aside;
+//!   repeats aside, and reads a point whose repeats read two levels at its
+//!   fastest repeat (interference only slows a load);
 //! - [`segment`] groups the points into plateaus (3+ points flat relative to
 //!   their neighbours, however short) and transitions;
 //! - neighbouring plateaus less than [`LEVEL_RATIO`] apart are one level (a
@@ -448,7 +449,8 @@ fn translation_note(t: &Translation, memory_ns: f64) -> String {
 /// Finds the levels in `curve`; `sysfs` (data caches) is only reported beside them.
 pub fn detect(curve: &[CurvePoint], sysfs: &[CacheInfo]) -> Detection {
     let mut notes = Vec::new();
-    let points = clean::clean(curve, &mut notes);
+    // Levels are read where the repeats show them: see [`clean::undisturbed`].
+    let points = clean::undisturbed(&clean::clean(curve, &mut notes));
     let mut detection = Detection {
         levels: Vec::new(),
         unresolved: Vec::new(),
