@@ -116,8 +116,9 @@ pub struct PairPoint {
     pub pair_ns: f64,
     /// The second load's latency: twice the mean less a lone miss, ns.
     pub second_ns: f64,
-    /// How far the repeats leave `second_ns` uncertain: twice the pair's
-    /// repeat range (max - min) plus the lone load's, ns.
+    /// How far the repeats leave `second_ns` uncertain, ns: its range over
+    /// rounds where there are several, else twice the pair's repeat range
+    /// (max - min) plus the lone load's.
     #[serde(default)]
     pub spread_ns: f64,
 }
@@ -161,20 +162,28 @@ pub struct PairReading {
     pub notes: Vec<String>,
 }
 
-/// A second load counts as an L1 hit unless it rises above the L1 hit by
-/// more than the repeat spread, and by at least this much: anything served
-/// from beyond the L1 (an L2 hit, a line still in flight from the
-/// adjacent-line prefetch) costs several cycles more, while one cycle at
-/// the fastest shipping clock (about 6 GHz) is 0.17 ns.
+/// A second load counts as an L1 hit unless it rises above the in-line
+/// second load by more than the two figures' spreads, and by at least this
+/// much: anything served from beyond the L1 (an L2 hit, a line still in
+/// flight from the adjacent-line prefetch) costs several cycles more, while
+/// one cycle at the fastest shipping clock (about 6 GHz) is 0.17 ns.
 pub const MIN_RISE_NS: f64 = 0.2;
+
+/// The in-line second load is an L1 hit, not a miss: it stands nearer the
+/// L1 hit measured beside it than this fraction of the way to a lone load.
+pub const IN_LINE_FRACTION: f64 = 0.25;
 
 /// Reads dependent pairs against the L1 hit measured beside them and a
 /// lone load of `lone_ns`: the line is the first distance at which the
-/// second load is no longer an L1 hit. Not the largest step: beyond the
-/// line, lines the adjacent-line prefetcher pairs with the first arrive
-/// sooner than those it does not, so the largest step can lie at the
-/// fetch unit or beyond (Zen 5: 0.9 ns up to 32 bytes, 1.7 at 64 and 128,
-/// 3.1 at 256, where the largest step is).
+/// second load is no longer an L1 hit. The L1 hit a second load is compared
+/// with is the second load at the smallest distance (8 bytes: within every
+/// line), checked against `hit`, the L1 hit a random chain within the L1
+/// takes: the pair's own figure (twice the pair less a lone load) carries
+/// the same offsets as every other distance's, a chain's does not. Not the
+/// largest step: beyond the line, lines the adjacent-line prefetcher pairs
+/// with the first arrive sooner than those it does not, so the largest step
+/// can lie at the fetch unit or beyond (Zen 5: 0.9 ns up to 32 bytes, 1.7
+/// at 64 and 128, 3.1 at 256, where the largest step is).
 pub fn read_pairs(points: &[PairPoint], hit: HitReference, lone_ns: f64) -> PairReading {
     let mut sorted = points.to_vec();
     sorted.sort_by_key(|p| p.distance);
@@ -197,27 +206,25 @@ pub fn read_pairs(points: &[PairPoint], hit: HitReference, lone_ns: f64) -> Pair
             notes,
         };
     }
-    let allowed = |p: &PairPoint| (p.spread_ns + hit.spread_ns).max(MIN_RISE_NS);
-    let is_hit = |p: &PairPoint| p.second_ns - hit.ns <= allowed(p);
-    if !is_hit(&first) {
+    if first.second_ns - hit.ns > IN_LINE_FRACTION * (lone_ns - hit.ns) {
         notes.push(format!(
-            "a second load {} bytes from the first took {:.2} ns, above an L1 hit ({:.2} ns) by more than the repeats' spread ({:.2} ns): the pairs are too noisy to place a line here",
-            first.distance,
-            first.second_ns,
-            hit.ns,
-            allowed(&first)
+            "a second load {} bytes from the first took {:.2} ns, nearer a lone load ({lone_ns:.1} ns) than an L1 hit ({:.2} ns): the pairs are too noisy to place a line here",
+            first.distance, first.second_ns, hit.ns
         ));
         return PairReading {
             line_bytes: None,
             notes,
         };
     }
+    let allowed = |p: &PairPoint| (p.spread_ns + first.spread_ns).max(MIN_RISE_NS);
+    let is_hit = |p: &PairPoint| p.second_ns - first.second_ns <= allowed(p);
     let line_bytes = sorted.iter().find(|p| !is_hit(p)).map(|p| p.distance);
     match line_bytes {
         None => notes.push(format!(
-            "every second load up to {} bytes away was an L1 hit ({:.2} ns): the line is larger than that, or the machine too noisy",
+            "every second load up to {} bytes away was an L1 hit (within the spread of {:.2} ns at {} bytes): the line is larger than that, or the machine too noisy",
             sorted.last().map_or(0, |p| p.distance),
-            hit.ns
+            first.second_ns,
+            first.distance
         )),
         Some(line) => {
             let beyond: Vec<f64> = sorted
@@ -372,9 +379,9 @@ mod tests {
 
     #[test]
     fn no_line_where_the_hit_test_cannot_place_one() {
-        // The nearest second load already above an L1 hit: no reading.
+        // The nearest second load nearer a miss than an L1 hit: no reading.
         let r = read_pairs(
-            &pairs([2.5, 2.6, 2.4, 2.7, 3.0, 3.1], 17.0, 0.1),
+            &pairs([6.5, 6.6, 6.4, 6.7, 7.0, 7.1], 17.0, 0.1),
             hit(1.0, 0.01),
             17.0,
         );
