@@ -214,24 +214,37 @@ fn pairs(
     let median = |f: &dyn Fn(&PairPoint) -> f64, v: &[PairPoint]| {
         crate::analysis::stats::median(&v.iter().map(f).collect::<Vec<_>>())
     };
+    // Each distance against the in-line one (the first) of the same round:
+    // measured seconds apart, the two share a round's burst or lull, which
+    // the difference cancels. The figure tested is the in-line median plus
+    // the median rise, its spread the rises' over the rounds.
+    let inline = &by_distance[0];
+    let base = median(&|p| p.second_ns, inline);
     let points = by_distance
         .iter()
         .zip(PAIR_DISTANCES)
-        .map(|(v, distance)| PairPoint {
-            distance,
-            pair_ns: median(&|p| p.pair_ns, v),
-            second_ns: median(&|p| p.second_ns, v),
-            // The repeat spread of the figure tested: the second load's
-            // range over the rounds (each round's own bound, twice the
-            // pair's range plus the lone load's, adds the worst cases).
-            spread_ns: range(v),
+        .map(|(v, distance)| {
+            let rises: Vec<PairPoint> = v
+                .iter()
+                .zip(inline)
+                .map(|(p, q)| PairPoint {
+                    second_ns: p.second_ns - q.second_ns,
+                    ..*p
+                })
+                .collect();
+            PairPoint {
+                distance,
+                pair_ns: median(&|p| p.pair_ns, v),
+                second_ns: base + median(&|p| p.second_ns, &rises),
+                spread_ns: range(&rises),
+            }
         })
         .collect();
     let lone_ns = crate::analysis::stats::median(&lones);
     Ok((lone_ns, points))
 }
 
-/// The spread of the second loads' latencies over the rounds: max - min
+/// The spread of the (second loads' rises') latencies over the rounds: max - min
 /// of all but the highest and lowest (one round caught in a neighbour's
 /// burst is outvoted, as in the median); one round's own bound when there
 /// are too few rounds.
