@@ -203,8 +203,7 @@ pub fn run(args: &LinesizeArgs) -> Result<()> {
                 &curves,
                 &readings,
                 (&line, &fetch),
-                &estimate,
-                &stride_estimate,
+                (&estimate, &stride_estimate),
                 machine.line_bytes,
                 &status,
             );
@@ -288,8 +287,7 @@ fn document(
     curves: &Curves,
     readings: &[PassReading],
     (line, fetch): (&Agreement<u64>, &Agreement<u64>),
-    estimate: &LineEstimate,
-    stride_estimate: &LineEstimate,
+    (estimate, stride_estimate): (&LineEstimate, &LineEstimate),
     claimed: u64,
     prefetchers: &str,
 ) -> Document {
