@@ -14,7 +14,10 @@ Runs N default `memlat sweep`s, N `memlat linesize` and N `memlat assoc
 
 It is a benchmark, not a test: its figures belong in notes and docs.
 
-usage: python3 bench/stability.py [--runs N] [--memlat PATH] [--out DIR]
+Then (readings_main) linesize x10, tlb x5 and mlp x3, each run's answer
+with its passes; --readings-only runs just those.
+
+usage: python3 bench/stability.py [--runs N] [--memlat PATH] [--out DIR] [--readings-only]
 """
 
 import argparse
@@ -203,5 +206,85 @@ def main():
             print(f"  per-pass readings: {passes}")
 
 
+def body(v):
+    """A command's JSON result, inside an envelope or not."""
+    if isinstance(v, dict) and isinstance(v.get("result"), dict):
+        return v["result"]
+    return v
+
+
+def readings_main():
+    """Readings from independent evidence (issue 27): linesize x10, tlb x5,
+    mlp x3, run back to back. Prints each run's answer and the per-pass
+    readings, and checks what they must never say: a line other than the
+    one most runs read "agreed", an L1 dTLB away from CPUID's count by more
+    than 10%, parallelism above the chain count, or a level with no single
+    verdict."""
+    parser = argparse.ArgumentParser(description="memlat readings stability")
+    parser.add_argument("--memlat", default="target/release/memlat")
+    parser.add_argument("--linesize-runs", type=int, default=10)
+    parser.add_argument("--tlb-runs", type=int, default=5)
+    parser.add_argument("--mlp-runs", type=int, default=3)
+    args, _ = parser.parse_known_args()
+    memlat = args.memlat
+
+    print(f"\nlinesize x{args.linesize_runs}:")
+    agreed = []
+    for k in range(args.linesize_runs):
+        r = body(run_json([memlat, "linesize", "--format", "json"]))
+        if r is None:
+            continue
+        passes = [p.get("line_bytes") for p in r.get("readings", [])]
+        agreed.append(r.get("line_bytes"))
+        print(f"  run {k + 1}: line {r.get('line_bytes')} fetch {r.get('fetch_bytes')} "
+              f"(passes {passes}, agree {r.get('agree')}, claimed {r.get('claimed_line_bytes')})")
+    said = [v for v in agreed if v is not None]
+    print(f"  agreed lines: {agreed} -> {said.count(64)} of {len(agreed)} say 64; "
+          f"other agreed answers: {[v for v in said if v != 64]}")
+
+    print(f"\ntlb x{args.tlb_runs} (4 KiB pages):")
+    within = 0
+    for k in range(args.tlb_runs):
+        r = body(run_json([memlat, "tlb", "--format", "json"]))
+        if r is None:
+            continue
+        page = next((p for p in r.get("page_bytes", []) if p.get("page_bytes") == 4096), None)
+        if page is None:
+            print(f"  run {k + 1}: no 4 KiB result")
+            continue
+        levels = page.get("levels", [])
+        l1 = next((l for l in levels if l["name"] == "L1 dTLB"), None)
+        claim = next((c["entries"] for c in page.get("cpuid", [])
+                      if c.get("level") == 1 and c.get("kind") in ("data", "load", "unified")), None)
+        off = None
+        if l1 and claim:
+            off = l1["entries"] / claim - 1
+            within += abs(off) <= 0.10
+        print(f"  run {k + 1}: levels {[(l['name'], l['entries']) for l in levels]}, "
+              f"CPUID L1 {claim}, off {off if off is None else f'{off:+.1%}'}; "
+              f"passes {page.get('readings')}")
+    print(f"  L1 dTLB within 10% of CPUID: {within} of {args.tlb_runs}")
+
+    print(f"\nmlp x{args.mlp_runs}:")
+    for k in range(args.mlp_runs):
+        r = body(run_json([memlat, "mlp", "--no-progress", "--format", "json"]))
+        if r is None:
+            continue
+        for l in r.get("levels", []):
+            over = [(p["chains"], round(p["parallelism"], 2)) for p in l["points"]
+                    if p["parallelism"] > p["chains"] * 1.05]
+            verdict = l.get("verdict")
+            single = (verdict == "levels_off") == (l.get("saturation_chains") is not None)
+            print(f"  run {k + 1} {l['name']}: {verdict} at {l.get('saturation_chains')} "
+                  f"({l.get('saturation_parallelism', float('nan')):.1f} in flight), "
+                  f"baseline measured again {l.get('baseline_remeasured', 0)}x; "
+                  f"above the chain count: {over or 'none'}; one verdict: {single}")
+
+
 if __name__ == "__main__":
-    main()
+    if "--readings-only" in sys.argv:
+        sys.argv.remove("--readings-only")
+        readings_main()
+    else:
+        main()
+        readings_main()

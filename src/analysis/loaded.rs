@@ -39,9 +39,53 @@ pub fn knee(idle_ns: f64, points: &[(f64, f64)]) -> Option<Knee> {
     })
 }
 
+/// Repeats from memory agree to 2% ([`crate::engine::PRECISION_MEMORY`]):
+/// a fall in latency smaller than this fraction of idle is noise.
+pub const FALL_TOLERANCE: f64 = 0.02;
+
+/// The points (index into `medians`, lightest traffic first, idle at 0)
+/// whose latency falls below one measured at lighter traffic. More traffic
+/// only adds queueing in front of the chase, so a fall means one of the two
+/// points caught a burst or a lull: both are returned, to be measured again.
+/// A fall counts when it exceeds both points' repeat ranges (`ranges`, max
+/// - min) and [`FALL_TOLERANCE`] of idle.
+pub fn falls(medians: &[f64], ranges: &[f64]) -> Vec<usize> {
+    let Some(&idle) = medians.first() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for i in 1..medians.len() {
+        for j in 0..i {
+            let allowed = ranges[i].max(ranges[j]).max(FALL_TOLERANCE * idle);
+            if medians[i] < medians[j] - allowed {
+                out.extend([j, i]);
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_fall_in_latency_as_traffic_rises_is_found() {
+        // Issue 27's Zen 5 curve, latency over idle: 1.50, 1.60, 1.59, 1.71,
+        // 0.73, 1.30, 0.86, 1.33 (idle 100 ns, ranges 1 ns).
+        let medians = [100.0, 150.0, 160.0, 159.0, 171.0, 73.0, 130.0, 86.0, 133.0];
+        let f = falls(&medians, &[1.0; 9]);
+        assert!(f.contains(&5) && f.contains(&4) && f.contains(&7), "{f:?}");
+        // 159 after 160 is within 2% of idle: not a fall.
+        assert!(falls(&[100.0, 160.0, 159.0], &[1.0; 3]).is_empty());
+        let rising = [100.0, 101.0, 105.0, 104.5, 140.0, 260.0];
+        assert!(falls(&rising, &[1.0; 6]).is_empty());
+        // A fall within the repeats' own range is noise.
+        assert!(falls(&[100.0, 140.0, 120.0], &[1.0, 30.0, 1.0]).is_empty());
+        assert!(falls(&[], &[]).is_empty());
+    }
 
     #[test]
     fn the_knee_is_interpolated_where_latency_doubles() {

@@ -18,6 +18,30 @@ pub const SATURATED: f64 = 0.9;
 /// count before it.
 pub const STILL_GROWING: f64 = 1.03;
 
+/// N independent chains keep at most N loads in flight, so parallelism above
+/// N means the one-chain baseline was slow (a burst of another tenant): the
+/// ratio of two medians each good to 2% ([`crate::engine::PRECISION_MEMORY`])
+/// may exceed N by about 4%, not more.
+pub const PARALLELISM_SLACK: f64 = 1.05;
+
+/// Whether any point claims more loads in flight than it has chains (beyond
+/// [`PARALLELISM_SLACK`]): the one-chain baseline must be measured again.
+pub fn baseline_suspect(points: &[MlpPoint]) -> bool {
+    points
+        .iter()
+        .any(|p| p.parallelism > f64::from(p.chains) * PARALLELISM_SLACK)
+}
+
+/// One level's single verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Throughput levels off at `saturation_chains`.
+    LevelsOff,
+    /// Throughput still grew at the most chains tried: no saturation point.
+    StillGrowing,
+}
+
 /// One chain count at one size.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct MlpPoint {
@@ -54,8 +78,10 @@ pub fn points(measured: &[(u32, f64)], line: u64) -> Vec<MlpPoint> {
 /// Where throughput stops growing.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Saturation {
-    /// The smallest chain count within [`SATURATED`] of the best throughput;
-    /// `None` without points.
+    /// Levels off, or still growing at the most chains tried; `None` without points.
+    pub verdict: Option<Verdict>,
+    /// The smallest chain count within [`SATURATED`] of the best throughput,
+    /// when it levels off; `None` when still growing or without points.
     pub chains: Option<u32>,
     /// The effective parallelism there: misses in flight at saturation.
     pub parallelism: f64,
@@ -79,6 +105,7 @@ pub fn saturation(points: &[MlpPoint]) -> Saturation {
         .position(|p| p.loads_per_second >= SATURATED * best)
     else {
         return Saturation {
+            verdict: None,
             chains: None,
             parallelism: f64::NAN,
             confidence: 0.0,
@@ -103,8 +130,9 @@ pub fn saturation(points: &[MlpPoint]) -> Saturation {
     if growing {
         confidence = confidence.min(0.3);
         notes.push(format!(
-            "throughput still grew at {} chains, the most tried: this core may keep more misses in flight (raise --chains)",
-            last.chains
+            "this core may keep more misses in flight than {} (raise --chains, up to {})",
+            last.chains,
+            crate::kernels::parallel::MAX_CHAINS
         ));
     }
     if sorted[0].chains != 1 {
@@ -112,9 +140,21 @@ pub fn saturation(points: &[MlpPoint]) -> Saturation {
             "no single-chain point: parallelism is relative to the fewest chains tried".into(),
         );
     }
+    // One verdict: a curve still growing at its last count has not levelled
+    // off anywhere, whatever count came within SATURATED of it.
+    let (verdict, chains, parallelism) = if growing {
+        (Verdict::StillGrowing, None, last.parallelism)
+    } else {
+        (
+            Verdict::LevelsOff,
+            Some(sorted[at].chains),
+            sorted[at].parallelism,
+        )
+    };
     Saturation {
-        chains: Some(sorted[at].chains),
-        parallelism: sorted[at].parallelism,
+        verdict: Some(verdict),
+        chains,
+        parallelism,
         confidence: (confidence * 100.0).round() / 100.0,
         notes,
     }
@@ -140,6 +180,7 @@ mod tests {
         let s = saturation(&p);
         // 9 chains reach 90% of 10 chains' throughput.
         assert_eq!(s.chains, Some(9));
+        assert_eq!(s.verdict, Some(Verdict::LevelsOff));
         assert!(s.confidence > 0.8, "{s:?}");
         assert!(s.notes.is_empty());
     }
@@ -147,9 +188,14 @@ mod tests {
     #[test]
     fn still_growing_at_the_last_count_is_said() {
         let s = saturation(&points(&model(32.0, 100.0, 16), 64));
-        assert_eq!(s.chains, Some(15));
+        // One verdict: no "levels off at 15" beside "still grew at 16".
+        assert_eq!(s.verdict, Some(Verdict::StillGrowing));
+        assert_eq!(s.chains, None);
+        assert!((s.parallelism - 16.0).abs() < 1e-9);
         assert!(s.confidence <= 0.3);
         assert!(s.notes[0].contains("raise --chains"), "{s:?}");
+        let json = serde_json::to_value(s.verdict).unwrap();
+        assert_eq!(json, "still_growing");
     }
 
     #[test]
@@ -158,5 +204,20 @@ mod tests {
         assert_eq!(s.chains, Some(3));
         assert!((s.parallelism - 2.5).abs() < 1e-9);
         assert_eq!(saturation(&[]).chains, None);
+        assert_eq!(saturation(&[]).verdict, None);
+    }
+
+    #[test]
+    fn parallelism_above_the_chain_count_is_a_slow_baseline() {
+        // Issue 27: a 1-chain baseline of 305 ns, twice memory latency,
+        // made 16 chains read 30.4 in flight.
+        let mut measured = model(10.0, 150.0, 16);
+        measured[0].1 = 305.0;
+        let p = points(&measured, 64);
+        assert!(baseline_suspect(&p));
+        assert!(!baseline_suspect(&points(&model(10.0, 150.0, 16), 64)));
+        // Within the medians' precision of N: not suspect.
+        let near = points(&[(1, 100.0), (2, 49.0)], 64);
+        assert!(!baseline_suspect(&near));
     }
 }

@@ -83,6 +83,9 @@ pub struct Engine {
     /// size, pages and node (a sweep's series at one size): mapping and
     /// faulting in a large buffer costs more than measuring it.
     spare: Option<(WorkloadKey, Workload)>,
+    /// A buffer kept aside by [`Engine::fresh_buffer`] until the next one of
+    /// its size, pages and node is mapped.
+    retired: Option<(WorkloadKey, Workload)>,
     /// The per-load timer's cost, measured on first use (`Point::distribution`).
     timer_cost: Option<timed::TimerCost>,
 }
@@ -185,6 +188,7 @@ impl Engine {
             clock_estimate,
             sample_clock,
             spare: None,
+            retired: None,
             timer_cost: None,
         })
     }
@@ -376,11 +380,26 @@ impl Engine {
         self.requested_events.contains(name).then(|| name.clone())
     }
 
+    /// Sets the spare buffer aside: the next point of its size gets a new
+    /// one, mapped while the old is still held (pages just freed are the
+    /// first the kernel hands back), so an independent pass of a reading
+    /// does not sit on the physical pages (the cache sets, the DRAM banks)
+    /// of the pass before it. The old one goes then.
+    pub fn fresh_buffer(&mut self) {
+        self.retired = self.spare.take();
+    }
+
     /// A filled buffer for `point`: the spare one when it was made for the
     /// same size, pages and node, else a new one (the spare dropped first, so
-    /// only one buffer is ever held).
+    /// only one buffer is held, but for one set aside by [`Engine::fresh_buffer`]).
     fn workload(&mut self, point: &Point) -> Result<Workload, Error> {
         let key = (point.size, point.pages, point.node);
+        if self.retired.as_ref().is_some_and(|(k, _)| *k == key) {
+            drop(self.spare.take());
+            let workload = Workload::prepare(point.size, point.pages, point.node);
+            self.retired = None;
+            return workload;
+        }
         match self.spare.take() {
             Some((spare_key, workload)) if spare_key == key => Ok(workload),
             other => {

@@ -140,11 +140,18 @@ fn measure_level(
     let mut points = Vec::new();
     let mut pages = String::new();
     let mut warnings = Vec::new();
-    for &n in &plan.lines {
-        // Each chain in its own set, away from the page-aligned start of
-        // the stride: the median outvotes a set that other data share.
-        let mut chains = Vec::new();
-        for chain in 0..assoc::CHAINS {
+    // Each chain is a pass: its own set (away from the page-aligned start
+    // of the stride, so the median outvotes a set that other data share)
+    // and order, all its counts measured before the next chain starts,
+    // after a pause ([`super::passes`]); each count maps a buffer of its own
+    // size.
+    let mut by_chain: Vec<Vec<f64>> = Vec::new();
+    for chain in 0..assoc::CHAINS {
+        if chain > 0 {
+            super::passes::pause();
+        }
+        let mut ns = Vec::new();
+        for &n in &plan.lines {
             let m = engine.measure(&set_chain(template, plan, n, chain))?;
             pages = m.page_backing.obtained.clone();
             if plan.stride > 4096 && m.page_backing.huge_fraction < 0.99 && n > 1 {
@@ -154,9 +161,12 @@ fn measure_level(
                     HumanBytes(plan.stride)
                 ));
             }
-            chains.push(m.ns_per_load.median);
+            ns.push(m.ns_per_load.median);
         }
-        points.push(AssocPoint::of(n, chains));
+        by_chain.push(ns);
+    }
+    for (i, &n) in plan.lines.iter().enumerate() {
+        points.push(AssocPoint::of(n, by_chain.iter().map(|c| c[i]).collect()));
     }
     warnings.dedup();
     let estimate = assoc::estimate_ways(&points, hit_ns, miss_ns);

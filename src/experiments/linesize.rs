@@ -5,7 +5,7 @@
 use anyhow::Result;
 
 use super::{Observer, Step};
-use crate::analysis::linesize::{PairPoint, StridePoint};
+use crate::analysis::linesize::{HitReference, PairPoint, StridePoint};
 use crate::chain::Pattern;
 use crate::engine::{Engine, Point};
 use crate::platform::caches::Machine;
@@ -23,13 +23,27 @@ pub fn default_size(machine: &Machine) -> u64 {
     }
 }
 
+/// The L1 hit reference's buffer: half the L1 claimed (its own lines and
+/// the stack's stay out of each other's way), at most 16 KiB; 8 KiB (half
+/// the smallest L1 d-cache in use) when none is claimed.
+pub fn hit_size(machine: &Machine) -> u64 {
+    machine
+        .caches
+        .first()
+        .map_or(8 << 10, |c| (c.size_bytes / 2).clamp(4 << 10, 16 << 10))
+}
+
 /// One independent pass: the page-random spacing curve and the dependent
-/// pairs, with chains of their own seed.
+/// pairs, with chains of their own seed, on a buffer of its own.
 #[derive(Debug, Clone)]
 pub struct Pass {
     /// Page-random order, one point per spacing.
     pub page_random: Vec<StridePoint>,
-    /// A lone load at a random slot (the reference for the pairs), ns.
+    /// An L1 hit measured in this pass (a random chain within the L1): what
+    /// a second load within the first one's line costs.
+    pub hit: HitReference,
+    /// A lone load at a random slot (the reference for the pairs), ns: the
+    /// median of those timed before and after each distance.
     pub lone_ns: f64,
     /// Dependent pairs, one point per distance.
     pub pairs: Vec<PairPoint>,
@@ -51,6 +65,9 @@ pub const PASSES: usize = 3;
 /// Distances of the dependent pairs: within any line, then past it.
 pub const PAIR_DISTANCES: [u64; 6] = [8, 16, 32, 64, 128, 256];
 
+/// Rounds over the pair distances in each pass.
+pub const PAIR_ROUNDS: usize = 5;
+
 /// The slot each pair lives in: twice the largest distance, so pairs of
 /// different slots share no 128-byte pair or 256-byte sector.
 pub const PAIR_SLOT: u64 = 512;
@@ -59,17 +76,20 @@ pub const PAIR_SLOT: u64 = 512;
 const PASS_SEED: u64 = 0x1000;
 
 /// Measures the stride chain at every spacing in `strides` over `size`
-/// bytes, then `passes` passes of page-random spacings and dependent pairs;
-/// `template` carries the settings every point shares.
+/// bytes, then `passes` passes of page-random spacings, an L1 hit over
+/// `hit_size` bytes and dependent pairs, each pass apart in time and on a
+/// new buffer ([`super::passes`]); `template` carries the settings every
+/// point shares.
 pub fn run(
     engine: &mut Engine,
     template: &Point,
-    size: u64,
+    (size, hit_size): (u64, u64),
     strides: &[u64],
     passes: usize,
     observer: &mut dyn Observer<Curves>,
 ) -> Result<Curves> {
-    let steps = strides.len() * (1 + passes) + passes * (1 + PAIR_DISTANCES.len());
+    let steps =
+        strides.len() * (1 + passes) + passes * (1 + PAIR_ROUNDS * (1 + 2 * PAIR_DISTANCES.len()));
     let mut index = 0;
     // One block more than a power of two: every stride up to 256 bytes then
     // visits every block (seed 004's 16 * 1024 + 64).
@@ -82,10 +102,25 @@ pub fn run(
     })?;
     let mut all = Vec::new();
     for pass in 0..passes.max(1) {
+        super::passes::separate(engine);
         let template = Point {
             seed: template.seed.wrapping_add(pass as u64 * PASS_SEED),
             ..template.clone()
         };
+        // The hit first: the big buffer of the last pass stays aside
+        // until this pass maps its own.
+        let hit_point = Point {
+            size: hit_size,
+            pattern: Pattern::Random,
+            ..template.clone()
+        };
+        let hit = step(observer, (&mut index, steps), "L1 hits", || {
+            let m = engine.measure(&hit_point)?.ns_per_load;
+            Ok(HitReference {
+                ns: m.median,
+                spread_ns: m.max - m.min,
+            })
+        })?;
         let page_random = curve(engine, strides, observer, (&mut index, steps), |s| Point {
             size,
             line: s,
@@ -95,6 +130,7 @@ pub fn run(
         let (lone_ns, pairs) = pairs(engine, &template, size, observer, (&mut index, steps))?;
         all.push(Pass {
             page_random,
+            hit,
             lone_ns,
             pairs,
         });
@@ -125,8 +161,8 @@ fn step<T>(
     Ok(value)
 }
 
-/// Random slots of [`PAIR_SLOT`] bytes over `size`: first one load per slot
-/// (a lone miss), then slot X and X + d, dependent, for each distance d
+/// Random slots of [`PAIR_SLOT`] bytes over `size`: one load per slot (a
+/// lone miss) around slot X and X + d, dependent, for each distance d
 /// (multichase's `critword`): the second load costs a hit within X's line,
 /// less than a miss in a line fetched with X's, a miss beyond.
 fn pairs(
@@ -142,22 +178,85 @@ fn pairs(
         pattern: Pattern::Random,
         ..template.clone()
     };
-    let lone_ns = step(observer, (&mut *index, total), "lone loads", || {
-        Ok(engine.measure(&slots)?.ns_per_load.median)
-    })?;
-    let mut points = Vec::new();
-    for &d in &PAIR_DISTANCES {
-        let label = format!("pairs {d} bytes apart");
-        let pair = Point {
-            pair: d,
-            ..slots.clone()
-        };
-        let ns = step(observer, (&mut *index, total), &label, || {
-            Ok(engine.measure(&pair)?.ns_per_load.median)
+    // A lone load before and after every distance: the second load is
+    // twice the pair less the lone load, so a lone load timed beside it
+    // keeps a neighbour's burst between the two out of the difference.
+    // [`PAIR_ROUNDS`] rounds over the distances, each distance's median
+    // taken: a burst that lands on one distance in one round is outvoted.
+    let mut lones = Vec::new();
+    let mut by_distance: Vec<Vec<PairPoint>> = vec![Vec::new(); PAIR_DISTANCES.len()];
+    for _ in 0..PAIR_ROUNDS {
+        let mut before = step(observer, (&mut *index, total), "lone loads", || {
+            Ok(engine.measure(&slots)?.ns_per_load)
         })?;
-        points.push(PairPoint::of(d, ns, lone_ns));
+        lones.push(before.median);
+        for (k, &d) in PAIR_DISTANCES.iter().enumerate() {
+            let label = format!("pairs {d} bytes apart");
+            let pair = Point {
+                pair: d,
+                ..slots.clone()
+            };
+            let ns = step(observer, (&mut *index, total), &label, || {
+                Ok(engine.measure(&pair)?.ns_per_load)
+            })?;
+            let after = step(observer, (&mut *index, total), "lone loads", || {
+                Ok(engine.measure(&slots)?.ns_per_load)
+            })?;
+            let lone_ns = (before.median + after.median) / 2.0;
+            let lone_range = (before.max - before.min).max(after.max - after.min);
+            by_distance[k].push(
+                PairPoint::of(d, ns.median, lone_ns).with_spread(ns.max - ns.min, lone_range),
+            );
+            lones.push(after.median);
+            before = after;
+        }
     }
+    let median = |f: &dyn Fn(&PairPoint) -> f64, v: &[PairPoint]| {
+        crate::analysis::stats::median(&v.iter().map(f).collect::<Vec<_>>())
+    };
+    // Each distance against the in-line one (the first) of the same round:
+    // measured seconds apart, the two share a round's burst or lull, which
+    // the difference cancels. The figure tested is the in-line median plus
+    // the median rise, its spread the rises' over the rounds.
+    let inline = &by_distance[0];
+    let base = median(&|p| p.second_ns, inline);
+    let points = by_distance
+        .iter()
+        .zip(PAIR_DISTANCES)
+        .map(|(v, distance)| {
+            let rises: Vec<PairPoint> = v
+                .iter()
+                .zip(inline)
+                .map(|(p, q)| PairPoint {
+                    second_ns: p.second_ns - q.second_ns,
+                    ..*p
+                })
+                .collect();
+            PairPoint {
+                distance,
+                pair_ns: median(&|p| p.pair_ns, v),
+                second_ns: base + median(&|p| p.second_ns, &rises),
+                spread_ns: range(&rises),
+            }
+        })
+        .collect();
+    let lone_ns = crate::analysis::stats::median(&lones);
     Ok((lone_ns, points))
+}
+
+/// The spread of the (second loads' rises') latencies over the rounds: max - min
+/// of all but the highest and lowest (one round caught in a neighbour's
+/// burst is outvoted, as in the median); one round's own bound when there
+/// are too few rounds.
+fn range(v: &[PairPoint]) -> f64 {
+    let mut ns: Vec<f64> = v.iter().map(|p| p.second_ns).collect();
+    ns.sort_by(f64::total_cmp);
+    match ns.len() {
+        0 => 0.0,
+        1 => v[0].spread_ns,
+        2 => ns[1] - ns[0],
+        n => ns[n - 2] - ns[1],
+    }
 }
 
 fn curve(

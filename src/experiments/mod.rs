@@ -18,6 +18,7 @@ pub mod loaduse;
 pub mod mlp;
 pub mod noise;
 pub mod numa;
+pub mod passes;
 pub mod plateau_history;
 pub mod plateaus;
 pub mod points;

@@ -6,7 +6,9 @@ use anyhow::Result;
 use serde::Serialize;
 
 use super::{notice, prepare, warn};
-use crate::analysis::linesize::{self, LineEstimate, PairPoint, PairReading, StridePoint};
+use crate::analysis::linesize::{
+    self, HitReference, LineEstimate, PairPoint, PairReading, StridePoint,
+};
 use crate::analysis::readings::Agreement;
 use crate::chain::Pattern;
 use crate::cli::commands::run::report_cycle_source;
@@ -23,12 +25,18 @@ use crate::units::HumanBytes;
 /// One pass's reading.
 #[derive(Serialize, Clone, PartialEq)]
 struct PassReading {
-    /// The line this pass read (dependent pairs, else page-random spacing).
+    /// The line this pass read: the first distance at which a dependent
+    /// second load is no longer an L1 hit, unless the page-random spacing
+    /// contradicts it (then null).
     line_bytes: Option<u64>,
     /// The unit a miss brought in, by this pass.
     fetch_bytes: Option<u64>,
+    /// This pass's L1 hit (a random chain within the L1).
+    hit: HitReference,
     /// This pass's lone load, ns.
     lone_ns: f64,
+    /// Why this pass reads no line, or what to keep in mind.
+    notes: Vec<String>,
     /// This pass's dependent pairs.
     pairs: Vec<PairPoint>,
 }
@@ -36,9 +44,10 @@ struct PassReading {
 /// What `memlat linesize --format json` prints.
 #[derive(Serialize)]
 struct LinesizeOutput<'a> {
-    /// The line: the smallest distance at which a dependent second load no
-    /// longer hits the first one's line (else the page-random estimate), when
-    /// every pass read the same; null when they disagree or show none.
+    /// The line: the smallest distance at which a dependent second load is
+    /// no longer an L1 hit (above the L1 hit measured in the same pass by
+    /// more than the repeats' spread), when every pass read the same and the
+    /// page-random spacing contradicts none; null otherwise.
     line_bytes: Option<u64>,
     /// The unit a miss brings in: where the page-random spacing curve stops
     /// growing, when beyond the line (128 with an adjacent-line prefetch of
@@ -60,7 +69,7 @@ struct LinesizeOutput<'a> {
     claimed_line_bytes: u64,
     /// Buffer size measured, bytes.
     size: u64,
-    /// Latency per spacing, page-random order.
+    /// Latency per spacing, page-random order: each spacing's median over the passes.
     points: &'a [StridePoint],
     /// The estimate from `points`, with its notes.
     estimate: &'a LineEstimate,
@@ -111,6 +120,7 @@ pub fn run(args: &LinesizeArgs) -> Result<()> {
         Some(s) => s / 4096 * 4096,
         None => experiment::default_size(&machine),
     };
+    let hit_size = experiment::hit_size(&machine);
     if let Some(l1) = machine.caches.first()
         && size <= l1.size_bytes
     {
@@ -128,38 +138,46 @@ pub fn run(args: &LinesizeArgs) -> Result<()> {
     let curves = experiment::run(
         &mut prepared.engine,
         &prepared.template,
-        size,
+        (size, hit_size),
         &args.strides,
         experiment::PASSES,
         &mut crate::experiments::Quiet,
     )?;
     report_cycle_source(&prepared.engine);
-    let read: Vec<(PairReading, LineEstimate)> = curves
+    let read: Vec<PairReading> = curves
         .passes
         .iter()
-        .map(|p| {
-            (
-                linesize::read_pairs(&p.pairs, p.lone_ns),
-                linesize::estimate(&p.page_random),
-            )
-        })
+        .map(|p| linesize::read_pairs(&p.pairs, p.hit, p.lone_ns))
         .collect();
+    // The fetch unit from the passes' page-random curves together (each
+    // spacing's median): one pass's curve alone is too noisy on a shared
+    // machine to overrule a line.
+    let points = pooled(&curves);
+    let estimate = linesize::estimate(&points);
+    // A pass's line is its hit test's, never the spacing curve's in its
+    // place: an answer the hit test does not give is not a reading.
     let readings: Vec<PassReading> = read
         .iter()
         .zip(&curves.passes)
-        .map(|((r, e), pass)| PassReading {
-            line_bytes: r.line_bytes.or(e.line_bytes),
-            fetch_bytes: linesize::fetch_bytes(r.line_bytes, e.line_bytes),
-            lone_ns: pass.lone_ns,
-            pairs: pass.pairs.clone(),
+        .map(|(r, pass)| {
+            let (line_bytes, why) =
+                linesize::cross_check(r.line_bytes, &points, estimate.line_bytes);
+            PassReading {
+                line_bytes,
+                fetch_bytes: linesize::fetch_bytes(line_bytes, estimate.line_bytes),
+                hit: pass.hit,
+                lone_ns: pass.lone_ns,
+                notes: r.notes.iter().cloned().chain(why).collect(),
+                pairs: pass.pairs.clone(),
+            }
         })
         .collect();
     let line = Agreement::of(readings.iter().map(|r| r.line_bytes).collect());
     let fetch = Agreement::of(readings.iter().map(|r| r.fetch_bytes).collect());
     // The tables show the first pass; the readings line shows them all.
     let first = &curves.passes[0];
-    let (reading, estimate) = &read[0];
-    let (points, stride_points) = (&first.page_random, &curves.stride);
+    let reading = &read[0];
+    let (points, stride_points) = (&points, &curves.stride);
     let stride_estimate = linesize::estimate(stride_points);
     let status = prepared.prefetch.status.clone();
     let content = match args.measure.format {
@@ -177,7 +195,7 @@ pub fn run(args: &LinesizeArgs) -> Result<()> {
                 claimed_line_bytes: machine.line_bytes,
                 size,
                 points,
-                estimate,
+                estimate: &estimate,
                 stride_points,
                 stride_estimate: &stride_estimate,
                 prefetchers: &status,
@@ -188,9 +206,9 @@ pub fn run(args: &LinesizeArgs) -> Result<()> {
             let d = document(
                 size,
                 &curves,
+                &readings,
                 (&line, &fetch),
-                estimate,
-                &stride_estimate,
+                (&estimate, &stride_estimate),
                 machine.line_bytes,
                 &status,
             );
@@ -202,6 +220,25 @@ pub fn run(args: &LinesizeArgs) -> Result<()> {
         }
     };
     output.write(&content)
+}
+
+/// Each spacing's page-random latency, the median over the passes.
+fn pooled(curves: &Curves) -> Vec<StridePoint> {
+    let Some(first) = curves.passes.first() else {
+        return Vec::new();
+    };
+    (0..first.page_random.len())
+        .map(|i| StridePoint {
+            stride: first.page_random[i].stride,
+            ns: crate::analysis::stats::median(
+                &curves
+                    .passes
+                    .iter()
+                    .filter_map(|p| p.page_random.get(i).map(|q| q.ns))
+                    .collect::<Vec<_>>(),
+            ),
+        })
+        .collect()
 }
 
 /// Latency per spacing, in both orders.
@@ -229,7 +266,8 @@ fn pairs_table(curves: &Curves) -> Table {
         ]);
     }
     t.note(format!(
-        "a lone load at a random slot: {:.2} ns; the second load = 2 x pair - lone (first of {} passes)",
+        "an L1 hit: {:.2} ns; a lone load at a random slot: {:.2} ns; the second load = 2 x pair - lone (first of {} passes)",
+        first.hit.ns,
         first.lone_ns,
         curves.passes.len()
     ));
@@ -252,9 +290,9 @@ fn line_sentence(line: &Agreement<u64>, fetch: &Agreement<u64>) -> String {
 fn document(
     size: u64,
     curves: &Curves,
+    readings: &[PassReading],
     (line, fetch): (&Agreement<u64>, &Agreement<u64>),
-    estimate: &LineEstimate,
-    stride_estimate: &LineEstimate,
+    (estimate, stride_estimate): (&LineEstimate, &LineEstimate),
     claimed: u64,
     prefetchers: &str,
 ) -> Document {
@@ -262,7 +300,7 @@ fn document(
         "memlat linesize: loads s bytes apart over {} (the latency grows with s up to the line size)",
         HumanBytes(size)
     ));
-    d.table(table(&curves.passes[0].page_random, &curves.stride));
+    d.table(table(&pooled(curves), &curves.stride));
     d.table(pairs_table(curves));
     let show = |e: &LineEstimate| {
         e.line_bytes
@@ -272,9 +310,17 @@ fn document(
         "line: {} (claimed: {claimed} bytes)",
         line_sentence(line, fetch)
     )];
-    let first = &curves.passes[0];
-    let reading = linesize::read_pairs(&first.pairs, first.lone_ns);
-    lines.extend(reading.notes.iter().map(|n| format!("note: {n}")));
+    // The first pass's notes, and why any pass read no line.
+    for (k, r) in readings.iter().enumerate() {
+        if k == 0 || r.line_bytes.is_none() {
+            let who = if readings.len() > 1 {
+                format!("pass {}: ", k + 1)
+            } else {
+                String::new()
+            };
+            lines.extend(r.notes.iter().map(|n| format!("note: {who}{n}")));
+        }
+    }
     lines.push(format!(
         "page-random spacing: latency stops growing at {} (beyond the line, lines closer than this arrive together: the unit fetched)",
         show(estimate)

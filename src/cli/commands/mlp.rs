@@ -5,6 +5,7 @@ use anyhow::Result;
 use serde::Serialize;
 
 use super::{notice, prepare, warn};
+use crate::analysis::mlp::Verdict;
 use crate::chain::Pattern;
 use crate::cli::commands::run::report_cycle_source;
 use crate::cli::files::Output;
@@ -209,15 +210,22 @@ fn document(levels: &[MlpLevel], cpu: usize) -> Document {
     d.table(t);
     let mut lines = Vec::new();
     for l in levels {
-        lines.push(match l.saturation_chains {
-            Some(n) => format!(
+        lines.push(match (l.verdict, l.saturation_chains) {
+            (Some(Verdict::LevelsOff), Some(n)) => format!(
                 "{} ({}): throughput levels off at {n} chains, {:.1} loads in flight (confidence {:.2})",
                 l.name,
                 HumanBytes(l.size_bytes),
                 l.saturation_parallelism,
                 l.confidence
             ),
-            None => format!("{}: no saturation point", l.name),
+            (Some(Verdict::StillGrowing), _) => format!(
+                "{} ({}): throughput still grew at {} chains, the most tried ({:.1} loads in flight): no saturation point",
+                l.name,
+                HumanBytes(l.size_bytes),
+                l.points.iter().map(|p| p.chains).max().unwrap_or(0),
+                l.saturation_parallelism
+            ),
+            _ => format!("{}: no saturation point", l.name),
         });
         lines.extend(l.notes.iter().map(|n| format!("  note: {n}")));
     }

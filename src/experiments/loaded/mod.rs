@@ -67,6 +67,10 @@ pub struct LoadedPoint {
     pub bandwidth_bytes_per_second: f64,
     /// The chase latency meanwhile.
     pub latency_ns: Spread,
+    /// Whether this point was measured again (its latency fell below one at
+    /// lighter traffic); the figures are the second measurement's.
+    #[serde(default)]
+    pub remeasured: bool,
 }
 
 /// A loaded-latency curve.
@@ -86,8 +90,16 @@ pub struct LoadedResult {
     pub traffic_size_bytes: u64,
     /// Whether every planned point was measured (not cut short).
     pub complete: bool,
+    /// Whether latency never fell as traffic rose (after measuring the
+    /// points that broke it again); false flags a curve not to be trusted.
+    #[serde(default = "yes")]
+    pub monotonic: bool,
     /// What to keep in mind.
     pub notes: Vec<String>,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// Sets `stop` when dropped, so the traffic threads end on every way out.
@@ -139,10 +151,25 @@ pub fn run(
     let mut notes = Vec::new();
     let knee = knee(idle, &curve);
     if knee.is_none() && !curve.is_empty() {
+        notes.push(no_knee(idle, &plan.cpus));
+    }
+    let still = falls(&points);
+    let monotonic = still.is_empty();
+    let again: Vec<String> = points
+        .iter()
+        .filter(|p| p.remeasured)
+        .map(|p| p.delay.map_or("idle".into(), |d| format!("delay {d}")))
+        .collect();
+    if !again.is_empty() {
         notes.push(format!(
-            "the chase latency stayed below twice idle ({:.1} ns): {} traffic thread(s) did not saturate the memory system; more --threads would",
-            2.0 * idle,
-            plan.cpus.traffic.len()
+            "latency fell as traffic rose, so these points were measured again: {}",
+            again.join(", ")
+        ));
+    }
+    if !monotonic {
+        notes.push(format!(
+            "the curve stays non-monotonic after measuring again (latency falls at {} point(s) as traffic rises): other tenants or the clock moved during the run; do not read a knee from it",
+            still.len()
         ));
     }
     if pin_failures.load(Ordering::Relaxed) > 0 {
@@ -163,6 +190,7 @@ pub fn run(
     Ok(LoadedResult {
         idle_latency_ns: idle,
         complete: points.len() == plan.delays.len() + 1,
+        monotonic,
         points,
         knee,
         cpus: plan.cpus.clone(),
@@ -172,8 +200,38 @@ pub fn run(
     })
 }
 
+/// Why no knee, and what would reach one: more --threads only where this
+/// process may use more CPUs than it does.
+fn no_knee(idle: f64, cpus: &CpuPlan) -> String {
+    let threads = cpus.traffic.len();
+    let spare = cpus.usable.saturating_sub(threads + 1);
+    let advice = if spare > 0 {
+        format!("up to {spare} more --threads may")
+    } else {
+        format!(
+            "every CPU this process may use ({}) already runs the chase or traffic, so no more --threads can; a larger machine (or taskset with more CPUs) may",
+            cpus.usable
+        )
+    };
+    format!(
+        "the chase latency stayed below twice idle ({:.1} ns): {threads} traffic thread(s) did not saturate the memory system; {advice}",
+        2.0 * idle
+    )
+}
+
+/// The points whose latency falls below one at lighter traffic ([`crate::analysis::loaded::falls`]).
+fn falls(points: &[LoadedPoint]) -> Vec<usize> {
+    let medians: Vec<f64> = points.iter().map(|p| p.latency_ns.median).collect();
+    let ranges: Vec<f64> = points
+        .iter()
+        .map(|p| p.latency_ns.max - p.latency_ns.min)
+        .collect();
+    crate::analysis::loaded::falls(&medians, &ranges)
+}
+
 /// Idle, then every delay: set it, let the traffic settle, time the chase
-/// while the threads count their bytes.
+/// while the threads count their bytes; then once more each point whose
+/// latency fell below one at lighter traffic.
 fn measure_points(
     engine: &mut Engine,
     plan: &LoadedPlan,
@@ -204,39 +262,85 @@ fn measure_points(
             cost_ms: cost,
         };
         observer.begin(&step);
-        control
-            .delay
-            .store(delay.unwrap_or(PAUSED), Ordering::Relaxed);
-        std::thread::sleep(SETTLE);
-        control.bytes.store(0, Ordering::Relaxed);
-        let started = Instant::now();
-        let m = engine
-            .measure(&plan.chase)
-            .with_context(|| format!("measuring the chase, {}", labels[index]))?;
-        let seconds = started.elapsed().as_secs_f64();
-        let bytes = control.bytes.load(Ordering::Relaxed) as f64;
-        points.push(LoadedPoint {
-            delay: *delay,
-            traffic: plan.traffic.name(),
-            threads: if delay.is_some() {
-                plan.cpus.traffic.len()
-            } else {
-                0
-            },
-            bandwidth_bytes_per_second: if delay.is_some() {
-                bytes / seconds
-            } else {
-                0.0
-            },
-            latency_ns: Spread {
-                min: m.ns_per_load.min,
-                median: m.ns_per_load.median,
-                max: m.ns_per_load.max,
-            },
-        });
+        points.push(measure_one(engine, plan, control, *delay, &labels[index])?);
         observer.checkpoint(&points)?;
         observer.end(&step);
     }
+    if points.len() == settings.len() && !observer.interrupted() {
+        for i in falls(&points) {
+            let mut again = measure_one(engine, plan, control, settings[i], &labels[i])?;
+            again.remeasured = true;
+            points[i] = again;
+            observer.checkpoint(&points)?;
+        }
+    }
     control.delay.store(PAUSED, Ordering::Relaxed);
     Ok(points)
+}
+
+/// One point: the delay set, the traffic settled, the chase timed while
+/// the threads count their bytes.
+fn measure_one(
+    engine: &mut Engine,
+    plan: &LoadedPlan,
+    control: &Control,
+    delay: Option<u32>,
+    label: &str,
+) -> Result<LoadedPoint> {
+    control
+        .delay
+        .store(delay.unwrap_or(PAUSED), Ordering::Relaxed);
+    std::thread::sleep(SETTLE);
+    control.bytes.store(0, Ordering::Relaxed);
+    let started = Instant::now();
+    let m = engine
+        .measure(&plan.chase)
+        .with_context(|| format!("measuring the chase, {label}"))?;
+    let seconds = started.elapsed().as_secs_f64();
+    let bytes = control.bytes.load(Ordering::Relaxed) as f64;
+    Ok(LoadedPoint {
+        delay,
+        traffic: plan.traffic.name(),
+        threads: if delay.is_some() {
+            plan.cpus.traffic.len()
+        } else {
+            0
+        },
+        bandwidth_bytes_per_second: if delay.is_some() {
+            bytes / seconds
+        } else {
+            0.0
+        },
+        latency_ns: Spread {
+            min: m.ns_per_load.min,
+            median: m.ns_per_load.median,
+            max: m.ns_per_load.max,
+        },
+        remeasured: false,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cpus(usable: usize, traffic: Vec<usize>) -> CpuPlan {
+        CpuPlan {
+            chaser: 0,
+            traffic,
+            smt_with_chaser: Vec::new(),
+            other_node: Vec::new(),
+            usable,
+        }
+    }
+
+    #[test]
+    fn more_threads_are_advised_only_where_cpus_are_left() {
+        // A 2-vCPU guest: the chaser and one traffic thread use both.
+        let n = no_knee(100.0, &cpus(2, vec![1]));
+        assert!(!n.contains("more --threads may"), "{n}");
+        assert!(n.contains("no more --threads can"), "{n}");
+        let n = no_knee(100.0, &cpus(16, vec![1, 2, 3]));
+        assert!(n.contains("up to 12 more --threads may"), "{n}");
+    }
 }

@@ -19,6 +19,10 @@ pub struct CpuPlan {
     pub smt_with_chaser: Vec<usize>,
     /// Traffic CPUs on another NUMA node than the chaser.
     pub other_node: Vec<usize>,
+    /// CPUs this process may use, the chaser's included (the most traffic
+    /// threads a run can have is one less).
+    #[serde(default)]
+    pub usable: usize,
 }
 
 /// Plans `threads` traffic CPUs beside `chaser`; an error names `--threads`
@@ -63,6 +67,7 @@ pub fn plan_cpus(topology: &Topology, chaser: usize, threads: usize) -> Result<C
         smt_with_chaser: pick(&|c| c.core == home.core),
         other_node: pick(&|c| c.node != home.node),
         traffic,
+        usable: topology.cpus.len(),
     })
 }
 
@@ -106,6 +111,7 @@ mod tests {
         // Two cores, no SMT.
         let p = plan_cpus(&Topology::fake(1, 2, 1), 1, 1).unwrap();
         assert_eq!(p.traffic, [0]);
+        assert_eq!(p.usable, 2);
         assert!(p.smt_with_chaser.is_empty());
         assert!(plan_cpus(&Topology::fake(1, 2, 1), 1, 2).is_err());
     }
