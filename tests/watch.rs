@@ -84,8 +84,12 @@ fn intervals(neighbour: bool) -> Vec<Interval> {
 /// Writes a watch file as the command does; `cut` leaves the summary out
 /// and half a line at the end, as a kill -9 would.
 fn write(path: &Path, neighbour: bool, cut: bool) {
+    write_intervals(path, &intervals(neighbour), cut);
+}
+
+/// Writes `intervals` as a watch file (see [`write`]).
+fn write_intervals(path: &Path, intervals: &[Interval], cut: bool) {
     let header = header();
-    let intervals = intervals(neighbour);
     let mut text = memlat::output::result_json_line(
         "watch",
         &Tagged {
@@ -94,7 +98,7 @@ fn write(path: &Path, neighbour: bool, cut: bool) {
         },
     )
     .unwrap();
-    for i in &intervals {
+    for i in intervals {
         text += &serde_json::to_string(&Tagged {
             record: "interval",
             inner: i,
@@ -105,7 +109,7 @@ fn write(path: &Path, neighbour: bool, cut: bool) {
     if cut {
         text += "{\"record\":\"interval\",\"index\":40,\"t_s\":4";
     } else {
-        let summary = summarise(&header, &intervals, 40.0, Some(1.2), false);
+        let summary = summarise(&header, intervals, 40.0, Some(1.2), false);
         text += &serde_json::to_string(&Tagged {
             record: "summary",
             inner: &summary,
@@ -236,4 +240,38 @@ fn watch_refuses_a_bad_duty_and_interval_naming_the_flag() {
         .assert()
         .code(2)
         .stderr(predicates::str::contains("--interval"));
+}
+
+#[test]
+fn a_watch_whose_edge_never_reached_a_probe_reads_back() {
+    // Every interval had the edge below the smallest probe: the edge series
+    // has no reading, so its median is NaN, which JSON writes as null.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("below.jsonl");
+    let below: Vec<Interval> = intervals(false)
+        .into_iter()
+        .map(|i| Interval {
+            edge_bytes: None,
+            ..i
+        })
+        .collect();
+    write_intervals(&path, &below, false);
+    assert!(
+        std::fs::read_to_string(&path)
+            .unwrap()
+            .contains("\"median\":null")
+    );
+    memlat()
+        .arg("compare")
+        .args([&path, &path])
+        .assert()
+        .success();
+    let html = dir.path().join("below.html");
+    memlat()
+        .arg("report")
+        .arg(&path)
+        .arg("-o")
+        .arg(&html)
+        .assert()
+        .success();
 }

@@ -58,6 +58,12 @@ pub struct Interval {
     pub cpu_ms: Option<f64>,
 }
 
+/// A figure serde_json wrote as null: NaN, as it was before writing (JSON
+/// has no NaN; an edge series with no reading has no median).
+fn nan_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+}
+
 /// One series over the whole watch.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SeriesSummary {
@@ -68,11 +74,14 @@ pub struct SeriesSummary {
     /// Readings in the series (for an edge: intervals where a probe was
     /// served; the others had the edge below the smallest probe).
     pub readings: usize,
-    /// Median reading.
+    /// Median reading. (null in the file, NaN here, for a series with no reading)
+    #[serde(deserialize_with = "nan_if_null")]
     pub median: f64,
-    /// 5th percentile.
+    /// 5th percentile. (null in the file, NaN here, for a series with no reading)
+    #[serde(deserialize_with = "nan_if_null")]
     pub p5: f64,
-    /// 95th percentile.
+    /// 95th percentile. (null in the file, NaN here, for a series with no reading)
+    #[serde(deserialize_with = "nan_if_null")]
     pub p95: f64,
     /// The shifts found (see [`crate::analysis::changepoint`]).
     pub events: Vec<Event>,
