@@ -82,7 +82,12 @@ pub fn number_label(value: f64) -> String {
     }
     let magnitude = value.abs();
     if !(1e-3..1e6).contains(&magnitude) {
-        return format!("{value:e}");
+        // Three significant digits: a tick at 2^23.25 is `1e7`, not
+        // `9.99999999999994e6`.
+        let text = format!("{value:.2e}");
+        let (mantissa, exponent) = text.split_once('e').unwrap_or((&text, "0"));
+        let mantissa = mantissa.trim_end_matches('0').trim_end_matches('.');
+        return format!("{mantissa}e{exponent}");
     }
     let text = format!("{value:.3}");
     let text = text.trim_end_matches('0').trim_end_matches('.');
@@ -218,6 +223,8 @@ mod tests {
         assert_eq!(number_label(2.5), "2.5");
         assert_eq!(number_label(0.125), "0.125");
         assert_eq!(number_label(1e6), "1e6");
+        assert_eq!(number_label(9_999_999.999_999_94), "1e7");
+        assert_eq!(number_label(2.5e-4), "2.5e-4");
     }
 
     #[test]
