@@ -2,6 +2,7 @@
 //! `key : value` text, JSON through serde, and plots (with the `cli` feature).
 
 pub mod csv;
+pub mod detect;
 pub mod document;
 #[cfg(feature = "cli")]
 pub mod plot;

@@ -120,7 +120,7 @@ pub fn run(args: &DetectArgs) -> Result<()> {
                 partial: interrupted,
             },
         )?,
-        Format::Csv => detect::levels_table(&detection).csv(),
+        Format::Csv => crate::output::detect::levels_table(&detection).csv(),
         Format::Text | Format::Markdown => {
             let mut d =
                 Document::new("levels found in the measured curve (sysfs shown beside, not used)");
@@ -128,7 +128,7 @@ pub fn run(args: &DetectArgs) -> Result<()> {
                 "curve: {source} ({} points); prefetchers: {prefetchers}",
                 curve.len()
             ));
-            d.table(detect::levels_table(&detection));
+            d.table(crate::output::detect::levels_table(&detection));
             if args.measure.format == Format::Text {
                 d.text()
             } else {

@@ -10,7 +10,7 @@
 //! let series = vec![SeriesKey::pattern(memlat::chain::Pattern::Random)];
 //! let plan = SweepPlan::new(template, engine.cpu(), range, series, Vec::new(), caches);
 //! let result = sweep::run(&mut engine, &plan, &mut Quiet)?;
-//! println!("{}", memlat::analysis::detect::table(result.detection.as_ref().unwrap()));
+//! println!("{}", memlat::output::detect::table(result.detection.as_ref().unwrap()));
 //! # Ok(()) }
 //! ```
 

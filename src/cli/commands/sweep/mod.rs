@@ -382,7 +382,7 @@ fn summary(result: &SweepResult, files: &SweepFiles) -> Document {
             "levels detected from the {} curve (sysfs shown beside, not used):",
             key.label()
         ));
-        d.table(crate::analysis::detect::levels_table(detection));
+        d.table(crate::output::detect::levels_table(detection));
     }
     let paths: Vec<String> = files
         .paths()
