@@ -4,10 +4,10 @@
 use anyhow::Result;
 use serde::Serialize;
 
-use super::{notice, prepare};
 use crate::analysis::detect::{self, DetectedLevel, Detection, Translation};
 use crate::chain::Pattern;
 use crate::cli::commands::run::report_cycle_source;
+use crate::cli::common::{notice, prepare};
 use crate::cli::files::Output;
 use crate::cli::files::{SweepFiles, SweepObserver};
 use crate::cli::{DetectArgs, Format};
@@ -77,7 +77,7 @@ pub fn run(args: &DetectArgs) -> Result<()> {
     if let Some(path) = &args.results
         && let Some(note) = result.older_notice(path)
     {
-        super::notice(&note);
+        crate::cli::common::notice(&note);
     }
     let curve = result.curve();
     if curve.is_empty() {

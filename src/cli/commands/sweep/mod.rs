@@ -4,8 +4,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use super::{notice, prepare, warn};
 use crate::chain::Pattern;
+use crate::cli::common::{notice, prepare, warn};
 use crate::cli::files::Output;
 use crate::cli::files::{SweepFiles, SweepObserver};
 use crate::cli::interrupt::Interrupted;
@@ -147,7 +147,7 @@ pub fn run(args: &SweepArgs) -> Result<()> {
 /// A new sweep's plan from the flags.
 fn new_plan(
     args: &SweepArgs,
-    prepared: &super::Prepared,
+    prepared: &crate::cli::common::Prepared,
     notes: &mut Vec<String>,
 ) -> Result<SweepPlan> {
     let series = series(args)?;

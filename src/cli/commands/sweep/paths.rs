@@ -104,7 +104,7 @@ pub(super) fn files(args: &SweepArgs) -> Result<SweepFiles> {
                 beside.display()
             ))
         })?;
-        super::notice(&format!(
+        crate::cli::common::notice(&format!(
             "--plot alone: the data are kept beside it in {} (give --json FILE to choose)",
             beside.display()
         ));
