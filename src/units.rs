@@ -64,6 +64,36 @@ impl fmt::Display for HumanBytes {
     }
 }
 
+/// `2024-03-01T12:34:56Z` for `time` (UTC, seconds).
+pub fn utc_timestamp(time: std::time::SystemTime) -> String {
+    let secs = time
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let (days, rest) = (secs / 86_400, secs % 86_400);
+    let (y, m, d) = civil_from_days(days as i64);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60
+    )
+}
+
+/// Year, month, day of the `days`th day after 1970-01-01 (proleptic Gregorian;
+/// Howard Hinnant's `civil_from_days` algorithm).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -105,5 +135,20 @@ mod tests {
         assert_eq!(HumanBytes(16 * 1024).to_string(), "16 KiB");
         assert_eq!(HumanBytes(3 << 19).to_string(), "1.5 MiB");
         assert_eq!(HumanBytes(1 << 30).to_string(), "1 GiB");
+    }
+}
+
+#[cfg(test)]
+mod time_tests {
+    use super::*;
+    use std::time::{Duration, UNIX_EPOCH};
+
+    #[test]
+    fn timestamps_are_utc_dates() {
+        assert_eq!(utc_timestamp(UNIX_EPOCH), "1970-01-01T00:00:00Z");
+        let t = UNIX_EPOCH + Duration::from_secs(951_782_400 + 3_661);
+        assert_eq!(utc_timestamp(t), "2000-02-29T01:01:01Z");
+        let t = UNIX_EPOCH + Duration::from_secs(1_735_689_599);
+        assert_eq!(utc_timestamp(t), "2024-12-31T23:59:59Z");
     }
 }

@@ -24,7 +24,7 @@ fn detect(name: &str) -> Detection {
 }
 
 fn describe(d: &Detection) -> String {
-    memlat::analysis::detect::table(d)
+    memlat::output::detect::table(d)
 }
 
 fn level<'a>(d: &'a Detection, name: &str) -> &'a DetectedLevel {

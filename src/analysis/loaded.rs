@@ -39,7 +39,7 @@ pub fn knee(idle_ns: f64, points: &[(f64, f64)]) -> Option<Knee> {
     })
 }
 
-/// Repeats from memory agree to 2% ([`crate::engine::PRECISION_MEMORY`]):
+/// Repeats from memory agree to 2% (the engine's `PRECISION_MEMORY`):
 /// a fall in latency smaller than this fraction of idle is noise.
 pub const FALL_TOLERANCE: f64 = 0.02;
 

@@ -20,7 +20,7 @@ pub const STILL_GROWING: f64 = 1.03;
 
 /// N independent chains keep at most N loads in flight, so parallelism above
 /// N means the one-chain baseline was slow (a burst of another tenant): the
-/// ratio of two medians each good to 2% ([`crate::engine::PRECISION_MEMORY`])
+/// ratio of two medians each good to 2% (the engine's `PRECISION_MEMORY`)
 /// may exceed N by about 4%, not more.
 pub const PARALLELISM_SLACK: f64 = 1.05;
 

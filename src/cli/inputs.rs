@@ -124,7 +124,7 @@ pub fn load(paths: &[PathBuf]) -> Result<Vec<Loaded>> {
             continue;
         }
         if value.get("schema_version").is_none() {
-            crate::cli::commands::notice(&format!(
+            crate::cli::common::notice(&format!(
                 "{} has no schema_version (memlat 0.1.0, or a hand-made file): read as schema 1, without host",
                 path.display()
             ));

@@ -7,6 +7,7 @@
 pub mod args;
 pub mod characterize_args;
 pub mod commands;
+pub mod common;
 pub mod errors;
 pub mod files;
 pub mod inputs;

@@ -31,7 +31,7 @@ pub fn measured_levels(
     template: &Point,
 ) -> Result<MeasuredLevels> {
     let levels = measured_plateaus(args, engine, template)?;
-    super::commands::notice(&levels.describe());
+    super::common::notice(&levels.describe());
     Ok(levels)
 }
 
@@ -49,7 +49,7 @@ pub fn measured_plateaus(
         Source::Auto => match plateaus::remembered_combined(&Host::this()) {
             Some((levels, notes)) => {
                 for note in notes {
-                    super::commands::notice(&note);
+                    super::common::notice(&note);
                 }
                 levels
             }
@@ -92,7 +92,7 @@ pub fn remember(result: &SweepResult) {
     // latency bands a few percent wide, so a machine that moved more than
     // that under the sweep may have drawn them where they are not.
     if let Some(noise) = result.noise.filter(|n| n.noisy()) {
-        super::commands::notice(&format!(
+        super::common::notice(&format!(
             "not remembered as this machine's plateaus: the machine was noisy during the sweep ({})",
             noise.describe()
         ));
@@ -111,13 +111,13 @@ pub fn remember(result: &SweepResult) {
     match written {
         Ok(()) => {
             forget_old(&plateaus::remembered_files(&host));
-            super::commands::notice(&format!(
+            super::common::notice(&format!(
                 "remembered with this machine's other sweeps of the last {} days, combined where they agree, for `memlat`, loaduse, levels, mlp (--plateaus auto): {}",
                 plateaus::REMEMBER_DAYS,
                 path.display()
             ))
         }
-        Err(e) => super::commands::notice(&format!(
+        Err(e) => super::common::notice(&format!(
             "could not remember this sweep's plateaus in {}: {e:#}",
             path.display()
         )),

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::{CycleSource, Engine, MAX_ROUNDS, Point, SPREAD_WARN};
+use crate::analysis::detect::CurvePoint;
 use crate::analysis::stats::Summary;
 use crate::chain::{Chain, Pattern};
 use crate::kernels::KernelKind;
@@ -312,4 +313,23 @@ pub(super) fn summarise(
         warnings,
         distribution: None,
     }
+}
+
+/// A measurement as a point of the latency curve the detector reads
+/// (analysis takes plain data, so the conversion lives here).
+impl From<&Measurement> for CurvePoint {
+    fn from(m: &Measurement) -> CurvePoint {
+        CurvePoint {
+            size_bytes: m.size,
+            ns: m.ns_per_load.median,
+            ns_min: m.ns_per_load.min,
+            ns_max: m.ns_per_load.max,
+            cycles: m.cycles_per_load.median,
+        }
+    }
+}
+
+/// The curve of some measurements (one point per measurement).
+pub fn curve(measurements: &[Measurement]) -> Vec<CurvePoint> {
+    measurements.iter().map(CurvePoint::from).collect()
 }

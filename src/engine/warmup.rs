@@ -5,7 +5,7 @@
 //! returns where it should.
 //!
 //! The walk goes in chunks of [`CHUNK`] loads, each timed. A chain whose loads
-//! are fast (below [`crate::experiments::sweep::DRAM_FLOOR_NS`]-like latencies)
+//! are fast (below the sweep's `DRAM_FLOOR_NS`-like latencies)
 //! is walked one full cycle: that is cheap, and a chain near a cache's
 //! capacity needs a full cycle to reach its steady state. One whose loads
 //! come from memory stops as soon as two chunks in a row agree within

@@ -1,5 +1,5 @@
 //! The remembered plateaus of this machine: the complete, quiet sweeps of
-//! the last [`super::plateaus::REMEMBER_DAYS`] days, combined so that a size
+//! the last `REMEMBER_DAYS` (plateaus.rs) days, combined so that a size
 //! belongs to a level's plateau only where the sweeps agree.
 //!
 //! One sweep is not enough on a shared machine: the edge of a shared L3
@@ -16,7 +16,7 @@
 //!   intersection), its bounds what every one of them agrees it serves (the
 //!   lowest `at_least`) and does not (the highest `at_most`).
 
-use super::plateaus::{MeasuredLevels, Plateau};
+use super::plateau_levels::{MeasuredLevels, Plateau};
 use crate::analysis::detect::{CapacityBounds, LEVEL_RATIO};
 use crate::analysis::stats::median;
 

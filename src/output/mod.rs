@@ -2,6 +2,7 @@
 //! `key : value` text, JSON through serde, and plots (with the `cli` feature).
 
 pub mod csv;
+pub mod detect;
 pub mod document;
 #[cfg(feature = "cli")]
 pub mod plot;
@@ -12,21 +13,12 @@ pub mod watch;
 use anyhow::Result;
 use serde::Serialize;
 
+pub use crate::experiments::schema::{OLDEST_SCHEMA, SCHEMA_VERSION, command_line};
+
 /// Pretty JSON with a trailing newline.
 pub fn json<T: Serialize>(value: &T) -> Result<String> {
     Ok(serde_json::to_string_pretty(value)? + "\n")
 }
-
-/// The version of the result JSON layout: 2 added `schema_version`, `kind`
-/// and `host` to every result (memlat 0.1.0's files, without them, are 1);
-/// 3 gives every result the whole envelope: `memlat_version`, `command`,
-/// `started`, `finished` and `noise` too.
-pub const SCHEMA_VERSION: u32 = 3;
-
-/// The oldest layout this memlat reads: 1, memlat 0.1.0's files (which
-/// record no `schema_version`), since that release's sweeps are what users
-/// have kept; 2 and 3 read as well.
-pub const OLDEST_SCHEMA: u32 = 1;
 
 static STARTED: std::sync::OnceLock<String> = std::sync::OnceLock::new();
 
@@ -34,15 +26,8 @@ static STARTED: std::sync::OnceLock<String> = std::sync::OnceLock::new();
 /// `started`); the first call wins.
 pub fn mark_started() -> String {
     STARTED
-        .get_or_init(|| crate::experiments::sweep::utc_timestamp(std::time::SystemTime::now()))
+        .get_or_init(|| crate::units::utc_timestamp(std::time::SystemTime::now()))
         .clone()
-}
-
-/// The command line that made a result, as the process received it.
-pub fn command_line() -> Vec<String> {
-    std::env::args_os()
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect()
 }
 
 /// What every result JSON starts with: its schema version, its kind (`run`,
@@ -85,7 +70,7 @@ fn envelope<'a, T: Serialize>(kind: &'a str, value: &'a T) -> Result<Envelope<'a
         host: (!own("host")).then(crate::platform::host::Host::this),
         started: (!own("started")).then_some(started),
         finished: (!own("finished"))
-            .then(|| crate::experiments::sweep::utc_timestamp(std::time::SystemTime::now())),
+            .then(|| crate::units::utc_timestamp(std::time::SystemTime::now())),
         noise: (!own("noise")).then_some(serde_json::Value::Null),
         result: value,
     })

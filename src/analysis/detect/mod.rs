@@ -26,20 +26,18 @@ mod confidence;
 mod evidence;
 mod notes;
 mod segment;
-mod table;
 pub mod tail;
 #[cfg(test)]
 mod tests;
 
 pub use capacity::{CAPACITY_DEFINITION, CapacityBounds, PLACED, refinement_sizes};
 pub use evidence::{EVIDENCE_MIN, EVIDENCE_STRONG, Evidence, Unresolved};
-use notes::{compare_with_sysfs, describe_transitions, ratio, sysfs_level};
-pub use table::{levels_table, table};
+pub use notes::ratio;
+use notes::{compare_with_sysfs, describe_transitions, sysfs_level};
 pub use tail::Translation;
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::Measurement;
 use crate::platform::caches::CacheInfo;
 use crate::units::HumanBytes;
 use capacity::Capacity;
@@ -60,23 +58,6 @@ pub struct CurvePoint {
     pub ns_max: f64,
     /// Representative latency in core cycles (0 or NaN when unknown).
     pub cycles: f64,
-}
-
-impl From<&Measurement> for CurvePoint {
-    fn from(m: &Measurement) -> CurvePoint {
-        CurvePoint {
-            size_bytes: m.size,
-            ns: m.ns_per_load.median,
-            ns_min: m.ns_per_load.min,
-            ns_max: m.ns_per_load.max,
-            cycles: m.cycles_per_load.median,
-        }
-    }
-}
-
-/// The curve of some measurements (one point per measurement).
-pub fn curve(measurements: &[Measurement]) -> Vec<CurvePoint> {
-    measurements.iter().map(CurvePoint::from).collect()
 }
 
 /// One level found in the curve.

@@ -128,7 +128,7 @@ pub(super) fn compare_with_sysfs(
 }
 
 /// The larger of a/b and b/a.
-pub(super) fn ratio(a: u64, b: u64) -> f64 {
+pub fn ratio(a: u64, b: u64) -> f64 {
     let (a, b) = (a.max(1) as f64, b.max(1) as f64);
     if a > b { a / b } else { b / a }
 }

@@ -4,10 +4,10 @@
 use anyhow::Result;
 use serde::Serialize;
 
-use super::{notice, prepare, warn};
 use crate::analysis::assoc::{self, LevelPlan};
 use crate::chain::Pattern;
 use crate::cli::commands::run::report_cycle_source;
+use crate::cli::common::{notice, prepare, warn};
 use crate::cli::files::Output;
 use crate::cli::{AssocArgs, Format};
 use crate::error::usage;

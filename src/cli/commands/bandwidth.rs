@@ -6,8 +6,8 @@ use std::time::Duration;
 use anyhow::Result;
 use serde::Serialize;
 
-use super::{notice, prepare, warn};
 use crate::chain::Pattern;
+use crate::cli::common::{notice, prepare, warn};
 use crate::cli::files::{Output, Role, check_files};
 use crate::cli::interrupt::Interrupted;
 use crate::cli::progress::until_ctrl_c;

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use serde::Serialize;
 
-use super::{notice, warn};
+use crate::cli::common::{notice, warn};
 use crate::cli::files::Output;
 use crate::cli::interrupt::Interrupted;
 use crate::cli::progress::until_ctrl_c;
@@ -68,7 +68,7 @@ pub fn run(args: &C2cArgs) -> Result<()> {
             if let Some(bad) = cpus.iter().find(|c| !allowed.contains(c)) {
                 return usage(format!(
                     "--cpus {list}: CPU {bad} is not one this process may use ({})",
-                    super::cpu_list(&allowed)
+                    crate::cli::common::cpu_list(&allowed)
                 ));
             }
             cpus

@@ -82,7 +82,7 @@ pub fn run(args: &CompareArgs) -> Result<()> {
     }
     if let Some(path) = &args.plot {
         crate::output::plot::line_chart(path, &overlay(&results, &found))?;
-        super::notice(&format!("plot written to {}", path.display()));
+        crate::cli::common::notice(&format!("plot written to {}", path.display()));
     }
     let labels: Vec<&str> = results.iter().map(|r| r.label.as_str()).collect();
     let content = match args.format {
@@ -143,7 +143,7 @@ fn run_bandwidth(args: &CompareArgs, results: &[Loaded], output: Output) -> Resu
     let conditions = bw::conditions(&values);
     if let Some(path) = &args.plot {
         crate::output::plot::line_chart(path, &bandwidth_overlay(results, &found))?;
-        super::notice(&format!("plot written to {}", path.display()));
+        crate::cli::common::notice(&format!("plot written to {}", path.display()));
     }
     let labels: Vec<&str> = results.iter().map(|r| r.label.as_str()).collect();
     let content = match args.format {

@@ -4,10 +4,10 @@
 use anyhow::Result;
 use serde::Serialize;
 
-use super::{notice, prepare};
 use crate::analysis::detect::{self, DetectedLevel, Detection, Translation};
 use crate::chain::Pattern;
 use crate::cli::commands::run::report_cycle_source;
+use crate::cli::common::{notice, prepare};
 use crate::cli::files::Output;
 use crate::cli::files::{SweepFiles, SweepObserver};
 use crate::cli::{DetectArgs, Format};
@@ -77,7 +77,7 @@ pub fn run(args: &DetectArgs) -> Result<()> {
     if let Some(path) = &args.results
         && let Some(note) = result.older_notice(path)
     {
-        super::notice(&note);
+        crate::cli::common::notice(&note);
     }
     let curve = result.curve();
     if curve.is_empty() {
@@ -120,7 +120,7 @@ pub fn run(args: &DetectArgs) -> Result<()> {
                 partial: interrupted,
             },
         )?,
-        Format::Csv => detect::levels_table(&detection).csv(),
+        Format::Csv => crate::output::detect::levels_table(&detection).csv(),
         Format::Text | Format::Markdown => {
             let mut d =
                 Document::new("levels found in the measured curve (sysfs shown beside, not used)");
@@ -128,7 +128,7 @@ pub fn run(args: &DetectArgs) -> Result<()> {
                 "curve: {source} ({} points); prefetchers: {prefetchers}",
                 curve.len()
             ));
-            d.table(detect::levels_table(&detection));
+            d.table(crate::output::detect::levels_table(&detection));
             if args.measure.format == Format::Text {
                 d.text()
             } else {

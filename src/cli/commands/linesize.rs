@@ -5,13 +5,13 @@
 use anyhow::Result;
 use serde::Serialize;
 
-use super::{notice, prepare, warn};
 use crate::analysis::linesize::{
     self, HitReference, LineEstimate, PairPoint, PairReading, StridePoint,
 };
 use crate::analysis::readings::Agreement;
 use crate::chain::Pattern;
 use crate::cli::commands::run::report_cycle_source;
+use crate::cli::common::{notice, prepare, warn};
 use crate::cli::files::Output;
 use crate::cli::{Format, LinesizeArgs};
 use crate::error::usage;

@@ -3,9 +3,9 @@
 
 use anyhow::{Result, bail};
 
-use super::{notice, prepare, warn};
 use crate::chain::Pattern;
 use crate::cli::commands::run::report_cycle_source;
+use crate::cli::common::{notice, prepare, warn};
 use crate::cli::files::Output;
 use crate::cli::progress::Announce;
 use crate::cli::{Format, LoaduseArgs};

@@ -48,7 +48,7 @@ pub fn run(args: &MergeArgs) -> Result<()> {
     } else {
         table(&results).csv()
     };
-    crate::cli::commands::notice(&format!(
+    crate::cli::common::notice(&format!(
         "merged {} {} result(s) from {} host(s)",
         results.len(),
         kinds[0],

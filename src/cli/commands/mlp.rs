@@ -4,10 +4,10 @@
 use anyhow::Result;
 use serde::Serialize;
 
-use super::{notice, prepare, warn};
 use crate::analysis::mlp::Verdict;
 use crate::chain::Pattern;
 use crate::cli::commands::run::report_cycle_source;
+use crate::cli::common::{notice, prepare, warn};
 use crate::cli::files::Output;
 use crate::cli::interrupt::Interrupted;
 use crate::cli::progress::until_ctrl_c;
@@ -51,7 +51,7 @@ fn chain_counts(given: &[u32]) -> Result<Vec<u32>> {
 }
 
 /// The sizes: --sizes (named by size) or one per measured level.
-fn levels(args: &MlpArgs, prepared: &mut super::Prepared) -> Result<Vec<LevelSize>> {
+fn levels(args: &MlpArgs, prepared: &mut crate::cli::common::Prepared) -> Result<Vec<LevelSize>> {
     let available = platform::mem_available_bytes();
     let line = prepared.template.line;
     let levels = if args.sizes.is_empty() {

@@ -2,8 +2,8 @@
 
 use anyhow::Result;
 
-use super::{notice, prepare, warn};
 use crate::chain::Pattern;
+use crate::cli::common::{notice, prepare, warn};
 use crate::cli::files::Output;
 use crate::cli::interrupt::Interrupted;
 use crate::cli::progress::until_ctrl_c;

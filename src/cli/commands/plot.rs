@@ -17,7 +17,7 @@ pub fn run(args: &PlotArgs) -> Result<()> {
     ])?;
     let result = SweepResult::load(&args.results)?;
     if let Some(note) = result.older_notice(&args.results) {
-        super::notice(&note);
+        crate::cli::common::notice(&note);
     }
     if result.points.is_empty() {
         return usage(format!(

@@ -3,9 +3,9 @@
 use anyhow::Result;
 use serde::Serialize;
 
-use super::{prepare, warn};
 use crate::chain::Pattern;
 use crate::cli::commands::run::report_cycle_source;
+use crate::cli::common::{prepare, warn};
 use crate::cli::files::Output;
 use crate::cli::plateaus::measured_levels;
 use crate::cli::progress::Announce;
@@ -54,7 +54,7 @@ pub fn run(args: &QuickArgs) -> Result<()> {
     let output = Output::create(args.measure.output.as_deref())?;
     let prepared = prepare(&args.measure, Pattern::Random, 3)?;
     for note in &prepared.notices {
-        super::notice(note);
+        crate::cli::common::notice(note);
     }
     let mut engine = prepared.engine;
     let caches = caches::data_caches(engine.cpu());

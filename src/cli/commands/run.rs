@@ -3,8 +3,8 @@
 use crate::experiments::noise::Noise;
 use anyhow::Result;
 
-use super::{notice, prepare_with_events, warn};
 use crate::chain::Pattern;
+use crate::cli::common::{notice, prepare_with_events, warn};
 use crate::cli::files::Output;
 use crate::cli::{Format, RunArgs};
 use crate::engine::{CycleSource, Engine, Measurement};

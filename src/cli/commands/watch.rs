@@ -7,8 +7,8 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
-use super::{notice, prepare};
 use crate::chain::Pattern;
+use crate::cli::common::{notice, prepare};
 use crate::cli::files;
 use crate::cli::interrupt::{self, Interrupted};
 use crate::cli::plateaus::measured_levels;

@@ -10,7 +10,7 @@
 //! let series = vec![SeriesKey::pattern(memlat::chain::Pattern::Random)];
 //! let plan = SweepPlan::new(template, engine.cpu(), range, series, Vec::new(), caches);
 //! let result = sweep::run(&mut engine, &plan, &mut Quiet)?;
-//! println!("{}", memlat::analysis::detect::table(result.detection.as_ref().unwrap()));
+//! println!("{}", memlat::output::detect::table(result.detection.as_ref().unwrap()));
 //! # Ok(()) }
 //! ```
 
@@ -22,7 +22,8 @@ use std::time::{Instant, SystemTime};
 
 use anyhow::{Context, Result};
 
-pub use result::{SeriesKey, SweepConfig, SweepResult, utc_timestamp};
+pub use crate::units::utc_timestamp;
+pub use result::{SeriesKey, SweepConfig, SweepResult};
 
 use crate::analysis::detect::refinement_sizes;
 use crate::chain::Pattern;
@@ -234,7 +235,7 @@ impl SweepPlan {
     pub fn start(&self) -> SweepResult {
         let resumed = self.resumed.as_ref();
         let mut result = SweepResult {
-            schema_version: crate::output::SCHEMA_VERSION,
+            schema_version: crate::experiments::schema::SCHEMA_VERSION,
             kind: "sweep".into(),
             host: Some(
                 resumed
@@ -242,7 +243,7 @@ impl SweepPlan {
                     .unwrap_or_else(crate::platform::host::Host::this),
             ),
             memlat_version: env!("CARGO_PKG_VERSION").to_string(),
-            command: crate::output::command_line(),
+            command: crate::experiments::schema::command_line(),
             started: resumed
                 .map_or_else(|| utc_timestamp(SystemTime::now()), |r| r.started.clone()),
             finished: resumed.and_then(|r| r.finished.clone()),

@@ -139,7 +139,7 @@ pub fn run(args: &CharacterizeArgs) -> Result<()> {
     let (html, left_out) = crate::cli::commands::report::html_of(&inputs);
     crate::cli::files::replace(&report_path, &html)?;
     for l in &left_out {
-        super::warn(&format!("left out of the report: {l}"));
+        crate::cli::common::warn(&format!("left out of the report: {l}"));
     }
     summary.report = Some(REPORT.into());
     summary.report_left_out = left_out;
@@ -285,7 +285,7 @@ fn learn_plateaus(context: &mut Context) {
             }
             context.plateaus = Some(sweep);
         }
-        Err(e) => super::notice(&format!(
+        Err(e) => crate::cli::common::notice(&format!(
             "the sweep shows no plateau to place sizes in ({e:#}): bandwidth and mlp take their own (--plateaus auto)"
         )),
     }

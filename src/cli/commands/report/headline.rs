@@ -57,7 +57,7 @@ pub(super) fn present(kind: Kind, label: &str, value: &Value) -> Presented {
         }
         Kind::Detect => {
             match serde_json::from_value::<crate::analysis::detect::Detection>(value.clone()) {
-                Ok(d) => out.headline.push(crate::analysis::detect::levels_table(&d)),
+                Ok(d) => out.headline.push(crate::output::detect::levels_table(&d)),
                 Err(e) => out.parts.problems.push(format!("levels not shown: {e}")),
             }
         }
@@ -349,7 +349,7 @@ fn sweep(value: &Value, out: &mut Presented) {
     match serde_json::from_value::<crate::experiments::sweep::SweepResult>(value.clone()) {
         Ok(s) => {
             if let Some(d) = s.detection.clone().or_else(|| s.detect()) {
-                out.headline.push(crate::analysis::detect::levels_table(&d));
+                out.headline.push(crate::output::detect::levels_table(&d));
             }
             out.parts.charts.extend(plot::sweep::charts(
                 &s,

@@ -28,7 +28,7 @@ pub(super) struct Parts {
 }
 
 /// The parts of a result of `kind` (nothing for kinds that
-/// [`super::headline`] presents itself).
+/// `headline.rs` presents itself).
 pub(super) fn parts(kind: Kind, value: &Value) -> Parts {
     let mut p = Parts::default();
     match kind {

@@ -1,8 +1,9 @@
 //! Seed 004's Problem 1 table (level, size, latency), filled from the data,
 //! with confidence, spread and sysfs's claim beside each level.
+//! It sits in output, above analysis: analysis gives plain data, output draws it.
 
-use super::{DISAGREE_RATIO, DetectedLevel, Detection, ratio};
-use crate::output::table::{Cell, Table};
+use super::table::{Cell, Table};
+use crate::analysis::detect::{DISAGREE_RATIO, DetectedLevel, Detection, ratio};
 use crate::units::HumanBytes;
 
 fn capacity_cell(level: &DetectedLevel) -> String {
@@ -85,4 +86,29 @@ pub fn table(detection: &Detection) -> String {
         "levels found in the measured curve (sysfs shown beside, not used):\n\n{}",
         levels_table(detection).text()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sysfs_size_far_from_the_measured_one_is_marked() {
+        let far = DetectedLevel {
+            size_bytes: Some(16 << 20),
+            sysfs_size_bytes: Some(1 << 20),
+            ..Default::default()
+        };
+        assert!(
+            sysfs_cell(&far).ends_with("(disagrees)"),
+            "{}",
+            sysfs_cell(&far)
+        );
+        let near = DetectedLevel {
+            size_bytes: Some(1 << 20),
+            sysfs_size_bytes: Some(1 << 20),
+            ..Default::default()
+        };
+        assert!(!sysfs_cell(&near).contains("disagrees"));
+    }
 }

@@ -1,0 +1,58 @@
+//! Flags of `memlat watch`.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::PlateauArgs;
+use crate::kernels::KernelKind;
+use crate::platform::PageRequest;
+
+/// `memlat watch`.
+#[derive(Debug, Clone, Args)]
+pub struct WatchArgs {
+    /// Time between the starts of two intervals (e.g. 500ms, 1s, 1m).
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = crate::experiments::watch::plan::parse_duration)]
+    pub interval: std::time::Duration,
+
+    /// How long to watch (e.g. 40s, 10m, 2h) [default: until Ctrl-C].
+    #[arg(long, value_name = "DURATION", value_parser = crate::experiments::watch::plan::parse_duration)]
+    pub duration: Option<std::time::Duration>,
+
+    /// The share of each interval spent measuring, at most (0.01 to 1).
+    #[arg(long, value_name = "FRACTION", default_value_t = crate::experiments::watch::DEFAULT_DUTY)]
+    pub duty: f64,
+
+    /// CPU to pin the measuring thread to [default: the CPU memlat starts on].
+    #[arg(long, value_name = "N")]
+    pub cpu: Option<usize>,
+
+    /// Write the result as JSON lines to FILE: the envelope and plan first,
+    /// then one line per interval as it is measured, the summary last.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// At the end, draw the timeline (a panel per level, events shaded) to FILE (.svg or .png).
+    #[arg(long, value_name = "FILE")]
+    pub plot: Option<PathBuf>,
+
+    /// Plain lines even on a terminal (no sparklines, no line updated in place).
+    #[arg(long)]
+    pub plain: bool,
+
+    /// Page size for the buffers: 4k, thp, 2m or 1g.
+    #[arg(long, value_enum, default_value = "thp")]
+    pub pages: PageRequest,
+
+    /// Loop that follows the chains: `pointer`, `index` or `portable`.
+    #[arg(long, value_enum, default_value = "pointer")]
+    pub kernel: KernelKind,
+
+    /// Seed of the random chains.
+    #[arg(long, value_name = "S", default_value_t = 1)]
+    pub seed: u64,
+
+    /// Where the plateaus come from.
+    #[command(flatten)]
+    pub plateaus: PlateauArgs,
+}
