@@ -129,7 +129,7 @@ fn event_notices(engine: &Engine, defaulted: bool) -> Vec<String> {
     let warnings = engine.event_warnings();
     match warnings.first() {
         Some(first) if defaulted => vec![format!(
-            "seed 004's default events {} print nan here ({}{}); choose events with -e (`memlat events` lists what this machine counts)",
+            "seed 004's default events {} are not counted here ({}{}); choose events with -e (`memlat events` lists what this machine counts)",
             warnings
                 .iter()
                 .map(|w| w.event.as_str())
@@ -137,7 +137,7 @@ fn event_notices(engine: &Engine, defaulted: bool) -> Vec<String> {
                 .join(", "),
             first.reason,
             if warnings.iter().any(|w| w.event == "cycles") {
-                "; cycles are estimated from the core clock instead"
+                "; they print nan, except cycles, which print the estimate from the core clock (JSON: estimated_events)"
             } else {
                 ""
             }
