@@ -38,35 +38,11 @@ fn plateaus() -> PathBuf {
         serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
     sweep["host"] = host;
     sweep["complete"] = Value::Bool(true);
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs();
-    sweep["started"] = Value::String(timestamp(now));
+    sweep["started"] = Value::String(memlat::units::utc_timestamp(std::time::SystemTime::now()));
     let path = Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("plateaus-{}.json", std::process::id()));
     std::fs::write(&path, sweep.to_string()).unwrap();
     path
-}
-
-/// `YYYY-MM-DDTHH:MM:SSZ` for `secs` after the epoch (days to a civil date
-/// by Howard Hinnant's algorithm).
-fn timestamp(secs: u64) -> String {
-    let (days, rest) = ((secs / 86_400) as i64, secs % 86_400);
-    let z = days + 719_468;
-    let (era, doe) = (z.div_euclid(146_097), z.rem_euclid(146_097));
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rest / 3600,
-        rest % 3600 / 60,
-        rest % 60
-    )
 }
 
 /// 4 KiB to 64 KiB, 2 sizes a doubling: 9 sizes, one thread, 2 samples of 1 ms.
