@@ -128,14 +128,9 @@ pub fn remember(result: &SweepResult) {
 /// the newest [`KEEP_SWEEPS`]; a file that cannot be removed stays (it is
 /// read and set aside by age).
 fn forget_old(files: &[std::path::PathBuf]) {
-    let week = std::time::Duration::from_secs(plateaus::REMEMBER_DAYS * 86_400);
     let surplus = files.len().saturating_sub(KEEP_SWEEPS);
     for (k, path) in files.iter().enumerate() {
-        let old = std::fs::metadata(path)
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| t.elapsed().ok())
-            .is_some_and(|age| age > week);
+        let old = plateaus::written_ago(path).is_some_and(|age| age > plateaus::REMEMBERED_FOR);
         if k < surplus || old {
             let _ = std::fs::remove_file(path);
         }

@@ -37,6 +37,9 @@ pub const PROBE_CAP: u64 = 256 << 20;
 /// A remembered sweep is used for this many days.
 pub const REMEMBER_DAYS: u64 = 7;
 
+/// [`REMEMBER_DAYS`] as a duration.
+pub const REMEMBERED_FOR: Duration = Duration::from_secs(REMEMBER_DAYS * 86_400);
+
 /// Where `--plateaus` says to take the plateaus from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Source {
@@ -161,19 +164,8 @@ pub fn remembered_files(host: &Host) -> Vec<PathBuf> {
     files
 }
 
-/// Whether `result` may stand for this machine's plateaus: complete, the
-/// same machine id and CPU model, a random series, recent enough.
-pub fn fits_this_machine(result: &SweepResult, host: &Host, age: Option<Duration>) -> bool {
-    let same = result
-        .host
-        .as_ref()
-        .is_some_and(|h| h.machine_id == host.machine_id && h.cpu_model == host.cpu_model);
-    let recent = age.is_some_and(|a| a <= Duration::from_secs(REMEMBER_DAYS * 86_400));
-    same && recent && result.complete && result.detection_series().is_some()
-}
-
 /// How long ago `path` was written.
-fn age(path: &Path) -> Option<Duration> {
+pub fn written_ago(path: &Path) -> Option<Duration> {
     std::fs::metadata(path)
         .and_then(|m| m.modified())
         .ok()
@@ -183,11 +175,14 @@ fn age(path: &Path) -> Option<Duration> {
 /// The plateaus of one remembered sweep file, when it fits this machine.
 fn remembered_one(path: &Path, host: &Host) -> Option<MeasuredLevels> {
     let result = SweepResult::load(path).ok()?;
-    if !fits_this_machine(&result, host, age(path)) {
-        return None;
-    }
-    // Edited or corrupted: a probe is measured instead.
-    if unfit(&result, host, crate::platform::mem_available_bytes()).is_some() {
+    // Written within the week, with a random series to detect levels from,
+    // and fit for this machine (not another's, cut short, edited or
+    // corrupted): otherwise a probe is measured instead.
+    let recent = written_ago(path).is_some_and(|a| a <= REMEMBERED_FOR);
+    if !recent
+        || result.detection_series().is_none()
+        || unfit(&result, host, crate::platform::mem_available_bytes()).is_some()
+    {
         return None;
     }
     let mut levels = MeasuredLevels::from_sweep(&result, "remembered")?;
@@ -259,7 +254,7 @@ pub fn unfit(result: &SweepResult, host: &Host, available: Option<u64>) -> Optio
         return Some("the sweep is incomplete (cut short)".into());
     }
     let now = SystemTime::now();
-    let oldest = sweep::utc_timestamp(now - Duration::from_secs(REMEMBER_DAYS * 86_400));
+    let oldest = sweep::utc_timestamp(now - REMEMBERED_FOR);
     // Timestamps of one format (YYYY-MM-DDTHH:MM:SSZ) order as text.
     if started < oldest.as_str()
         || started > sweep::utc_timestamp(now + Duration::from_secs(86_400)).as_str()
