@@ -269,23 +269,18 @@ fn field(key: &str, n: &serde_json::Number, here: &str, path: &Path) -> Result<(
         })
     };
     match key {
-        "size" | "size_bytes" | "page_bytes" | "from_bytes" | "to_bytes" => {
-            let bytes = whole("size in bytes")?;
-            if bytes > limits::MAX_SIZE {
-                return Err(UsageError(format!(
-                    "{}: {here}: {bytes} bytes is more than memlat measures ({} at most)",
-                    path.display(),
-                    limits::MAX_SIZE
-                )));
-            }
-        }
         // Random chains record stride 0 (no stride); a stride chain's own
         // stride is checked as a flag is, by its kind's typed check.
-        "stride" => {
-            let bytes = whole("stride in bytes")?;
+        "size" | "size_bytes" | "page_bytes" | "from_bytes" | "to_bytes" | "stride" => {
+            let (what, prefix) = if key == "stride" {
+                ("stride in bytes", "a stride of ")
+            } else {
+                ("size in bytes", "")
+            };
+            let bytes = whole(what)?;
             if bytes > limits::MAX_SIZE {
                 return Err(UsageError(format!(
-                    "{}: {here}: a stride of {bytes} bytes is more than memlat measures ({} at most)",
+                    "{}: {here}: {prefix}{bytes} bytes is more than memlat measures ({} at most)",
                     path.display(),
                     limits::MAX_SIZE
                 )));
