@@ -103,14 +103,7 @@ fn agreed(found: &[&Plateau], sweeps: usize) -> Option<Plateau> {
         to_bytes: best.iter().map(|p| p.to_bytes).min()?,
         ns: median(&best.iter().map(|p| p.ns).collect::<Vec<_>>()),
         capacity_bytes: (!capacities.is_empty()).then(|| median(&capacities) as u64),
-        capacity_bounds: (!bounds.is_empty()).then(|| CapacityBounds {
-            at_least_bytes: bounds.iter().map(|b| b.at_least_bytes).min().flatten(),
-            at_most_bytes: if bounds.iter().all(|b| b.at_most_bytes.is_some()) {
-                bounds.iter().filter_map(|b| b.at_most_bytes).max()
-            } else {
-                None
-            },
-        }),
+        capacity_bounds: (!bounds.is_empty()).then(|| CapacityBounds::pool(&bounds)),
     })
 }
 

@@ -23,6 +23,7 @@ use anyhow::{Context, Result};
 
 use super::Quiet;
 use super::sweep::{self, Range, RangeEnd, SeriesKey, SweepPlan, SweepResult};
+use crate::analysis::detect::Detection;
 use crate::chain::Pattern;
 use crate::engine::{Engine, Point};
 use crate::platform::caches::CacheInfo;
@@ -172,22 +173,38 @@ pub fn written_ago(path: &Path) -> Option<Duration> {
         .and_then(|t| SystemTime::now().duration_since(t).ok())
 }
 
-/// The plateaus of one remembered sweep file, when it fits this machine.
-fn remembered_one(path: &Path, host: &Host) -> Option<MeasuredLevels> {
+/// One remembered sweep file, when it fits this machine: written within
+/// the week, with a random series to detect levels from, and fit for this
+/// machine (not another's, cut short, edited or corrupted).
+fn remembered_sweep(path: &Path, host: &Host) -> Option<SweepResult> {
     let result = SweepResult::load(path).ok()?;
-    // Written within the week, with a random series to detect levels from,
-    // and fit for this machine (not another's, cut short, edited or
-    // corrupted): otherwise a probe is measured instead.
     let recent = written_ago(path).is_some_and(|a| a <= REMEMBERED_FOR);
-    if !recent
-        || result.detection_series().is_none()
-        || unfit(&result, host, crate::platform::mem_available_bytes()).is_some()
-    {
-        return None;
-    }
+    (recent
+        && result.detection_series().is_some()
+        && unfit(&result, host, crate::platform::mem_available_bytes()).is_none())
+    .then_some(result)
+}
+
+/// The plateaus of one remembered sweep file, when it fits this machine
+/// (otherwise a probe is measured instead).
+fn remembered_one(path: &Path, host: &Host) -> Option<MeasuredLevels> {
+    let result = remembered_sweep(path, host)?;
     let mut levels = MeasuredLevels::from_sweep(&result, "remembered")?;
     levels.file = Some(path.to_path_buf());
     Some(levels)
+}
+
+/// The detections of this machine's remembered sweeps that fit, each from
+/// its own curve, but the one that started at `except` (a sweep is not
+/// pooled with itself): what a new sweep's capacity bounds are pooled with
+/// ([`crate::analysis::detect::pool_bounds`]).
+pub fn remembered_detections(host: &Host, except: &str) -> Vec<Detection> {
+    remembered_files(host)
+        .iter()
+        .filter_map(|path| remembered_sweep(path, host))
+        .filter(|result| result.started != except)
+        .filter_map(|result| result.detect())
+        .collect()
 }
 
 /// The remembered sweeps of this machine that fit, combined where they

@@ -19,7 +19,14 @@ fn bounds_cell(level: &DetectedLevel) -> String {
         return "-".into();
     };
     let side = |v: Option<u64>| v.map_or("?".to_string(), |v| HumanBytes(v).to_string());
-    format!("{}..{}", side(b.at_least_bytes), side(b.at_most_bytes))
+    let pooled = level
+        .capacity_bounds_sweeps
+        .map_or(String::new(), |n| format!(" ({n} sweeps)"));
+    format!(
+        "{}..{}{pooled}",
+        side(b.at_least_bytes),
+        side(b.at_most_bytes)
+    )
 }
 
 fn sysfs_cell(level: &DetectedLevel) -> String {

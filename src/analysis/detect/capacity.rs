@@ -17,6 +17,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{CurvePoint, LEVEL_RATIO, UNSTABLE_RATIO};
+use crate::units::HumanBytes;
 
 /// What a level certainly serves and certainly does not, from the repeats
 /// themselves rather than from one crossing: on a shared cache whose edge
@@ -83,6 +84,76 @@ pub fn bounds(points: &[CurvePoint], start: usize, from_ns: f64, to_ns: f64) -> 
     }
 }
 
+impl CapacityBounds {
+    /// What every repeat of every one of `all` agrees: the lowest
+    /// `at_least`, the highest `at_most`; either `None` when any one's is
+    /// (a sweep in which no size was served by every repeat, or whose
+    /// curve never reached the next level, leaves that side unknown).
+    pub fn pool(all: &[CapacityBounds]) -> CapacityBounds {
+        let side = |f: fn(&CapacityBounds) -> Option<u64>, pick: fn(u64, u64) -> u64| {
+            all.iter()
+                .map(f)
+                .collect::<Option<Vec<u64>>>()
+                .and_then(|v| v.into_iter().reduce(pick))
+        };
+        CapacityBounds {
+            at_least_bytes: side(|b| b.at_least_bytes, u64::min),
+            at_most_bytes: side(|b| b.at_most_bytes, u64::max),
+        }
+    }
+}
+
+/// Pools each cache level's `capacity_bounds` in `detection` with the same
+/// level in `history` (other sweeps of this machine): what every repeat of
+/// every sweep read. A shared cache's edge moves with the other tenants from
+/// minute to minute (this Zen 4 guest's L3 read at least 4.3 MiB in one
+/// sweep and 9.5 MiB in the next, three minutes apart), so one sweep's
+/// bounds describe that sweep's minutes; pooled, they describe the level
+/// here and hold from sweep to sweep. A history level is the same level
+/// when it has the same name and its latency and this one's are within
+/// [`LEVEL_RATIO`] of the median of all of them (the detector's premise:
+/// levels differ by more; a ramp stretch taken for the level does not, and
+/// is left out, as is this sweep's level when it is such a stretch). The
+/// level keeps its own bounds in `capacity_bounds_this_sweep` and the count
+/// in `capacity_bounds_sweeps`, and a note says so.
+pub fn pool_bounds(detection: &mut super::Detection, history: &[super::Detection]) {
+    for level in detection.levels.iter_mut() {
+        let Some(own) = level.capacity_bounds else {
+            continue;
+        };
+        let others: Vec<(f64, CapacityBounds)> = history
+            .iter()
+            .filter_map(|d| d.levels.iter().find(|l| l.name == level.name))
+            .filter_map(|l| Some((l.latency_ns, l.capacity_bounds?)))
+            .collect();
+        let mut latencies: Vec<f64> = others.iter().map(|(ns, _)| *ns).collect();
+        latencies.push(level.latency_ns);
+        let typical = super::median(&latencies);
+        let alike = |ns: f64| ns.max(typical) < ns.min(typical) * LEVEL_RATIO;
+        if !alike(level.latency_ns) {
+            continue;
+        }
+        let mut all = vec![own];
+        all.extend(others.iter().filter(|(ns, _)| alike(*ns)).map(|(_, b)| *b));
+        if all.len() < 2 {
+            continue;
+        }
+        let pooled = CapacityBounds::pool(&all);
+        let side = |v: Option<u64>| v.map_or("?".to_string(), |v| HumanBytes(v).to_string());
+        level.notes.push(format!(
+            "capacity bounds pooled over {} sweeps of this machine (this one and the remembered): {}..{}; this sweep alone read {}..{}",
+            all.len(),
+            side(pooled.at_least_bytes),
+            side(pooled.at_most_bytes),
+            side(own.at_least_bytes),
+            side(own.at_most_bytes)
+        ));
+        level.capacity_bounds = Some(pooled);
+        level.capacity_bounds_this_sweep = Some(own);
+        level.capacity_bounds_sweeps = Some(all.len() as u32);
+    }
+}
+
 /// Whether the edge between the bounds moved while it was measured: some
 /// size between them whose repeats differ by [`UNSTABLE_RATIO`] or more
 /// (one repeat served by this level, another mostly by the next: a cache
@@ -111,7 +182,7 @@ pub struct Capacity {
 }
 
 /// The definition of `size_bytes`, as the JSON states it.
-pub const CAPACITY_DEFINITION: &str = "the size at which the latency leaves this level's plateau: reaches the geometric mean of the plateau and the next level, or twice the plateau if lower, interpolated in log-size and log-latency between the measured sizes either side (size_bracket_bytes); size_within_10pct_bytes is the largest measured size within 10% of the plateau; capacity_bounds.at_least_bytes is the largest measured size where every repeat read this level's latency (within 1.5x of it and below the geometric middle to the next level), at_most_bytes the smallest from which on every repeat at every size read the next level's";
+pub const CAPACITY_DEFINITION: &str = "the size at which the latency leaves this level's plateau: reaches the geometric mean of the plateau and the next level, or twice the plateau if lower, interpolated in log-size and log-latency between the measured sizes either side (size_bracket_bytes); size_within_10pct_bytes is the largest measured size within 10% of the plateau; capacity_bounds.at_least_bytes is the largest measured size where every repeat read this level's latency (within 1.5x of it and below the geometric middle to the next level), at_most_bytes the smallest from which on every repeat at every size read the next level's; memlat sweep pools both with the same level of this machine's remembered sweeps (capacity_bounds_sweeps; capacity_bounds_this_sweep keeps its own)";
 
 /// A level is left at twice its latency at the latest.
 pub const LEAVE_RATIO: f64 = 2.0;
@@ -175,6 +246,85 @@ pub fn refinement_sizes(brackets: &[(u64, u64)], known: &[u64], unit: u64) -> Ve
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn bounds_of(at_least: Option<u64>, at_most: Option<u64>) -> CapacityBounds {
+        CapacityBounds {
+            at_least_bytes: at_least,
+            at_most_bytes: at_most,
+        }
+    }
+
+    #[test]
+    fn pooled_bounds_are_what_every_sweep_agrees() {
+        const M: u64 = 1 << 20;
+        // This Zen 4 guest's L3 in five sweeps minutes apart (batch 1).
+        let all = [
+            bounds_of(Some(56 * M / 10), Some(124 * M / 10)),
+            bounds_of(Some(95 * M / 10), Some(141 * M / 10)),
+            bounds_of(Some(53 * M / 10), Some(95 * M / 10)),
+            bounds_of(Some(43 * M / 10), Some(73 * M / 10)),
+        ];
+        let pooled = CapacityBounds::pool(&all);
+        assert_eq!(pooled, bounds_of(Some(43 * M / 10), Some(141 * M / 10)));
+        // Every sweep's capacity lies inside the pooled bounds.
+        for b in &all {
+            assert!(b.at_least_bytes >= pooled.at_least_bytes);
+            assert!(b.at_most_bytes <= pooled.at_most_bytes);
+        }
+        // A side one sweep could not bound stays unknown.
+        let open = CapacityBounds::pool(&[all[0], bounds_of(Some(M), None)]);
+        assert_eq!(open, bounds_of(Some(M), None));
+        assert_eq!(CapacityBounds::pool(&[all[1]]), all[1]);
+    }
+
+    #[test]
+    fn a_level_pools_with_the_same_level_of_other_sweeps_only() {
+        use super::super::{DetectedLevel, Detection};
+        const M: u64 = 1 << 20;
+        let level = |name: &str, ns: f64, b: CapacityBounds| DetectedLevel {
+            name: name.into(),
+            latency_ns: ns,
+            capacity_bounds: Some(b),
+            ..Default::default()
+        };
+        let mut this = Detection {
+            levels: vec![
+                level("L2", 3.8, bounds_of(Some(M / 2), Some(3 * M / 2))),
+                level("L3", 14.0, bounds_of(Some(9 * M), Some(14 * M))),
+            ],
+            ..Default::default()
+        };
+        let history = vec![
+            Detection {
+                levels: vec![level("L3", 14.5, bounds_of(Some(4 * M), Some(16 * M)))],
+                ..Default::default()
+            },
+            // A ramp stretch read as L3 (latency 2x): not the same level.
+            Detection {
+                levels: vec![level("L3", 30.0, bounds_of(Some(M), Some(40 * M)))],
+                ..Default::default()
+            },
+        ];
+        pool_bounds(&mut this, &history);
+        let l2 = &this.levels[0];
+        assert_eq!(l2.capacity_bounds_sweeps, None, "no L2 in the history");
+        assert_eq!(l2.capacity_bounds_this_sweep, None);
+        let l3 = &this.levels[1];
+        assert_eq!(
+            l3.capacity_bounds,
+            Some(bounds_of(Some(4 * M), Some(16 * M)))
+        );
+        assert_eq!(
+            l3.capacity_bounds_this_sweep,
+            Some(bounds_of(Some(9 * M), Some(14 * M)))
+        );
+        assert_eq!(l3.capacity_bounds_sweeps, Some(2));
+        assert!(
+            l3.notes[0].contains("pooled over 2 sweeps"),
+            "{:?}",
+            l3.notes
+        );
+    }
 
     fn curve(points: &[(u64, f64)]) -> Vec<CurvePoint> {
         points

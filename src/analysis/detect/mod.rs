@@ -30,7 +30,7 @@ pub mod tail;
 #[cfg(test)]
 mod tests;
 
-pub use capacity::{CAPACITY_DEFINITION, CapacityBounds, PLACED, refinement_sizes};
+pub use capacity::{CAPACITY_DEFINITION, CapacityBounds, PLACED, pool_bounds, refinement_sizes};
 pub use evidence::{EVIDENCE_MIN, EVIDENCE_STRONG, Evidence, Unresolved};
 pub use notes::ratio;
 use notes::{compare_with_sysfs, describe_transitions, sysfs_level};
@@ -81,6 +81,15 @@ pub struct DetectedLevel {
     /// (`None` for memory, and in files written before memlat 0.2).
     #[serde(default)]
     pub capacity_bounds: Option<CapacityBounds>,
+    /// This sweep's own bounds where `capacity_bounds` pools them with
+    /// other sweeps of this machine ([`capacity::pool_bounds`]); absent
+    /// when they are this sweep's alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity_bounds_this_sweep: Option<CapacityBounds>,
+    /// How many sweeps `capacity_bounds` pools, this one included; absent
+    /// when one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity_bounds_sweeps: Option<u32>,
     /// Plateau latency (median of its points), ns.
     pub latency_ns: f64,
     /// Plateau latency in core cycles (median of its points; 0 when unknown).
@@ -546,6 +555,8 @@ pub fn detect(curve: &[CurvePoint], sysfs: &[CacheInfo]) -> Detection {
                 ]
             }),
             capacity_bounds: bounds,
+            capacity_bounds_this_sweep: None,
+            capacity_bounds_sweeps: None,
             latency_ns: level.ns,
             latency_cycles: level.cycles,
             confidence: confidence(&points, level, &neighbours, sigma, cap),

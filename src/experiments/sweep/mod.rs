@@ -122,6 +122,10 @@ pub struct SweepPlan {
     pub sysfs_caches: Vec<CacheInfo>,
     /// A previous run of this sweep whose points are kept and not measured again.
     pub resumed: Option<SweepResult>,
+    /// Other sweeps' detections of this machine to pool the levels'
+    /// capacity bounds with ([`crate::analysis::detect::pool_bounds`]);
+    /// empty: each level's bounds are this sweep's alone.
+    pub bounds_history: Vec<crate::analysis::detect::Detection>,
 }
 
 impl SweepPlan {
@@ -172,6 +176,7 @@ impl SweepPlan {
             template,
             sysfs_caches,
             resumed: None,
+            bounds_history: Vec::new(),
         }
     }
 
@@ -196,6 +201,7 @@ impl SweepPlan {
             template,
             sysfs_caches: resumed.sysfs_caches.clone(),
             resumed: Some(resumed),
+            bounds_history: Vec::new(),
         }
     }
 
@@ -324,6 +330,9 @@ pub fn run(
                 .all(|&k| result.has_point(size, k))
         });
     result.detection = result.detect();
+    if let Some(detection) = &mut result.detection {
+        crate::analysis::detect::pool_bounds(detection, &plan.bounds_history);
+    }
     result.total_seconds = clock();
     result.finished = Some(utc_timestamp(SystemTime::now()));
     observer.checkpoint(&result)?;

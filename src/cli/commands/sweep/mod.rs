@@ -12,6 +12,7 @@ use crate::cli::interrupt::Interrupted;
 use crate::cli::{Format, SweepArgs};
 use crate::engine::Point;
 use crate::error::{UsageError, usage};
+use crate::experiments::plateaus;
 use crate::experiments::sweep::{
     self, DEFAULT_REPEATS, DEFAULT_STRIDES, SeriesKey, SweepPlan, SweepResult,
 };
@@ -22,6 +23,7 @@ use crate::output::{self, csv};
 use crate::platform;
 use crate::platform::caches;
 use crate::platform::counters::parse_event_list;
+use crate::platform::host::Host;
 use crate::units::HumanBytes;
 
 mod paths;
@@ -64,6 +66,8 @@ pub fn run(args: &SweepArgs) -> Result<()> {
     if args.no_refine {
         plan.config.refine = false;
     }
+    let this_sweep = plan.resumed.as_ref().map_or("", |r| r.started.as_str());
+    plan.bounds_history = plateaus::remembered_detections(&Host::this(), this_sweep);
     check_memory(&plan, args.resume.as_deref())?;
     let files = files(args)?;
     for note in &notes {
