@@ -79,6 +79,24 @@ impl Workload {
         self.buffer.len() as u64
     }
 
+    /// Reads one word of every `line` bytes of the first `size` bytes, in
+    /// address order: puts a buffer that fits a cache back into it at
+    /// streaming speed (the prefetchers follow the order), where walking
+    /// its chain takes one dependent load per line (a 16 MiB chain's cycle
+    /// is 262,144 loads at L3 or memory latency, 20-40 ms).
+    pub fn touch(&self, size: u64, line: u64) -> u64 {
+        let words = (size.min(self.size()) / 8) as usize;
+        let step = (line / 8).max(1) as usize;
+        let base = self.buffer.as_ptr();
+        let mut sum = 0u64;
+        for k in (0..words).step_by(step) {
+            // SAFETY: k < words <= the buffer's length in words, inside the
+            // live mapping; a volatile read so the loop is not optimised out.
+            sum = sum.wrapping_add(unsafe { std::ptr::read_volatile(base.add(k)) });
+        }
+        std::hint::black_box(sum)
+    }
+
     /// Writes `chain` into the buffer in the encoding `kernel` follows.
     pub fn link(&mut self, chain: &Chain, kernel: Kernel) -> Result<(), Error> {
         if chain.size() > self.size() {

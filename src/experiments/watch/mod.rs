@@ -3,9 +3,10 @@
 //!
 //! Every chain is built, linked and faulted in once, when the [`Watch`]
 //! is made; an interval then costs only its samples: for each size a warm
-//! walk (one cycle of a cache-sized chain puts it back in its level after
-//! the memory chain evicted it; a few thousand loads of the memory chain
-//! warm its page walks) and the fastest of [`SAMPLE_ROUNDS`] timed runs.
+//! up (two streaming passes over a cache-sized buffer put it back in its
+//! level after the memory chain evicted it, and a short walk of its chain
+//! the TLB; a few thousand loads of the memory chain warm its page walks)
+//! and the fastest of [`SAMPLE_ROUNDS`] timed runs.
 //! The runs' length is set on the first interval so that all of it fits
 //! the duty cycle, and shortened when an interval spends more.
 //!
@@ -47,14 +48,17 @@ pub const SAMPLE_ROUNDS: u32 = 3;
 /// caches for its pages, far fewer than its cycle (millions of misses).
 pub const MEMORY_WARM_LOADS: u64 = 4096;
 
-/// Cycles of a cache-sized chain walked before it is timed: on a victim L3
-/// (AMD Zen) one cycle leaves the chain's lines split between L2 and L3 as
-/// they were filled, the second settles them as the timed runs find them.
-pub const WARM_CYCLES: u64 = 2;
+/// Sequential passes over a cache-sized probe's buffer before it is timed:
+/// on a victim L3 (AMD Zen) one pass leaves the lines split between L2 and
+/// L3 as they were filled, the second settles them as the timed runs find
+/// them. A pass streams (the prefetchers follow address order), so the
+/// edge probes' 2-16 MiB cost about a millisecond, where one cycle of their
+/// chains took 20-40 ms of dependent loads and blew the duty cycle.
+pub const WARM_PASSES: u32 = 2;
 
-/// Warm loads at most for a cache-sized chain: one cycle of the largest
-/// edge probe on a 480 MiB L3 would take longer than an interval.
-pub const MAX_WARM_LOADS: u64 = 1 << 19;
+/// Chain loads walked after the passes, at most: the chain's own order
+/// brings back the TLB and page-walk caches' state the timed runs see.
+pub const MAX_WARM_LOADS: u64 = 1 << 15;
 
 /// The share of the duty budget given to the timed runs on the first
 /// interval; the rest is left for warm walks and the clock, until the
@@ -265,7 +269,13 @@ impl Watch {
         let t_s = started.elapsed().as_secs_f64();
         let mut ns = Vec::with_capacity(self.probes.len());
         for probe in &mut self.probes {
-            ns.push(sample(&self.engine, probe, self.kernel, self.sample_time)?);
+            ns.push(sample(
+                &self.engine,
+                probe,
+                self.kernel,
+                self.sample_time,
+                self.header.line,
+            )?);
         }
         let spent = t0.elapsed().as_secs_f64();
         let cpu = thread_cpu_seconds().zip(cpu0).map(|(b, a)| b - a);
@@ -360,19 +370,24 @@ impl Iterator for Watch {
     }
 }
 
-/// One size's reading: a warm walk, then the fastest of the timed runs.
+/// One size's reading: warm passes and a short walk, then the fastest of
+/// the timed runs.
 fn sample(
     engine: &Engine,
     probe: &mut Probe,
     kernel: Kernel,
     sample_time: Duration,
+    line: u64,
 ) -> Result<f64> {
     let mut walker = probe.workload.walker(&probe.chain, kernel);
     let per_trip = kernel.loads_per_trip();
     let warm = if probe.memory {
         MEMORY_WARM_LOADS
     } else {
-        (probe.chain.len() * WARM_CYCLES).min(MAX_WARM_LOADS)
+        for _ in 0..WARM_PASSES {
+            probe.workload.touch(probe.size, line);
+        }
+        probe.chain.len().min(MAX_WARM_LOADS)
     };
     walker.walk(warm.div_ceil(per_trip).max(1))?;
     let timed = engine

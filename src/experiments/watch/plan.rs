@@ -10,8 +10,8 @@ use crate::experiments::plateaus::{LevelSize, MeasuredLevels, Plateau};
 
 /// Probe sizes across the shared level's edge: enough to place it to a
 /// ratio of about (hi/lo)^(1/3) between the bounds, few enough that their
-/// warm walks (one cycle each, to put the chain back in the cache) fit the
-/// duty cycle.
+/// warm passes (two streaming reads each, to put the buffer back in the
+/// cache) fit the duty cycle.
 pub const EDGE_PROBES: usize = 4;
 
 /// A probe has left the level at twice its latency, if memory's geometric
