@@ -452,7 +452,9 @@ mod tests {
         // 128 (64 bytes' rises spread 1.75 ns), 32 and 16 (in-line loads
         // 0.2-0.35 ns above the 8-byte one): (second ns, spread ns) by
         // distance 8..256, the L1 hit, the lone load.
-        let passes: [([(f64, f64); 6], f64, f64); 3] = [
+        // (second ns, spread ns) by distance, the L1 hit ns, the lone load ns.
+        type Pass = ([(f64, f64); 6], f64, f64);
+        let passes: [Pass; 3] = [
             (
                 [
                     (1.56, 0.0),
