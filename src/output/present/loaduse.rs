@@ -1,8 +1,8 @@
 //! `memlat loaduse` as text (the curve, the knees, the reading and seed 003's
 //! processed table), as CSV (one row per level and N) and as a chart.
 
-use super::report::{LevelResult, LoaduseResult};
 use crate::analysis::knee::Issue;
+use crate::experiments::loaduse::report::{LevelResult, LoaduseResult};
 use crate::output::document::Document;
 use crate::output::table::{Cell, Table};
 use crate::units::HumanBytes;
