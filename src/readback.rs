@@ -13,6 +13,8 @@ use serde_json::Value;
 use crate::error::UsageError;
 use crate::limits;
 
+mod shapes;
+
 /// The most GB/s a figure may claim: a core's L1 serves at most about
 /// three 64-byte loads a cycle (about 1.2 TB/s at 6 GHz), and no machine
 /// has a thousand such cores, so 10^6 GB/s (1 PB/s) is past any real one.
@@ -98,14 +100,12 @@ pub fn check(kind: &str, value: &Value, path: &Path) -> Result<(), UsageError> {
         }
         // JSON lines read back as one object (`watch::record::read_lines`).
         Kind::Watch => typed::<crate::experiments::watch::WatchFile>(value, "watch", path)?,
-        // Kinds whose types only serialize: their main field is checked for
-        // shape, every number in them for range below.
-        Kind::Levels => array(value, "levels", Value::is_object, path)?,
-        Kind::Assoc => array(value, "levels", Value::is_object, path)?,
-        Kind::Linesize => array(value, "readings", Value::is_object, path)?,
-        Kind::Numa => array(value, "matrix_ns", Value::is_array, path)?,
-        Kind::Doctor => array(value, "findings", Value::is_object, path)?,
-        Kind::Characterize => array(value, "stages", Value::is_object, path)?,
+        Kind::Levels => shapes::levels(value, path)?,
+        Kind::Assoc => shapes::assoc(value, path)?,
+        Kind::Linesize => shapes::linesize(value, path)?,
+        Kind::Numa => shapes::numa(value, path)?,
+        Kind::Doctor => shapes::doctor(value, path)?,
+        Kind::Characterize => shapes::characterize(value, path)?,
     }
     ranges(value, "", path)
 }
@@ -202,23 +202,6 @@ pub const KINDS: [&str; 19] = {
     }
     names
 };
-
-/// Refuses a result whose `field` is not an array of items that pass `is`
-/// (objects, or a matrix's rows).
-fn array(
-    value: &Value,
-    field: &str,
-    is: fn(&Value) -> bool,
-    path: &Path,
-) -> Result<(), UsageError> {
-    match value[field].as_array() {
-        Some(items) if items.iter().all(is) => Ok(()),
-        _ => Err(UsageError(format!(
-            "{}: {field}: not the array memlat writes there; give files written with --format json",
-            path.display()
-        ))),
-    }
-}
 
 /// `value` read as a `T`, or a refusal naming `what`.
 fn typed<T: DeserializeOwned>(value: &Value, what: &str, path: &Path) -> Result<(), UsageError> {

@@ -9,7 +9,7 @@ use crate::platform::counters::Unavailable;
 use crate::units::HumanBytes;
 
 /// One thing the machine says, and what it means for memlat.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Finding {
     /// What was looked at.
     pub what: String,
