@@ -90,6 +90,7 @@ pub fn check(kind: &str, value: &Value, path: &Path) -> Result<(), UsageError> {
                     "a compare result holds results and rows (arrays)".into(),
                 ));
             }
+            shapes::compare(value, path)?;
         }
         Kind::Detect => typed::<crate::analysis::detect::Detection>(value, "detect", path)?,
         Kind::Loaduse => {

@@ -217,16 +217,55 @@ fn system_commands_print_the_reports_headline() {
     }
 }
 
-/// detect reads a fixed curve: its text holds the headline, figures too.
+/// detect and compare read fixed files: their text holds the headline,
+/// figures too.
 #[test]
-fn detect_prints_the_headline_of_its_json_exactly() {
-    let curve = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/curves/amd-epyc-zen4-kvm-2026-11-24.json");
-    let args = ["detect", curve.to_str().unwrap()];
+fn detect_and_compare_print_the_headline_of_their_json_exactly() {
+    let fixture = |name: &str| {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(name)
+            .to_str()
+            .unwrap()
+            .to_string()
+    };
     let dir = tempfile::tempdir().unwrap();
-    let value: Value = serde_json::from_str(&memlat(dir.path(), &args, "json")).unwrap();
-    let tables = headline(Kind::Detect, &value).unwrap();
-    holds(&memlat(dir.path(), &args, "text"), &tables, true, "detect");
+    let runs = [
+        (
+            Kind::Detect,
+            vec![
+                "detect".to_string(),
+                fixture("curves/amd-epyc-zen4-kvm-2026-11-24.json"),
+            ],
+        ),
+        (
+            Kind::Compare,
+            vec![
+                "compare".into(),
+                fixture("hostile/ok_sweep.json"),
+                fixture("hostile/ok_schema2.json"),
+            ],
+        ),
+        (
+            Kind::Compare,
+            vec![
+                "compare".into(),
+                fixture("results/bandwidth.json"),
+                fixture("results/bandwidth.json"),
+            ],
+        ),
+    ];
+    for (kind, args) in runs {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let value: Value = serde_json::from_str(&memlat(dir.path(), &args, "json")).unwrap();
+        let tables = headline(kind, &value).unwrap();
+        holds(
+            &memlat(dir.path(), &args, "text"),
+            &tables,
+            true,
+            kind.name(),
+        );
+    }
 }
 
 /// run keeps seed 004's `key : value` lines; they hold the headline's

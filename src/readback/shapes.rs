@@ -1,4 +1,5 @@
-//! Typed checks for levels, assoc, linesize, numa, doctor and characterize:
+//! Typed checks for levels, assoc, linesize, numa, compare, doctor and
+//! characterize:
 //! each read into its result struct where the library has one (the others'
 //! structs live in the command line, so the fields the presentation reads
 //! are mirrored here), then the facts a number must obey checked field by
@@ -187,6 +188,24 @@ pub(super) fn numa(value: &Value, path: &Path) -> Result<(), UsageError> {
                 latency(*ns, path, &format!("matrix_ns[{i}][{j}]"))?;
             }
         }
+    }
+    Ok(())
+}
+
+/// `memlat compare --format json`: the labels, the conditions and the
+/// rows, of latency or (with `matched_by`) of bandwidth.
+pub(super) fn compare(value: &Value, path: &Path) -> Result<(), UsageError> {
+    read::<Vec<String>>(&value["results"], "results", path)?;
+    read_each::<crate::analysis::compare::Condition>(value, "conditions", path)?;
+    if value["matched_by"].is_null() {
+        read_each::<crate::analysis::compare::Row>(value, "rows", path)?;
+    } else {
+        read::<crate::analysis::compare_bandwidth::MatchBy>(
+            &value["matched_by"],
+            "matched_by",
+            path,
+        )?;
+        read_each::<crate::analysis::compare_bandwidth::BandwidthRow>(value, "rows", path)?;
     }
     Ok(())
 }

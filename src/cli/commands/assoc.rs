@@ -98,14 +98,15 @@ pub fn run(args: &AssocArgs) -> Result<()> {
     }
     report_cycle_source(&prepared.engine);
     let status = prepared.prefetch.status.clone();
-    // Every format from the one value the JSON holds.
-    let value = serde_json::to_value(AssocOutput {
+    // JSON is written from the result, text and markdown from its JSON value.
+    let out = AssocOutput {
         levels: &results,
         source: machine.source,
         prefetchers: &status,
-    })?;
+    };
+    let value = serde_json::to_value(&out)?;
     let content = match args.measure.format {
-        Format::Json => output::result_json("assoc", &value)?,
+        Format::Json => output::result_json("assoc", &out)?,
         Format::Csv => points_table(&results).csv(),
         Format::Text => document(&results, &status, &value)?.text(),
         Format::Markdown => document(&results, &status, &value)?.markdown(),

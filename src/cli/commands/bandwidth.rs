@@ -215,8 +215,8 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
         )?;
         notice(&format!("plot written to {}", path.display()));
     }
-    // Every format from the one value the JSON holds.
-    let value = serde_json::to_value(BandwidthOutput {
+    // JSON is written from the result, text and markdown from its JSON value.
+    let out = BandwidthOutput {
         isa_kernel: kernels.name,
         points: &points,
         cpus: &cpus,
@@ -226,9 +226,10 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
         sample_ms: args.measure.sample_ms,
         sweep: sweep.as_ref(),
         complete,
-    })?;
+    };
+    let value = serde_json::to_value(&out)?;
     let content = match args.measure.format {
-        Format::Json => crate::output::result_json("bandwidth", &value)?,
+        Format::Json => crate::output::result_json("bandwidth", &out)?,
         Format::Csv => present::bandwidth_table(&points).csv(),
         Format::Text => document(&value, sweep.is_some())?.text(),
         Format::Markdown => document(&value, sweep.is_some())?.markdown(),

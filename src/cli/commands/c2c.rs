@@ -122,15 +122,16 @@ pub fn run(args: &C2cArgs) -> Result<()> {
         Pairs::All => "all".to_string(),
         Pairs::Sample(_) => format!("sample of {} of {all}", pairs.len()),
     };
-    // Every format from the one value the JSON holds.
-    let value = serde_json::to_value(C2cOutput {
+    // JSON is written from the result, text and markdown from its JSON value.
+    let out = C2cOutput {
         first: &results[0],
         methods: &results,
         pairs: pairs_text,
         complete,
-    })?;
+    };
+    let value = serde_json::to_value(&out)?;
     let content = match args.format {
-        Format::Json => crate::output::result_json("c2c", &value)?,
+        Format::Json => crate::output::result_json("c2c", &out)?,
         Format::Csv => pairs_table(&results).csv(),
         Format::Text => document(&results, &topology, &value)?.text(),
         Format::Markdown => document(&results, &topology, &value)?.markdown(),

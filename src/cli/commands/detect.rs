@@ -104,8 +104,8 @@ pub fn run(args: &DetectArgs) -> Result<()> {
             ),
         );
     }
-    // Every format from the one value the JSON holds.
-    let value = serde_json::to_value(DetectOutput {
+    // JSON is written from the result, text and markdown from its JSON value.
+    let out = DetectOutput {
         levels: &detection.levels,
         translation: detection.translation,
         capacity_definition: &detection.capacity_definition,
@@ -116,9 +116,10 @@ pub fn run(args: &DetectArgs) -> Result<()> {
         cpuid_caches: &cpuid_caches,
         prefetchers: prefetchers.clone(),
         partial: interrupted,
-    })?;
+    };
+    let value = serde_json::to_value(&out)?;
     let content = match args.measure.format {
-        Format::Json => output::result_json("detect", &value)?,
+        Format::Json => output::result_json("detect", &out)?,
         Format::Csv => crate::output::detect::levels_table(&detection).csv(),
         Format::Text | Format::Markdown => {
             let mut d =

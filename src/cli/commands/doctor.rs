@@ -25,10 +25,10 @@ pub fn run(args: &DoctorArgs) -> Result<()> {
     let output = Output::create(args.output.as_deref())?;
     eprintln!("memlat doctor: reading the system and timing the clock chains on CPU {cpu} ...");
     let report = Report::of(&Facts::gather(cpu));
-    // Every format from the one value the JSON holds.
+    // JSON is written from the result, text and markdown from its JSON value.
     let value = serde_json::to_value(&report)?;
     let content = match args.format {
-        Format::Json => output::result_json("doctor", &value)?,
+        Format::Json => output::result_json("doctor", &report)?,
         Format::Text => doctor::text(&value),
         Format::Csv => present::headline(Kind::Doctor, &value)?.remove(0).csv(),
         Format::Markdown => doctor::document(&value).markdown(),

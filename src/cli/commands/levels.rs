@@ -148,16 +148,17 @@ pub fn run(args: &LevelsArgs) -> Result<()> {
     report_cycle_source(&prepared.engine);
     eprintln!("wrote {}", csv_path.display());
     let status = prepared.prefetch.status.clone();
-    // Every format from the one value the JSON holds.
-    let value = serde_json::to_value(LevelsOutput {
+    // JSON is written from the result, text and markdown from its JSON value.
+    let out = LevelsOutput {
         name: &machine.name,
         source: machine.source,
         csv: csv_path.display().to_string(),
         prefetchers: &status,
         levels: &summaries,
-    })?;
+    };
+    let value = serde_json::to_value(&out)?;
     let content = match args.measure.format {
-        Format::Json => output::result_json("levels", &value)?,
+        Format::Json => output::result_json("levels", &out)?,
         Format::Csv => crate::output::csv::levels(&rows),
         Format::Text | Format::Markdown => {
             let mut d = Document::new(format!(

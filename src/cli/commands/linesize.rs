@@ -182,8 +182,8 @@ pub fn run(args: &LinesizeArgs) -> Result<()> {
     let (points, stride_points) = (&points, &curves.stride);
     let stride_estimate = linesize::estimate(stride_points);
     let status = prepared.prefetch.status.clone();
-    // Every format from the one value the JSON holds.
-    let value = serde_json::to_value(LinesizeOutput {
+    // JSON is written from the result, text and markdown from its JSON value.
+    let out = LinesizeOutput {
         line_bytes: line.value,
         fetch_bytes: fetch.value,
         readings: &readings,
@@ -199,9 +199,10 @@ pub fn run(args: &LinesizeArgs) -> Result<()> {
         stride_points,
         stride_estimate: &stride_estimate,
         prefetchers: &status,
-    })?;
+    };
+    let value = serde_json::to_value(&out)?;
     let content = match args.measure.format {
-        Format::Json => output::result_json("linesize", &value)?,
+        Format::Json => output::result_json("linesize", &out)?,
         Format::Csv => table(points, stride_points).csv(),
         Format::Text | Format::Markdown => {
             let mut d = document(

@@ -99,10 +99,10 @@ pub fn run(args: &LoadedArgs) -> Result<()> {
         crate::output::plot::loaded::plot(&result, path)?;
         notice(&format!("plot written to {}", path.display()));
     }
-    // Every format from the one value the JSON holds.
+    // JSON is written from the result, text and markdown from its JSON value.
     let value = serde_json::to_value(&result)?;
     let content = match args.measure.format {
-        Format::Json => crate::output::result_json("loaded", &value)?,
+        Format::Json => crate::output::result_json("loaded", &result)?,
         Format::Csv => present::loaded_table(&result).csv(),
         Format::Text => document(&result, &value)?.text(),
         Format::Markdown => document(&result, &value)?.markdown(),

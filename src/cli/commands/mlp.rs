@@ -124,15 +124,16 @@ pub fn run(args: &MlpArgs) -> Result<()> {
         crate::output::plot::mlp::plot(&results, cpu, path)?;
         notice(&format!("plot written to {}", path.display()));
     }
-    // Every format from the one value the JSON holds.
-    let value = serde_json::to_value(MlpOutput {
+    // JSON is written from the result, text and markdown from its JSON value.
+    let out = MlpOutput {
         levels: &results,
         cpu,
         line_bytes: template.line,
         complete,
-    })?;
+    };
+    let value = serde_json::to_value(&out)?;
     let content = match args.measure.format {
-        Format::Json => crate::output::result_json("mlp", &value)?,
+        Format::Json => crate::output::result_json("mlp", &out)?,
         Format::Csv => points_table(&results).csv(),
         Format::Text => document(&results, cpu, &value)?.text(),
         Format::Markdown => document(&results, cpu, &value)?.markdown(),

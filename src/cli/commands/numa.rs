@@ -94,10 +94,10 @@ pub fn run(args: &NumaArgs) -> Result<()> {
         notice(&format!("heatmap written to {}", path.display()));
     }
     let complete = result.matrix_ns.iter().flatten().all(Option::is_some);
-    // Every format from the one value the JSON holds.
+    // JSON is written from the result, text and markdown from its JSON value.
     let value = serde_json::to_value(&result)?;
     let content = match args.measure.format {
-        Format::Json => crate::output::result_json("numa", &value)?,
+        Format::Json => crate::output::result_json("numa", &result)?,
         Format::Csv => present::headline(Kind::Numa, &value)?.remove(0).csv(),
         Format::Text => document(&result, &value)?.text(),
         Format::Markdown => document(&result, &value)?.markdown(),

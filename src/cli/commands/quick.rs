@@ -104,8 +104,8 @@ pub fn run(args: &QuickArgs) -> Result<()> {
         }
     }
     report_cycle_source(&engine);
-    // Every format from the one value the JSON holds.
-    let value = serde_json::to_value(QuickResult {
+    // JSON is written from the result, text and markdown from its JSON value.
+    let out = QuickResult {
         points: &points,
         levels: named
             .iter()
@@ -113,9 +113,10 @@ pub fn run(args: &QuickArgs) -> Result<()> {
             .collect(),
         plateaus: measured.as_ref(),
         sysfs_caches: &caches,
-    })?;
+    };
+    let value = serde_json::to_value(&out)?;
     let content = match args.measure.format {
-        Format::Json => output::result_json("quick", &value)?,
+        Format::Json => output::result_json("quick", &out)?,
         Format::Csv => csv::samples(&points),
         Format::Text => document(&points, &value)?.text(),
         Format::Markdown => document(&points, &value)?.markdown(),

@@ -138,14 +138,15 @@ pub fn run(args: &TlbArgs) -> Result<()> {
         crate::output::plot::tlb::plot(&results, path)?;
         notice(&format!("plot written to {}", path.display()));
     }
-    // Every format from the one value the JSON holds.
-    let value = serde_json::to_value(TlbOutput {
+    // JSON is written from the result, text and markdown from its JSON value.
+    let out = TlbOutput {
         page_bytes: &results,
         virtual_machine: vm,
         complete,
-    })?;
+    };
+    let value = serde_json::to_value(&out)?;
     let content = match args.measure.format {
-        Format::Json => crate::output::result_json("tlb", &value)?,
+        Format::Json => crate::output::result_json("tlb", &out)?,
         Format::Csv => points_table(&results).csv(),
         Format::Text => document(&results, &value)?.text(),
         Format::Markdown => document(&results, &value)?.markdown(),

@@ -1,9 +1,8 @@
-//! Bandwidth (GB/s by level or size and threads, and its chart) and
-//! compare's rows (each shared point's ratio).
+//! Bandwidth: GB/s by level or size and threads, and its chart.
 
 use serde_json::Value;
 
-use super::{Parts, num, read};
+use super::{Parts, read};
 use crate::experiments::bandwidth::{BandwidthPoint, SweepInfo};
 use crate::output::plot;
 use crate::output::table::{Cell, Table};
@@ -79,59 +78,4 @@ pub(super) fn chart(value: &Value, parts: &mut Parts) {
             sweep.as_ref().map(|s| &s.plateaus),
         ));
     }
-}
-
-/// `memlat compare --format json`: each shared point's ratio, last over
-/// first, with its interval (latency) or bounds (bandwidth).
-pub(super) fn compare_table(v: &Value) -> Table {
-    let labels: Vec<String> = v["results"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|r| r.as_str().unwrap_or("?").to_string())
-        .collect();
-    let bandwidth = v["matched_by"].is_string();
-    let mut columns = vec!["<point".to_string()];
-    if bandwidth {
-        columns.push("<op".into());
-    }
-    columns.extend(labels.iter().cloned());
-    columns.extend(["ratio".into(), "low".into(), "high".into()]);
-    let columns: Vec<&str> = columns.iter().map(String::as_str).collect();
-    let mut t = Table::new(&columns);
-    let mut row = |key: &Value, op: Option<&Value>, item: &Value, low: &str, high: &str| {
-        let mut cells = vec![Cell::from(key.as_str().unwrap_or("?").to_string())];
-        if let Some(op) = op {
-            cells.push(op.as_str().unwrap_or("?").into());
-        }
-        let values: Vec<Cell> = item["values"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|x| num(x, 2))
-            .collect();
-        cells.extend(values);
-        cells.resize(columns.len() - 3, Cell::from("-"));
-        cells.extend([
-            num(&item["ratio"], 3),
-            num(&item[low], 3),
-            num(&item[high], 3),
-        ]);
-        t.row(cells);
-    };
-    for r in v["rows"].as_array().into_iter().flatten() {
-        if bandwidth {
-            for op in r["ops"].as_array().into_iter().flatten() {
-                row(&r["key"], Some(&op["op"]), op, "low", "high");
-            }
-        } else {
-            row(&r["key"], None, r, "ci_low", "ci_high");
-        }
-    }
-    t.note(if bandwidth {
-        "GB/s; ratio: last over first; low..high: bounds from the samples' min and max, not a confidence interval"
-    } else {
-        "ns per load; ratio: last over first, with its bootstrap interval"
-    });
-    t
 }

@@ -14,6 +14,7 @@
 
 mod bandwidth;
 mod caches;
+mod compare;
 pub mod doctor;
 mod latency;
 pub mod loaduse;
@@ -22,7 +23,6 @@ mod system;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::analysis::compare;
 use crate::output::plot::heatmap::Heatmap;
 use crate::output::plot::{self, Chart};
 use crate::output::table::{Cell, Table};
@@ -30,6 +30,7 @@ use crate::readback::Kind;
 use crate::units::HumanBytes;
 
 pub use bandwidth::bandwidth_table;
+pub use compare::{compare_bandwidth_table, compare_rows_table};
 pub use latency::{fits_in, levels_table};
 pub use system::{c2c_heatmap, loaded_table, tlb_levels_table};
 
@@ -128,7 +129,7 @@ fn headline_of(kind: Kind, value: &Value, problems: &mut Vec<String>) -> Vec<Tab
         Kind::Doctor => vec![doctor::findings_of(&value["findings"])],
         Kind::Characterize => vec![doctor::stages_table(&value["stages"])],
         Kind::Bandwidth => one(bandwidth::headline(value, problems)),
-        Kind::Compare => vec![bandwidth::compare_table(value)],
+        Kind::Compare => compare::headline(value, problems),
         Kind::Watch => system::watch_headline(value, problems),
         // A merged file is expanded into the results it holds when read.
         Kind::Merged => Vec::new(),
@@ -138,7 +139,7 @@ fn headline_of(kind: Kind, value: &Value, problems: &mut Vec<String>) -> Vec<Tab
 /// Charts, heatmaps and detail tables after the headline.
 fn rest_of(kind: Kind, label: &str, value: &Value, parts: &mut Parts) {
     let curve = |parts: &mut Parts| {
-        let found = compare::measurements(value);
+        let found = crate::analysis::compare::measurements(value);
         if found.len() >= 2 {
             parts.charts.push(plot::measurements::chart(
                 &format!("{label}: ns per load"),
