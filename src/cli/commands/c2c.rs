@@ -191,12 +191,6 @@ fn document(
             );
             t.row(row);
         }
-        for c in &r.clusters {
-            t.note(format!(
-                "{}: {:.1} ns (median of {} pair(s))",
-                c.name, c.median_ns, c.pairs
-            ));
-        }
         d.table(t);
     }
     let mut lines = Vec::new();
