@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use super::{Parts, read};
+use super::parts::{Parts, read};
 use crate::experiments::bandwidth::{BandwidthPoint, SweepInfo};
 use crate::output::plot;
 use crate::output::table::{Cell, Table};

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::{bytes, num};
+use super::parts::{bytes, num};
 use crate::experiments::numa::NumaResult;
 use crate::output::table::{Cell, Table};
 use crate::units::HumanBytes;

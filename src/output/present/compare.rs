@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::read;
+use super::parts::read;
 use crate::analysis::compare::{self, Condition, Row};
 use crate::analysis::compare_bandwidth::{BandwidthRow, MatchBy};
 use crate::output::table::{Cell, Table};

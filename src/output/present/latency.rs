@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::{Parts, bytes, num, read};
+use super::parts::{Parts, bytes, num, read};
 use crate::engine::{CycleSource, Measurement};
 use crate::experiments::fixed_levels::{LevelSummary, SAME_RATIO};
 use crate::experiments::plateaus::MeasuredLevels;

@@ -18,20 +18,20 @@ mod compare;
 pub mod doctor;
 mod latency;
 pub mod loaduse;
+mod parts;
 mod system;
 
-use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::output::plot::heatmap::Heatmap;
-use crate::output::plot::{self, Chart};
-use crate::output::table::{Cell, Table};
+use crate::output::plot;
+use crate::output::table::Table;
 use crate::readback::Kind;
-use crate::units::HumanBytes;
+use parts::read;
 
 pub use bandwidth::bandwidth_table;
 pub use compare::{compare_bandwidth_table, compare_rows_table};
 pub use latency::{fits_in, levels_table};
+pub use parts::Parts;
 pub use system::{c2c_heatmap, loaded_table, tlb_levels_table};
 
 /// What a result's section shows, in order.
@@ -41,19 +41,6 @@ pub struct Presented {
     pub headline: Vec<Table>,
     /// The rest of the kind's parts: charts, detail tables, problems.
     pub parts: Parts,
-}
-
-/// What a kind adds to its section after its headline.
-#[derive(Default)]
-pub struct Parts {
-    /// Detail tables.
-    pub tables: Vec<Table>,
-    /// Line charts.
-    pub charts: Vec<Chart>,
-    /// Matrices drawn as heatmaps.
-    pub heatmaps: Vec<Heatmap>,
-    /// Why a chart or table is missing.
-    pub problems: Vec<String>,
 }
 
 /// The headline tables of `value`, a result of `kind` as its command
@@ -74,13 +61,6 @@ pub fn present(kind: Kind, label: &str, value: &Value) -> Presented {
     out.headline = headline_of(kind, value, &mut out.parts.problems);
     rest_of(kind, label, value, &mut out.parts);
     out
-}
-
-/// `value` as a `T`, or a problem noted.
-fn read<T: DeserializeOwned>(value: &Value, what: &str, problems: &mut Vec<String>) -> Option<T> {
-    serde_json::from_value(value.clone())
-        .map_err(|e| problems.push(format!("{what} not shown: {e}")))
-        .ok()
 }
 
 fn headline_of(kind: Kind, value: &Value, problems: &mut Vec<String>) -> Vec<Table> {
@@ -176,16 +156,6 @@ fn rest_of(kind: Kind, label: &str, value: &Value, parts: &mut Parts) {
         | Kind::Compare
         | Kind::Merged => {}
     }
-}
-
-fn num(v: &Value, digits: usize) -> Cell {
-    v.as_f64()
-        .map_or(Cell::from("-"), |x| Cell::float(x, digits))
-}
-
-fn bytes(v: &Value) -> Cell {
-    v.as_u64()
-        .map_or(Cell::from("-"), |b| HumanBytes(b).to_string().into())
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::{Parts, read};
+use super::parts::{Parts, read};
 use crate::experiments::c2c::C2cMatrix;
 use crate::experiments::loaded::LoadedResult;
 use crate::experiments::mlp::MlpLevel;
