@@ -1,8 +1,9 @@
 //! The checks every reader of a result file applies, so `compare`, `merge`,
 //! `report`, `detect`, `plot`, `sweep --resume` and `--plateaus FILE` give
 //! one verdict on one file: a memlat kind, a schema this memlat reads, the
-//! kind's typed shape where it has one, and values in range (sizes within
-//! [`crate::limits`], strides and repeats positive, bandwidths possible).
+//! kind's typed shape (`shapes` for the kinds whose structs only the command
+//! line has), and values in range (sizes within [`crate::limits`], strides
+//! and repeats positive, bandwidths possible).
 //! A refusal names the file and the field; callers make it exit 2.
 
 use std::path::Path;
