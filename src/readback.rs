@@ -1,8 +1,9 @@
 //! The checks every reader of a result file applies, so `compare`, `merge`,
 //! `report`, `detect`, `plot`, `sweep --resume` and `--plateaus FILE` give
 //! one verdict on one file: a memlat kind, a schema this memlat reads, the
-//! kind's typed shape where it has one, and values in range (sizes within
-//! [`crate::limits`], strides and repeats positive, bandwidths possible).
+//! kind's typed shape (`shapes` for the kinds whose structs only the command
+//! line has), and values in range (sizes within [`crate::limits`], strides
+//! and repeats positive, bandwidths possible).
 //! A refusal names the file and the field; callers make it exit 2.
 
 use std::path::Path;
@@ -12,6 +13,8 @@ use serde_json::Value;
 
 use crate::error::UsageError;
 use crate::limits;
+
+mod shapes;
 
 /// The most GB/s a figure may claim: a core's L1 serves at most about
 /// three 64-byte loads a cycle (about 1.2 TB/s at 6 GHz), and no machine
@@ -88,6 +91,7 @@ pub fn check(kind: &str, value: &Value, path: &Path) -> Result<(), UsageError> {
                     "a compare result holds results and rows (arrays)".into(),
                 ));
             }
+            shapes::compare(value, path)?;
         }
         Kind::Detect => typed::<crate::analysis::detect::Detection>(value, "detect", path)?,
         Kind::Loaduse => {
@@ -98,14 +102,12 @@ pub fn check(kind: &str, value: &Value, path: &Path) -> Result<(), UsageError> {
         }
         // JSON lines read back as one object (`watch::record::read_lines`).
         Kind::Watch => typed::<crate::experiments::watch::WatchFile>(value, "watch", path)?,
-        // Kinds whose types only serialize: their main field is checked for
-        // shape, every number in them for range below.
-        Kind::Levels => array(value, "levels", Value::is_object, path)?,
-        Kind::Assoc => array(value, "levels", Value::is_object, path)?,
-        Kind::Linesize => array(value, "readings", Value::is_object, path)?,
-        Kind::Numa => array(value, "matrix_ns", Value::is_array, path)?,
-        Kind::Doctor => array(value, "findings", Value::is_object, path)?,
-        Kind::Characterize => array(value, "stages", Value::is_object, path)?,
+        Kind::Levels => shapes::levels(value, path)?,
+        Kind::Assoc => shapes::assoc(value, path)?,
+        Kind::Linesize => shapes::linesize(value, path)?,
+        Kind::Numa => shapes::numa(value, path)?,
+        Kind::Doctor => shapes::doctor(value, path)?,
+        Kind::Characterize => shapes::characterize(value, path)?,
     }
     ranges(value, "", path)
 }
@@ -202,23 +204,6 @@ pub const KINDS: [&str; 19] = {
     }
     names
 };
-
-/// Refuses a result whose `field` is not an array of items that pass `is`
-/// (objects, or a matrix's rows).
-fn array(
-    value: &Value,
-    field: &str,
-    is: fn(&Value) -> bool,
-    path: &Path,
-) -> Result<(), UsageError> {
-    match value[field].as_array() {
-        Some(items) if items.iter().all(is) => Ok(()),
-        _ => Err(UsageError(format!(
-            "{}: {field}: not the array memlat writes there; give files written with --format json",
-            path.display()
-        ))),
-    }
-}
 
 /// `value` read as a `T`, or a refusal naming `what`.
 fn typed<T: DeserializeOwned>(value: &Value, what: &str, path: &Path) -> Result<(), UsageError> {

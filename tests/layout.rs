@@ -1,6 +1,6 @@
 //! The source layout as a test, reading src/ as text: the floors that
 //! ARCHITECTURE.md states (analysis imports neither output nor engine; arch
-//! does not import kernels) and the size limit on every file in src/.
+//! does not import kernels; experiments draw no output tables) and the size limit on every file in src/.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -101,6 +101,25 @@ fn the_scanner_finds_each_form_of_import() {
 #[test]
 fn analysis_imports_neither_output_nor_engine() {
     assert_no_imports("analysis", &["output", "engine"]);
+}
+
+/// Experiments give result types; tables and documents of them are drawn in
+/// `output/` (`output::present`), above them.
+#[test]
+fn experiments_draw_no_tables() {
+    let mut found = Vec::new();
+    for (path, text) in layer("experiments") {
+        for line in imports_of(&text, "output") {
+            if line.contains("output::table") || line.contains("output::document") {
+                found.push(format!("{}: {line}", path.display()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "src/experiments must not draw output tables (ARCHITECTURE.md):\n{}",
+        found.join("\n")
+    );
 }
 
 #[test]

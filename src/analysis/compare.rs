@@ -148,7 +148,7 @@ fn collect(value: &Value, label: Option<&str>, out: &mut Vec<Found>) {
 }
 
 /// One condition and its value in each result.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Condition {
     /// `cpu model`, `pages obtained`...
     pub what: String,
@@ -235,7 +235,7 @@ pub fn conditions_of(results: &[Value], fields: &[(&str, Field)]) -> Vec<Conditi
 }
 
 /// One point the results share.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Row {
     /// `random 16 KiB`...
     pub key: String,

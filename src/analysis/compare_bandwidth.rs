@@ -86,7 +86,7 @@ pub fn points(value: &Value) -> Vec<BwFound> {
 }
 
 /// How points are matched across results.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MatchBy {
     /// Level name and thread count (level tables).
@@ -106,7 +106,7 @@ pub fn match_by(results: &[Value]) -> MatchBy {
 }
 
 /// One operation compared.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct OpRatio {
     /// `read`, `write`, `copy`, `nt-write`.
     pub op: String,
@@ -127,7 +127,7 @@ pub struct OpRatio {
 }
 
 /// One point the results share.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct BandwidthRow {
     /// What matched: the level, or the size for sweeps.
     pub key: String,

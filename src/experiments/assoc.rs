@@ -16,7 +16,7 @@ use crate::platform::cpuid;
 use crate::units::HumanBytes;
 
 /// One level's result in `memlat assoc --format json`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct AssocLevel {
     /// `L1`, `L2`...
     pub name: String,

@@ -79,34 +79,6 @@ pub struct BandwidthPoint {
     pub spread: std::collections::BTreeMap<String, Spread>,
 }
 
-/// The points as a table: level, size, threads, GB/s per operation, bytes per cycle.
-pub fn table(points: &[BandwidthPoint]) -> crate::output::table::Table {
-    use crate::output::table::{Cell, Table};
-    let mut t = Table::new(&[
-        "<level",
-        "size",
-        "threads",
-        "read GB/s",
-        "write GB/s",
-        "copy GB/s",
-        "nt-write GB/s",
-        "read B/cycle/thread",
-    ]);
-    for p in points {
-        t.row(vec![
-            p.level.clone().into(),
-            crate::units::HumanBytes(p.size_bytes).to_string().into(),
-            (p.threads as u64).into(),
-            Cell::float(p.read_gb_per_s, 1),
-            Cell::float(p.write_gb_per_s, 1),
-            Cell::float(p.copy_gb_per_s, 1),
-            Cell::opt(p.nt_write_gb_per_s, 1),
-            Cell::opt(p.read_bytes_per_cycle, 1),
-        ]);
-    }
-    t
-}
-
 /// What a sweep measured (`memlat bandwidth --sweep`): its bounds, its
 /// density, and the measured plateaus its sizes were labelled from.
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]

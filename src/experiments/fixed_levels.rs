@@ -11,7 +11,6 @@ use serde::Serialize;
 use crate::analysis::stats::Summary;
 use crate::engine::Measurement;
 use crate::experiments::plateaus::MeasuredLevels;
-use crate::output::table::{Cell, Table};
 use crate::platform::caches::Machine;
 use crate::units::HumanBytes;
 
@@ -93,7 +92,7 @@ pub fn place_in_plateaus(
 }
 
 /// One level's summary over its iterations.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct LevelSummary {
     /// `L1`, ... or `memory`.
     pub level: String,
@@ -124,97 +123,6 @@ pub fn summarise(level: &str, m: &Measurement) -> LevelSummary {
     }
 }
 
-/// `results_{name}.csv`: level, iteration, size, ns, cycles, then the
-/// conditions and one column per counted event (per load).
-pub fn csv(rows: &[(String, Measurement)]) -> String {
-    let mut events: Vec<String> = rows
-        .iter()
-        .flat_map(|(_, m)| m.events.keys().cloned())
-        .collect();
-    events.sort();
-    events.dedup();
-    let mut columns = vec![
-        "<level".to_string(),
-        "iteration".into(),
-        "size".into(),
-        "ns".into(),
-        "cycles".into(),
-        "<cycle_source".into(),
-        "clock_ghz".into(),
-        "seed".into(),
-        "<pages".into(),
-    ];
-    columns.extend(events.iter().map(|e| format!("{e}_per_load")));
-    let names: Vec<&str> = columns.iter().map(String::as_str).collect();
-    let mut t = Table::new(&names);
-    for (level, m) in rows {
-        for s in &m.samples {
-            let mut row: Vec<Cell> = vec![
-                level.clone().into(),
-                u64::from(s.repeat).into(),
-                m.size.into(),
-                Cell::float(s.ns_per_load, 6),
-                Cell::float(s.cycles_per_load, 6),
-                m.cycle_source.to_string().into(),
-                Cell::float(s.clock_ghz, 6),
-                s.seed.into(),
-                m.page_backing.obtained.clone().into(),
-            ];
-            row.extend(
-                events
-                    .iter()
-                    .map(|e| Cell::opt(s.events.get(e).copied().flatten(), 6)),
-            );
-            t.row(row);
-        }
-    }
-    t.csv()
-}
-
-/// The summary table: min / median / max per level, with a note where two
-/// levels were not told apart.
-pub fn table(summaries: &[LevelSummary]) -> Table {
-    let mut t = Table::new(&[
-        "<level",
-        "size",
-        "iter",
-        "ns min",
-        "ns median",
-        "ns max",
-        "cycles med",
-        "cv",
-        "pages",
-    ]);
-    for s in summaries {
-        t.row(vec![
-            s.level.clone().into(),
-            HumanBytes(s.size).to_string().into(),
-            s.iterations.into(),
-            Cell::float(s.ns.min, 2),
-            Cell::float(s.ns.median, 2),
-            Cell::float(s.ns.max, 2),
-            Cell::float(s.cycles.median, 1),
-            Cell::float(s.ns.cv, 3),
-            s.pages.clone().into(),
-        ]);
-    }
-    for pair in summaries.windows(2) {
-        let (a, b) = (&pair[0], &pair[1]);
-        if b.ns.median < SAME_RATIO * a.ns.median {
-            t.note(format!(
-                "note: {} ({:.1} ns) and {} ({:.1} ns) are within {SAME_RATIO}x: at {} the walk did not get {}'s latency (a cache shared with other cores or tenants, or a size claim that does not hold here)",
-                a.level,
-                a.ns.median,
-                b.level,
-                b.ns.median,
-                HumanBytes(a.size),
-                a.level
-            ));
-        }
-    }
-    t
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -238,30 +146,6 @@ mod tests {
         let (sizes, notices) = plan(&m, Some(100 << 20));
         assert_eq!(sizes[3].size, 50 << 20);
         assert!(notices[0].contains("more than half the available memory"));
-    }
-
-    #[test]
-    fn the_table_says_when_a_level_looks_like_the_next() {
-        let summary = |level: &str, size, ns: f64| LevelSummary {
-            level: level.into(),
-            size,
-            iterations: 10,
-            ns: Summary::of(&[ns]).unwrap(),
-            cycles: Summary::of(&[ns * 3.6]).unwrap(),
-            cycle_source: "estimated".into(),
-            pages: "thp".into(),
-        };
-        let t = table(&[
-            summary("L2", 512 << 10, 4.9),
-            summary("L3", 16 << 20, 161.5),
-            summary("memory", 256 << 20, 188.2),
-        ])
-        .text();
-        assert!(
-            t.contains("L3 (161.5 ns) and memory (188.2 ns) are within 1.3x"),
-            "{t}"
-        );
-        assert!(!t.contains("L2 (4.9 ns) and"));
     }
 
     #[test]

@@ -61,7 +61,7 @@ pub fn plan(nodes: &[NumaNode], allowed: &[usize]) -> NumaPlan {
 }
 
 /// The matrix.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct NumaResult {
     /// Column nodes (where the memory is).
     pub nodes: Vec<usize>,

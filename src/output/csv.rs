@@ -109,3 +109,50 @@ pub fn samples(measurements: &[Measurement]) -> String {
     }
     t.csv()
 }
+
+/// `results_{name}.csv`: level, iteration, size, ns, cycles, then the
+/// conditions and one column per counted event (per load).
+pub fn levels(rows: &[(String, Measurement)]) -> String {
+    let mut events: Vec<String> = rows
+        .iter()
+        .flat_map(|(_, m)| m.events.keys().cloned())
+        .collect();
+    events.sort();
+    events.dedup();
+    let mut columns = vec![
+        "<level".to_string(),
+        "iteration".into(),
+        "size".into(),
+        "ns".into(),
+        "cycles".into(),
+        "<cycle_source".into(),
+        "clock_ghz".into(),
+        "seed".into(),
+        "<pages".into(),
+    ];
+    columns.extend(events.iter().map(|e| format!("{e}_per_load")));
+    let names: Vec<&str> = columns.iter().map(String::as_str).collect();
+    let mut t = Table::new(&names);
+    for (level, m) in rows {
+        for s in &m.samples {
+            let mut row: Vec<Cell> = vec![
+                level.clone().into(),
+                u64::from(s.repeat).into(),
+                m.size.into(),
+                Cell::float(s.ns_per_load, 6),
+                Cell::float(s.cycles_per_load, 6),
+                m.cycle_source.to_string().into(),
+                Cell::float(s.clock_ghz, 6),
+                s.seed.into(),
+                m.page_backing.obtained.clone().into(),
+            ];
+            row.extend(
+                events
+                    .iter()
+                    .map(|e| Cell::opt(s.events.get(e).copied().flatten(), 6)),
+            );
+            t.row(row);
+        }
+    }
+    t.csv()
+}

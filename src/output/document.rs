@@ -41,6 +41,13 @@ impl Document {
         self
     }
 
+    /// Puts `tables` (a kind's headline) before every part added so far.
+    pub fn lead(&mut self, tables: Vec<Table>) -> &mut Self {
+        let after = std::mem::take(&mut self.parts);
+        self.parts = tables.into_iter().map(Part::Table).chain(after).collect();
+        self
+    }
+
     /// Adds a heading.
     pub fn heading(&mut self, heading: impl Into<String>) -> &mut Self {
         self.parts.push(Part::Heading(heading.into()));

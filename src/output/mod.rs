@@ -6,6 +6,8 @@ pub mod detect;
 pub mod document;
 #[cfg(feature = "cli")]
 pub mod plot;
+#[cfg(feature = "cli")]
+pub mod present;
 pub mod table;
 pub mod text;
 pub mod watch;

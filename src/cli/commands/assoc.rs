@@ -15,10 +15,11 @@ use crate::experiments::assoc::{self as experiment, AssocLevel};
 use crate::experiments::fixed_levels as levels;
 use crate::output;
 use crate::output::document::Document;
+use crate::output::present;
 use crate::output::table::{Cell, Table};
 use crate::platform;
 use crate::platform::caches::{Machine, Source};
-use crate::units::HumanBytes;
+use crate::readback::Kind;
 
 /// What `memlat assoc --format json` prints.
 #[derive(Serialize)]
@@ -97,46 +98,20 @@ pub fn run(args: &AssocArgs) -> Result<()> {
     }
     report_cycle_source(&prepared.engine);
     let status = prepared.prefetch.status.clone();
+    // JSON is written from the result, text and markdown from its JSON value.
+    let out = AssocOutput {
+        levels: &results,
+        source: machine.source,
+        prefetchers: &status,
+    };
+    let value = serde_json::to_value(&out)?;
     let content = match args.measure.format {
-        Format::Json => output::result_json(
-            "assoc",
-            &AssocOutput {
-                levels: &results,
-                source: machine.source,
-                prefetchers: &status,
-            },
-        )?,
+        Format::Json => output::result_json("assoc", &out)?,
         Format::Csv => points_table(&results).csv(),
-        Format::Text => document(&results, &status).text(),
-        Format::Markdown => document(&results, &status).markdown(),
+        Format::Text => document(&results, &status, &value)?.text(),
+        Format::Markdown => document(&results, &status, &value)?.markdown(),
     };
     output.write(&content)
-}
-
-/// One row per level: its claimed size and ways, the stride, the ways measured.
-fn levels_table(levels: &[AssocLevel]) -> Table {
-    let mut t = Table::new(&[
-        "<level", "size", "stride", "claimed", "ways", "hit ns", "miss ns",
-    ]);
-    for l in levels {
-        t.row(vec![
-            l.name.clone().into(),
-            HumanBytes(l.size_bytes).to_string().into(),
-            HumanBytes(l.stride).to_string().into(),
-            l.claimed_ways.map_or(Cell::Missing, |w| w.into()),
-            l.ways.map_or(
-                if l.agree {
-                    "unknown".into()
-                } else {
-                    "inconclusive".into()
-                },
-                |w| w.to_string().into(),
-            ),
-            Cell::float(l.hit_ns, 2),
-            Cell::float(l.miss_ns, 2),
-        ]);
-    }
-    t
 }
 
 /// One row per level and line count: the data behind the ways (`*` marks a miss).
@@ -157,11 +132,19 @@ fn points_table(levels: &[AssocLevel]) -> Table {
     t
 }
 
-fn document(levels: &[AssocLevel], prefetchers: &str) -> Document {
+/// The headline (each level's ways, its notes below), then each level's
+/// latency by lines in the set.
+fn document(
+    levels: &[AssocLevel],
+    prefetchers: &str,
+    value: &serde_json::Value,
+) -> Result<Document> {
     let mut d = Document::new(
         "memlat assoc: N lines one stride apart share a set; the largest N that still hits is the ways",
     );
-    d.table(levels_table(levels));
+    for t in present::headline(Kind::Assoc, value)? {
+        d.table(t);
+    }
     for l in levels {
         d.heading(format!(
             "{} (threshold {:.2} ns), ns by lines in the set (* = miss: at or above the threshold):",
@@ -175,10 +158,8 @@ fn document(levels: &[AssocLevel], prefetchers: &str) -> Document {
                 format!("{}:{:.2}{mark}", p.lines, p.ns)
             })
             .collect();
-        let mut lines: Vec<String> = cells.chunks(8).map(|c| c.join("  ")).collect();
-        lines.extend(l.notes.iter().map(|n| format!("note: {n}")));
-        d.lines(lines);
+        d.lines(cells.chunks(8).map(|c| c.join("  ")).collect());
     }
     d.line(format!("prefetchers: {prefetchers}"));
-    d
+    Ok(d)
 }

@@ -20,7 +20,9 @@ use crate::kernels::KernelKind;
 use crate::kernels::bandwidth::{self, Features};
 use crate::limits::{self, Origin};
 use crate::output::document::Document;
+use crate::output::present;
 use crate::platform;
+use crate::readback::Kind;
 use crate::units::HumanBytes;
 
 /// What `memlat bandwidth --format json` prints (beside schema_version, kind, host).
@@ -213,24 +215,24 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
         )?;
         notice(&format!("plot written to {}", path.display()));
     }
+    // JSON is written from the result, text and markdown from its JSON value.
+    let out = BandwidthOutput {
+        isa_kernel: kernels.name,
+        points: &points,
+        cpus: &cpus,
+        clock_ghz: plan.ghz,
+        bytes_counted: BYTES_COUNTED,
+        repeats: plan.repeats,
+        sample_ms: args.measure.sample_ms,
+        sweep: sweep.as_ref(),
+        complete,
+    };
+    let value = serde_json::to_value(&out)?;
     let content = match args.measure.format {
-        Format::Json => crate::output::result_json(
-            "bandwidth",
-            &BandwidthOutput {
-                isa_kernel: kernels.name,
-                points: &points,
-                cpus: &cpus,
-                clock_ghz: plan.ghz,
-                bytes_counted: BYTES_COUNTED,
-                repeats: plan.repeats,
-                sample_ms: args.measure.sample_ms,
-                sweep: sweep.as_ref(),
-                complete,
-            },
-        )?,
-        Format::Csv => experiment::table(&points).csv(),
-        Format::Text => document(&points, &plan, kernels.name, sweep.as_ref()).text(),
-        Format::Markdown => document(&points, &plan, kernels.name, sweep.as_ref()).markdown(),
+        Format::Json => crate::output::result_json("bandwidth", &out)?,
+        Format::Csv => present::bandwidth_table(&points).csv(),
+        Format::Text => document(&value, sweep.is_some())?.text(),
+        Format::Markdown => document(&value, sweep.is_some())?.markdown(),
     };
     output.write(&content)?;
     if !complete {
@@ -264,37 +266,17 @@ fn thread_counts(given: &[usize], available: usize) -> Result<Vec<usize>> {
     Ok(counts)
 }
 
-fn document(
-    points: &[BandwidthPoint],
-    plan: &Plan,
-    kernel: &str,
-    sweep: Option<&SweepInfo>,
-) -> Document {
-    let mut t = experiment::table(points);
-    t.note(format!(
-        "{kernel} kernels; GB/s = 10^9 bytes a second, the median of {} samples of {} ms (each figure's min and max are in the JSON); {BYTES_COUNTED}",
-        plan.repeats,
-        plan.sample_time.as_millis()
-    ));
-    if plan.ghz > 0.0 {
-        t.note(format!(
-            "bytes per cycle at the {:.3} GHz core clock memlat estimated",
-            plan.ghz
-        ));
-    }
-    if let Some(s) = sweep {
-        t.note(s.describe());
-        t.note(
-            "by default a sweep takes fewer and shorter samples than the level table (3 of 5 ms against 5 of 20 ms): each figure is noisier; `memlat bandwidth --sizes` measures chosen sizes longer",
-        );
-    }
-    let mut d = Document::new(if sweep.is_some() {
+/// The headline (the table and how its figures were made) under a title.
+fn document(value: &serde_json::Value, sweep: bool) -> Result<Document> {
+    let mut d = Document::new(if sweep {
         "memlat bandwidth --sweep: bytes a second by working-set size"
     } else {
         "memlat bandwidth: bytes a second each level delivers"
     });
-    d.table(t);
-    d
+    for t in present::headline(Kind::Bandwidth, value)? {
+        d.table(t);
+    }
+    Ok(d)
 }
 
 /// The smallest size a sweep starts at by default.

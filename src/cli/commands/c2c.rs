@@ -13,11 +13,13 @@ use crate::cli::{C2cArgs, Format};
 use crate::error::usage;
 use crate::experiments::c2c::{self, C2cMatrix, Method, Pairs};
 use crate::output::document::Document;
-use crate::output::plot::heatmap::{self, Heatmap};
+use crate::output::plot::heatmap;
+use crate::output::present;
 use crate::output::table::{Cell, Table};
 use crate::platform;
 use crate::platform::system::parse_cpu_list;
 use crate::platform::topology::Topology;
+use crate::readback::Kind;
 
 /// What `memlat c2c --format json` prints: the first method's matrix at the
 /// top, every method's in `methods`.
@@ -112,7 +114,7 @@ pub fn run(args: &C2cArgs) -> Result<()> {
     if let Some(path) = &args.plot {
         for (k, r) in results.iter().enumerate() {
             let file = plot_path(path, k, &r.method);
-            heatmap::draw(&file, &heatmap_of(r))?;
+            heatmap::draw(&file, &present::c2c_heatmap(r))?;
             notice(&format!("heatmap written to {}", file.display()));
         }
     }
@@ -120,19 +122,19 @@ pub fn run(args: &C2cArgs) -> Result<()> {
         Pairs::All => "all".to_string(),
         Pairs::Sample(_) => format!("sample of {} of {all}", pairs.len()),
     };
+    // JSON is written from the result, text and markdown from its JSON value.
+    let out = C2cOutput {
+        first: &results[0],
+        methods: &results,
+        pairs: pairs_text,
+        complete,
+    };
+    let value = serde_json::to_value(&out)?;
     let content = match args.format {
-        Format::Json => crate::output::result_json(
-            "c2c",
-            &C2cOutput {
-                first: &results[0],
-                methods: &results,
-                pairs: pairs_text,
-                complete,
-            },
-        )?,
+        Format::Json => crate::output::result_json("c2c", &out)?,
         Format::Csv => pairs_table(&results).csv(),
-        Format::Text => document(&results, &topology).text(),
-        Format::Markdown => document(&results, &topology).markdown(),
+        Format::Text => document(&results, &topology, &value)?.text(),
+        Format::Markdown => document(&results, &topology, &value)?.markdown(),
     };
     output.write(&content)?;
     if !complete {
@@ -140,28 +142,6 @@ pub fn run(args: &C2cArgs) -> Result<()> {
         return Err(Interrupted("memlat c2c: interrupted".into()).into());
     }
     Ok(())
-}
-
-pub(crate) fn heatmap_of(r: &C2cMatrix) -> Heatmap {
-    Heatmap {
-        title: format!(
-            "Core to core: one-way latency of a cache line ({}), ns",
-            r.method
-        ),
-        labels: r.cpus.iter().map(usize::to_string).collect(),
-        row_name: "CPU (topology order)".into(),
-        column_name: "CPU".into(),
-        values: r.matrix_ns.clone(),
-        footnote: format!(
-            "memlat c2c --method {}: median of 15 samples per pair; {}",
-            r.method,
-            r.clusters
-                .iter()
-                .map(|c| format!("{} {:.0} ns", c.name, c.median_ns))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    }
 }
 
 /// One row per measured pair.
@@ -185,10 +165,18 @@ fn pairs_table(results: &[C2cMatrix]) -> Table {
     t
 }
 
-fn document(results: &[C2cMatrix], topology: &Topology) -> Document {
+/// The headline (each relation's median), then each method's matrix.
+fn document(
+    results: &[C2cMatrix],
+    topology: &Topology,
+    value: &serde_json::Value,
+) -> Result<Document> {
     let mut d = Document::new(
         "memlat c2c: one-way latency of a cache line between two CPUs, ns (median of 15 samples)",
     );
+    for t in present::headline(Kind::C2c, value)? {
+        d.table(t);
+    }
     for r in results {
         let mut header = vec![format!("{} from\\to", r.method)];
         header.extend(r.cpus.iter().map(|c| c.to_string()));
@@ -202,12 +190,6 @@ fn document(results: &[C2cMatrix], topology: &Topology) -> Document {
                     .map(|v| v.map_or(Cell::from("-"), |ns| Cell::float(ns, 1))),
             );
             t.row(row);
-        }
-        for c in &r.clusters {
-            t.note(format!(
-                "{}: {:.1} ns (median of {} pair(s))",
-                c.name, c.median_ns, c.pairs
-            ));
         }
         d.table(t);
     }
@@ -225,5 +207,5 @@ fn document(results: &[C2cMatrix], topology: &Topology) -> Document {
         lines.push("no two of these CPUs are SMT siblings (sysfs thread_siblings_list)".into());
     }
     d.lines(lines);
-    d
+    Ok(d)
 }

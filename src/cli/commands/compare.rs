@@ -12,7 +12,8 @@ use crate::cli::{CompareArgs, Format};
 use crate::error::usage;
 use crate::output::document::Document;
 use crate::output::plot::Chart;
-use crate::output::table::{Cell, Table};
+use crate::output::present;
+use crate::readback::Kind;
 
 /// What `memlat compare --format json` prints.
 #[derive(Serialize)]
@@ -85,18 +86,19 @@ pub fn run(args: &CompareArgs) -> Result<()> {
         crate::cli::common::notice(&format!("plot written to {}", path.display()));
     }
     let labels: Vec<&str> = results.iter().map(|r| r.label.as_str()).collect();
+    // JSON is written from the result, text and markdown from its JSON value.
+    let out = CompareOutput {
+        results: labels.clone(),
+        conditions: &conditions,
+        rows: &rows,
+    };
+    let value = serde_json::to_value(&out)?;
+    let title = format!("memlat compare: {}", labels.join(" vs "));
     let content = match args.format {
-        Format::Json => crate::output::result_json(
-            "compare",
-            &CompareOutput {
-                results: labels.clone(),
-                conditions: &conditions,
-                rows: &rows,
-            },
-        )?,
-        Format::Csv => rows_table(&labels, &rows).csv(),
-        Format::Text => document(&labels, &conditions, &rows).text(),
-        Format::Markdown => document(&labels, &conditions, &rows).markdown(),
+        Format::Json => crate::output::result_json("compare", &out)?,
+        Format::Csv => present::compare_rows_table(&labels, &rows).csv(),
+        Format::Text => document(title, &value)?.text(),
+        Format::Markdown => document(title, &value)?.markdown(),
     };
     output.write(&content)
 }
@@ -146,20 +148,21 @@ fn run_bandwidth(args: &CompareArgs, results: &[Loaded], output: Output) -> Resu
         crate::cli::common::notice(&format!("plot written to {}", path.display()));
     }
     let labels: Vec<&str> = results.iter().map(|r| r.label.as_str()).collect();
+    // JSON is written from the result, text and markdown from its JSON value.
+    let out = BandwidthCompareOutput {
+        results: labels.clone(),
+        conditions: &conditions,
+        matched_by: by,
+        bounds: BOUNDS,
+        rows: &rows,
+    };
+    let value = serde_json::to_value(&out)?;
+    let title = format!("memlat compare (bandwidth): {}", labels.join(" vs "));
     let content = match args.format {
-        Format::Json => crate::output::result_json(
-            "compare",
-            &BandwidthCompareOutput {
-                results: labels.clone(),
-                conditions: &conditions,
-                matched_by: by,
-                bounds: BOUNDS,
-                rows: &rows,
-            },
-        )?,
-        Format::Csv => bandwidth_table(&labels, &rows, true).csv(),
-        Format::Text => bandwidth_document(&labels, &conditions, &rows, by).text(),
-        Format::Markdown => bandwidth_document(&labels, &conditions, &rows, by).markdown(),
+        Format::Json => crate::output::result_json("compare", &out)?,
+        Format::Csv => present::compare_bandwidth_table(&labels, &rows, true).csv(),
+        Format::Text => document(title, &value)?.text(),
+        Format::Markdown => document(title, &value)?.markdown(),
     };
     output.write(&content)
 }
@@ -195,114 +198,6 @@ fn bandwidth_overlay(results: &[Loaded], found: &[Vec<BwFound>]) -> Chart {
     }
 }
 
-/// The shared points: one row per point and thread count, each operation's
-/// ratio with its bounds (in one cell for reading, in three columns for CSV).
-fn bandwidth_table(labels: &[&str], rows: &[BandwidthRow], csv: bool) -> Table {
-    let mut ops: Vec<&str> = Vec::new();
-    for r in rows {
-        for o in &r.ops {
-            if !ops.contains(&o.op.as_str()) {
-                ops.push(&o.op);
-            }
-        }
-    }
-    let mut header: Vec<String> = vec!["<point".into(), "<level".into(), "threads".into()];
-    header.extend(labels.iter().map(|l| format!("{l} read GB/s")));
-    for op in &ops {
-        if csv {
-            header.extend([
-                format!("{op} last/first"),
-                format!("{op} low"),
-                format!("{op} high"),
-                format!("{op} apart"),
-            ]);
-        } else {
-            header.push(format!("{op} last/first [bounds]"));
-        }
-    }
-    header.push("<apart".into());
-    let header: Vec<&str> = header.iter().map(String::as_str).collect();
-    let mut t = Table::new(&header);
-    for r in rows {
-        let mut levels = r.levels.clone();
-        levels.dedup();
-        let mut cells: Vec<Cell> = vec![
-            r.key.clone().into(),
-            levels.join("|").into(),
-            (r.threads as u64).into(),
-        ];
-        let read = r.ops.iter().find(|o| o.op == "read");
-        for k in 0..labels.len() {
-            cells.push(Cell::opt(read.map(|o| o.values[k]), 1));
-        }
-        for op in &ops {
-            let o = r.ops.iter().find(|o| o.op == *op);
-            if csv {
-                cells.push(Cell::opt(o.map(|o| o.ratio), 3));
-                cells.push(Cell::opt(o.and_then(|o| o.low), 3));
-                cells.push(Cell::opt(o.and_then(|o| o.high), 3));
-                cells.push(match o {
-                    Some(o) if o.apart => "yes".into(),
-                    Some(_) => "no".into(),
-                    None => "".into(),
-                });
-            } else {
-                cells.push(match o {
-                    None => "-".into(),
-                    Some(o) => match (o.low, o.high) {
-                        (Some(low), Some(high)) => {
-                            format!("{:.3} [{low:.2}..{high:.2}]", o.ratio).into()
-                        }
-                        _ => format!("{:.3}", o.ratio).into(),
-                    },
-                });
-            }
-        }
-        let apart: Vec<&str> = r
-            .ops
-            .iter()
-            .filter(|o| o.apart)
-            .map(|o| o.op.as_str())
-            .collect();
-        cells.push(apart.join(", ").into());
-        t.row(cells);
-    }
-    t
-}
-
-fn bandwidth_document(
-    labels: &[&str],
-    conditions: &[Condition],
-    rows: &[BandwidthRow],
-    by: MatchBy,
-) -> Document {
-    let mut d = Document::new(format!(
-        "memlat compare (bandwidth): {}",
-        labels.join(" vs ")
-    ));
-    d.table(conditions_table(conditions));
-    let mut t = bandwidth_table(labels, rows, false);
-    let apart = rows
-        .iter()
-        .filter(|r| r.ops.iter().any(|o| o.apart))
-        .count();
-    t.note(format!(
-        "points matched by {} and thread count; last/first: the ratio of median GB/s",
-        match by {
-            MatchBy::Level => "level",
-            MatchBy::Size => "size (sweeps)",
-        }
-    ));
-    t.note(format!("bounds {BOUNDS}"));
-    t.note(format!(
-        "{apart} of {} shared points have an operation apart: its bounds leave out 1 and the ratio is beyond {:.0}%",
-        rows.len(),
-        compare::NOISE * 100.0
-    ));
-    d.table(t);
-    d
-}
-
 /// Every result's lines on one log-log chart.
 fn overlay(results: &[Loaded], found: &[Vec<Found>]) -> Chart {
     let sets: Vec<(Option<&str>, &[Found])> = results
@@ -317,48 +212,11 @@ fn overlay(results: &[Loaded], found: &[Vec<Found>]) -> Chart {
     )
 }
 
-fn rows_table(labels: &[&str], rows: &[Row]) -> Table {
-    let mut header: Vec<String> = vec!["<point".into()];
-    header.extend(labels.iter().map(|l| format!("{l} ns")));
-    header.extend(["last/first".into(), "95% CI".into(), "significant".into()]);
-    let header: Vec<&str> = header.iter().map(String::as_str).collect();
-    let mut t = Table::new(&header);
-    for r in rows {
-        let mut cells: Vec<Cell> = vec![r.key.clone().into()];
-        cells.extend(r.values.iter().map(|v| Cell::float(*v, 2)));
-        cells.push(Cell::float(r.ratio, 3));
-        cells.push(match (r.ci_low, r.ci_high) {
-            (Some(low), Some(high)) => format!("{low:.3}..{high:.3}").into(),
-            _ => "too few repeats".into(),
-        });
-        cells.push(if r.significant { "yes" } else { "no" }.into());
-        t.row(cells);
+/// The title, then the headline: conditions and rows.
+fn document(title: String, value: &serde_json::Value) -> Result<Document> {
+    let mut d = Document::new(title);
+    for t in present::headline(Kind::Compare, value)? {
+        d.table(t);
     }
-    t
-}
-
-fn document(labels: &[&str], conditions: &[Condition], rows: &[Row]) -> Document {
-    let mut d = Document::new(format!("memlat compare: {}", labels.join(" vs ")));
-    d.table(conditions_table(conditions));
-    let mut t = rows_table(labels, rows);
-    let called = rows.iter().filter(|r| r.significant).count();
-    t.note(format!(
-        "{called} of {} shared points differ significantly: the 95% bootstrap interval of the ratio of medians leaves out 1 and the ratio is beyond {:.0}%",
-        rows.len(),
-        compare::NOISE * 100.0
-    ));
-    d.table(t);
-    d
-}
-
-fn conditions_table(conditions: &[Condition]) -> Table {
-    let mut c = Table::new(&["<condition", "<values", "<differs"]);
-    for cond in conditions {
-        c.row(vec![
-            cond.what.clone().into(),
-            cond.values.join(" | ").into(),
-            if cond.differs { "DIFFERS" } else { "" }.into(),
-        ]);
-    }
-    c
+    Ok(d)
 }

@@ -104,22 +104,22 @@ pub fn run(args: &DetectArgs) -> Result<()> {
             ),
         );
     }
+    // JSON is written from the result, text and markdown from its JSON value.
+    let out = DetectOutput {
+        levels: &detection.levels,
+        translation: detection.translation,
+        capacity_definition: &detection.capacity_definition,
+        notes: &detection.notes,
+        source: source.clone(),
+        points: curve.len(),
+        sysfs_caches: &result.sysfs_caches,
+        cpuid_caches: &cpuid_caches,
+        prefetchers: prefetchers.clone(),
+        partial: interrupted,
+    };
+    let value = serde_json::to_value(&out)?;
     let content = match args.measure.format {
-        Format::Json => output::result_json(
-            "detect",
-            &DetectOutput {
-                levels: &detection.levels,
-                translation: detection.translation,
-                capacity_definition: &detection.capacity_definition,
-                notes: &detection.notes,
-                source,
-                points: curve.len(),
-                sysfs_caches: &result.sysfs_caches,
-                cpuid_caches: &cpuid_caches,
-                prefetchers,
-                partial: interrupted,
-            },
-        )?,
+        Format::Json => output::result_json("detect", &out)?,
         Format::Csv => crate::output::detect::levels_table(&detection).csv(),
         Format::Text | Format::Markdown => {
             let mut d =
@@ -128,7 +128,9 @@ pub fn run(args: &DetectArgs) -> Result<()> {
                 "curve: {source} ({} points); prefetchers: {prefetchers}",
                 curve.len()
             ));
-            d.table(crate::output::detect::levels_table(&detection));
+            for t in crate::output::present::headline(crate::readback::Kind::Detect, &value)? {
+                d.table(t);
+            }
             if args.measure.format == Format::Text {
                 d.text()
             } else {

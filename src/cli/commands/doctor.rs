@@ -5,8 +5,10 @@ use anyhow::Result;
 use crate::cli::files::Output;
 use crate::cli::{DoctorArgs, Format};
 use crate::error::usage;
-use crate::experiments::doctor::{Facts, Report, findings};
+use crate::experiments::doctor::{Facts, Report};
 use crate::output;
+use crate::output::present::{self, doctor};
+use crate::readback::Kind;
 
 /// Runs `memlat doctor`.
 pub fn run(args: &DoctorArgs) -> Result<()> {
@@ -23,11 +25,13 @@ pub fn run(args: &DoctorArgs) -> Result<()> {
     let output = Output::create(args.output.as_deref())?;
     eprintln!("memlat doctor: reading the system and timing the clock chains on CPU {cpu} ...");
     let report = Report::of(&Facts::gather(cpu));
+    // JSON is written from the result, text and markdown from its JSON value.
+    let value = serde_json::to_value(&report)?;
     let content = match args.format {
         Format::Json => output::result_json("doctor", &report)?,
-        Format::Text => findings::text(&report),
-        Format::Csv => findings::table(&report).csv(),
-        Format::Markdown => findings::document(&report).markdown(),
+        Format::Text => doctor::text(&value),
+        Format::Csv => present::headline(Kind::Doctor, &value)?.remove(0).csv(),
+        Format::Markdown => doctor::document(&value).markdown(),
     };
     output.write(&content)
 }

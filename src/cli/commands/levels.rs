@@ -18,8 +18,10 @@ use crate::experiments::fixed_levels::{self as levels, LevelSummary};
 use crate::experiments::points;
 use crate::output;
 use crate::output::document::Document;
+use crate::output::present;
 use crate::platform;
 use crate::platform::caches::{Machine, Source};
+use crate::readback::Kind;
 use crate::units::HumanBytes;
 
 /// What `memlat levels --format json` prints.
@@ -132,7 +134,7 @@ pub fn run(args: &LevelsArgs) -> Result<()> {
         };
     // Rewritten after each level so an interrupted run keeps what it measured.
     let mut observer = AnnounceAnd(|done: &Vec<crate::engine::Measurement>| {
-        csv_file.write(&levels::csv(&rows_of(done)))
+        csv_file.write(&crate::output::csv::levels(&rows_of(done)))
     });
     let measured = points::run(&mut prepared.engine, &planned, &mut observer)?;
     let rows = rows_of(&measured);
@@ -146,24 +148,26 @@ pub fn run(args: &LevelsArgs) -> Result<()> {
     report_cycle_source(&prepared.engine);
     eprintln!("wrote {}", csv_path.display());
     let status = prepared.prefetch.status.clone();
+    // JSON is written from the result, text and markdown from its JSON value.
+    let out = LevelsOutput {
+        name: &machine.name,
+        source: machine.source,
+        csv: csv_path.display().to_string(),
+        prefetchers: &status,
+        levels: &summaries,
+    };
+    let value = serde_json::to_value(&out)?;
     let content = match args.measure.format {
-        Format::Json => output::result_json(
-            "levels",
-            &LevelsOutput {
-                name: &machine.name,
-                source: machine.source,
-                csv: csv_path.display().to_string(),
-                prefetchers: &status,
-                levels: &summaries,
-            },
-        )?,
-        Format::Csv => levels::csv(&rows),
+        Format::Json => output::result_json("levels", &out)?,
+        Format::Csv => crate::output::csv::levels(&rows),
         Format::Text | Format::Markdown => {
             let mut d = Document::new(format!(
                 "memlat levels: {} (seed 002: random walk, fresh each iteration)",
                 machine.name
             ));
-            d.table(levels::table(&summaries));
+            for t in present::headline(Kind::Levels, &value)? {
+                d.table(t);
+            }
             d.line(format!(
                 "{}; per-iteration rows in {}; prefetchers {}",
                 match (machine.source, profile_given) {

@@ -18,8 +18,10 @@ use crate::error::usage;
 use crate::experiments::linesize::{self as experiment, Curves};
 use crate::output;
 use crate::output::document::Document;
+use crate::output::present;
 use crate::output::table::{Cell, Table};
 use crate::platform::caches::Machine;
+use crate::readback::Kind;
 use crate::units::HumanBytes;
 
 /// One pass's reading.
@@ -180,30 +182,30 @@ pub fn run(args: &LinesizeArgs) -> Result<()> {
     let (points, stride_points) = (&points, &curves.stride);
     let stride_estimate = linesize::estimate(stride_points);
     let status = prepared.prefetch.status.clone();
+    // JSON is written from the result, text and markdown from its JSON value.
+    let out = LinesizeOutput {
+        line_bytes: line.value,
+        fetch_bytes: fetch.value,
+        readings: &readings,
+        agree: line.agree,
+        fetch_agree: fetch.agree,
+        pairs: &first.pairs,
+        lone_ns: first.lone_ns,
+        pair_reading: reading,
+        claimed_line_bytes: machine.line_bytes,
+        size,
+        points,
+        estimate: &estimate,
+        stride_points,
+        stride_estimate: &stride_estimate,
+        prefetchers: &status,
+    };
+    let value = serde_json::to_value(&out)?;
     let content = match args.measure.format {
-        Format::Json => output::result_json(
-            "linesize",
-            &LinesizeOutput {
-                line_bytes: line.value,
-                fetch_bytes: fetch.value,
-                readings: &readings,
-                agree: line.agree,
-                fetch_agree: fetch.agree,
-                pairs: &first.pairs,
-                lone_ns: first.lone_ns,
-                pair_reading: reading,
-                claimed_line_bytes: machine.line_bytes,
-                size,
-                points,
-                estimate: &estimate,
-                stride_points,
-                stride_estimate: &stride_estimate,
-                prefetchers: &status,
-            },
-        )?,
+        Format::Json => output::result_json("linesize", &out)?,
         Format::Csv => table(points, stride_points).csv(),
         Format::Text | Format::Markdown => {
-            let d = document(
+            let mut d = document(
                 size,
                 &curves,
                 &readings,
@@ -212,6 +214,7 @@ pub fn run(args: &LinesizeArgs) -> Result<()> {
                 machine.line_bytes,
                 &status,
             );
+            d.lead(present::headline(Kind::Linesize, &value)?);
             if args.measure.format == Format::Text {
                 d.text()
             } else {

@@ -14,10 +14,11 @@ use crate::error::{UsageError, usage};
 use crate::experiments::loaded::{self, LoadedPlan, LoadedResult};
 use crate::limits::{self, Origin};
 use crate::output::document::Document;
-use crate::output::table::{Cell, Table};
+use crate::output::present;
 use crate::platform;
 use crate::platform::caches;
 use crate::platform::topology::Topology;
+use crate::readback::Kind;
 use crate::units::HumanBytes;
 
 /// Each traffic thread's buffer by default.
@@ -98,11 +99,13 @@ pub fn run(args: &LoadedArgs) -> Result<()> {
         crate::output::plot::loaded::plot(&result, path)?;
         notice(&format!("plot written to {}", path.display()));
     }
+    // JSON is written from the result, text and markdown from its JSON value.
+    let value = serde_json::to_value(&result)?;
     let content = match args.measure.format {
         Format::Json => crate::output::result_json("loaded", &result)?,
-        Format::Csv => table(&result).csv(),
-        Format::Text => document(&result).text(),
-        Format::Markdown => document(&result).markdown(),
+        Format::Csv => present::loaded_table(&result).csv(),
+        Format::Text => document(&result, &value)?.text(),
+        Format::Markdown => document(&result, &value)?.markdown(),
     };
     output.write(&content)?;
     if !result.complete {
@@ -117,41 +120,17 @@ pub fn run(args: &LoadedArgs) -> Result<()> {
     Ok(())
 }
 
-/// MLC's table: delay, bandwidth, latency.
-pub(crate) fn table(r: &LoadedResult) -> Table {
-    let mut t = Table::new(&[
-        "delay",
-        "traffic",
-        "threads",
-        "MB/s",
-        "latency ns",
-        "min ns",
-        "max ns",
-        "x idle",
-    ]);
-    for p in &r.points {
-        t.row(vec![
-            p.delay.map_or(Cell::from("idle"), |d| u64::from(d).into()),
-            p.traffic.clone().into(),
-            (p.threads as u64).into(),
-            Cell::float(p.bandwidth_bytes_per_second / 1e6, 0),
-            Cell::float(p.latency_ns.median, 1),
-            Cell::float(p.latency_ns.min, 1),
-            Cell::float(p.latency_ns.max, 1),
-            Cell::float(p.latency_ns.median / r.idle_latency_ns, 2),
-        ]);
-    }
-    t
-}
-
-fn document(r: &LoadedResult) -> Document {
+/// The headline (MLC's table), then the knee and the notes.
+fn document(r: &LoadedResult, value: &serde_json::Value) -> Result<Document> {
     let mut d = Document::new(format!(
         "memlat loaded: chase latency ({} random chain, CPU {}) against the traffic threads' bandwidth (CPUs {:?}); delay = spin iterations after every 4 KiB",
         HumanBytes(r.chase_size_bytes),
         r.cpus.chaser,
         r.cpus.traffic
     ));
-    d.table(table(r));
+    for t in present::headline(Kind::Loaded, value)? {
+        d.table(t);
+    }
     let mut lines = vec![match r.knee {
         Some(k) => format!(
             "knee: latency reaches twice idle ({:.1} ns) at {:.0} MB/s",
@@ -162,5 +141,5 @@ fn document(r: &LoadedResult) -> Document {
     }];
     lines.extend(r.notes.iter().map(|n| format!("note: {n}")));
     d.lines(lines);
-    d
+    Ok(d)
 }

@@ -11,9 +11,9 @@ use crate::cli::progress::Announce;
 use crate::cli::{Format, LoaduseArgs};
 use crate::error::usage;
 use crate::experiments::loaduse::levels;
-use crate::experiments::loaduse::render;
 use crate::experiments::loaduse::{self, driver::Settings};
 use crate::output;
+use crate::output::present::loaduse as render;
 use crate::platform;
 use crate::platform::caches;
 use crate::units::HumanBytes;
@@ -110,10 +110,18 @@ pub fn run(args: &LoaduseArgs) -> Result<()> {
         notice(&format!("plot written to {}", path.display()));
     }
     let content = match args.measure.format {
-        Format::Text => render::text(&result),
-        Format::Markdown => render::document(&result).markdown(),
+        Format::Text => render::document(&result, headline(&result)?).text(),
+        Format::Markdown => render::document(&result, headline(&result)?).markdown(),
         Format::Json => output::result_json("loaduse", &result)?,
         Format::Csv => render::csv(&result),
     };
     output.write(&content)
+}
+
+/// Seed 003's table, from the JSON value of the result (as the report makes it).
+fn headline(result: &loaduse::report::LoaduseResult) -> Result<Vec<crate::output::table::Table>> {
+    crate::output::present::headline(
+        crate::readback::Kind::Loaduse,
+        &serde_json::to_value(result)?,
+    )
 }

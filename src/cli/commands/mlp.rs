@@ -17,8 +17,10 @@ use crate::experiments::mlp::{self, LevelSize, MlpLevel};
 use crate::kernels::parallel::MAX_CHAINS;
 use crate::limits::{self, Origin};
 use crate::output::document::Document;
+use crate::output::present;
 use crate::output::table::{Cell, Table};
 use crate::platform;
+use crate::readback::Kind;
 use crate::units::HumanBytes;
 
 /// What `memlat mlp --format json` prints.
@@ -122,19 +124,19 @@ pub fn run(args: &MlpArgs) -> Result<()> {
         crate::output::plot::mlp::plot(&results, cpu, path)?;
         notice(&format!("plot written to {}", path.display()));
     }
+    // JSON is written from the result, text and markdown from its JSON value.
+    let out = MlpOutput {
+        levels: &results,
+        cpu,
+        line_bytes: template.line,
+        complete,
+    };
+    let value = serde_json::to_value(&out)?;
     let content = match args.measure.format {
-        Format::Json => crate::output::result_json(
-            "mlp",
-            &MlpOutput {
-                levels: &results,
-                cpu,
-                line_bytes: template.line,
-                complete,
-            },
-        )?,
+        Format::Json => crate::output::result_json("mlp", &out)?,
         Format::Csv => points_table(&results).csv(),
-        Format::Text => document(&results, cpu).text(),
-        Format::Markdown => document(&results, cpu).markdown(),
+        Format::Text => document(&results, cpu, &value)?.text(),
+        Format::Markdown => document(&results, cpu, &value)?.markdown(),
     };
     output.write(&content)?;
     if !complete {
@@ -176,11 +178,14 @@ fn points_table(levels: &[MlpLevel]) -> Table {
     t
 }
 
-/// Chains down the side, one column pair (ns per load, parallelism) per level.
-fn document(levels: &[MlpLevel], cpu: usize) -> Document {
+/// The headline (where each level levels off), then chains down the side, one column pair (ns per load, parallelism) per level.
+fn document(levels: &[MlpLevel], cpu: usize, value: &serde_json::Value) -> Result<Document> {
     let mut d = Document::new(format!(
         "memlat mlp: N random chains side by side on CPU {cpu}: ns per load (all chains) and effective parallelism (one chain's ns per load / N chains')"
     ));
+    for t in present::headline(Kind::Mlp, value)? {
+        d.table(t);
+    }
     let mut header = vec!["chains".to_string()];
     for l in levels {
         header.push(format!("{} ns", l.name));
@@ -231,7 +236,7 @@ fn document(levels: &[MlpLevel], cpu: usize) -> Document {
     }
     lines.push("GB/s counts a whole line per load".into());
     d.lines(lines);
-    d
+    Ok(d)
 }
 
 #[cfg(test)]

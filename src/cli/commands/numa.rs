@@ -14,10 +14,11 @@ use crate::experiments::numa::{self, NumaResult};
 use crate::limits::{self, Origin};
 use crate::output::document::Document;
 use crate::output::plot::heatmap::{self, Heatmap};
-use crate::output::table::{Cell, Table};
+use crate::output::present;
 use crate::platform;
 use crate::platform::caches;
 use crate::platform::system::{NumaNode, numa_nodes};
+use crate::readback::Kind;
 use crate::units::HumanBytes;
 
 /// Runs `memlat numa`.
@@ -93,11 +94,13 @@ pub fn run(args: &NumaArgs) -> Result<()> {
         notice(&format!("heatmap written to {}", path.display()));
     }
     let complete = result.matrix_ns.iter().flatten().all(Option::is_some);
+    // JSON is written from the result, text and markdown from its JSON value.
+    let value = serde_json::to_value(&result)?;
     let content = match args.measure.format {
         Format::Json => crate::output::result_json("numa", &result)?,
-        Format::Csv => table(&result).csv(),
-        Format::Text => document(&result).text(),
-        Format::Markdown => document(&result).markdown(),
+        Format::Csv => present::headline(Kind::Numa, &value)?.remove(0).csv(),
+        Format::Text => document(&result, &value)?.text(),
+        Format::Markdown => document(&result, &value)?.markdown(),
     };
     output.write(&content)?;
     if !complete {
@@ -121,28 +124,14 @@ fn heatmap_of(r: &NumaResult) -> Heatmap {
     }
 }
 
-fn table(r: &NumaResult) -> Table {
-    let mut header = vec!["from node (CPU)".to_string()];
-    header.extend(r.nodes.iter().map(|n| format!("to node {n}")));
-    let header: Vec<&str> = header.iter().map(String::as_str).collect();
-    let mut t = Table::new(&header);
-    for (i, row) in r.matrix_ns.iter().enumerate() {
-        let mut cells: Vec<Cell> = vec![format!("{} (CPU {})", r.from_nodes[i], r.cpus[i]).into()];
-        cells.extend(
-            row.iter()
-                .map(|v| v.map_or(Cell::from("-"), |ns| Cell::float(ns, 1))),
-        );
-        t.row(cells);
-    }
-    t
-}
-
-fn document(r: &NumaResult) -> Document {
+fn document(r: &NumaResult, value: &serde_json::Value) -> Result<Document> {
     let mut d = Document::new(format!(
         "memlat numa: idle latency, ns per load ({} random chain, memory bound to the column's node)",
         HumanBytes(r.size_bytes)
     ));
-    d.table(table(r));
+    for t in present::headline(Kind::Numa, value)? {
+        d.table(t);
+    }
     d.lines(r.notes.iter().map(|n| format!("note: {n}")).collect());
-    d
+    Ok(d)
 }

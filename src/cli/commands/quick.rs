@@ -10,16 +10,17 @@ use crate::cli::files::Output;
 use crate::cli::plateaus::measured_levels;
 use crate::cli::progress::Announce;
 use crate::cli::{Format, QuickArgs};
-use crate::engine::{CycleSource, Measurement, Point};
+use crate::engine::{Measurement, Point};
 use crate::error::UsageError;
 use crate::experiments::plateaus::{LevelSize, MeasuredLevels};
 use crate::experiments::points;
 use crate::limits::{self, Origin};
 use crate::output::document::Document;
-use crate::output::table::{Cell, Table};
+use crate::output::present;
 use crate::output::{self, csv};
 use crate::platform;
 use crate::platform::caches::{self, CacheInfo};
+use crate::readback::Kind;
 use crate::units::HumanBytes;
 
 #[derive(Serialize)]
@@ -33,15 +34,6 @@ struct QuickResult<'a> {
     plateaus: Option<&'a MeasuredLevels>,
     /// The caches sysfs claims, for comparison (not measured).
     sysfs_caches: &'a [CacheInfo],
-}
-
-fn fits_in(size: u64, caches: &[CacheInfo]) -> String {
-    caches
-        .iter()
-        .find(|c| size <= c.size_bytes)
-        .map_or("memory".to_string(), |c| {
-            format!("{} {}", c.name(), HumanBytes(c.size_bytes))
-        })
 }
 
 /// Runs the quick table.
@@ -112,32 +104,28 @@ pub fn run(args: &QuickArgs) -> Result<()> {
         }
     }
     report_cycle_source(&engine);
+    // JSON is written from the result, text and markdown from its JSON value.
+    let out = QuickResult {
+        points: &points,
+        levels: named
+            .iter()
+            .map(|l| (!l.name.is_empty()).then_some(l.name.as_str()))
+            .collect(),
+        plateaus: measured.as_ref(),
+        sysfs_caches: &caches,
+    };
+    let value = serde_json::to_value(&out)?;
     let content = match args.measure.format {
-        Format::Json => output::result_json(
-            "quick",
-            &QuickResult {
-                points: &points,
-                levels: named
-                    .iter()
-                    .map(|l| (!l.name.is_empty()).then_some(l.name.as_str()))
-                    .collect(),
-                plateaus: measured.as_ref(),
-                sysfs_caches: &caches,
-            },
-        )?,
+        Format::Json => output::result_json("quick", &out)?,
         Format::Csv => csv::samples(&points),
-        Format::Text => document(&points, &named, measured.as_ref(), &caches).text(),
-        Format::Markdown => document(&points, &named, measured.as_ref(), &caches).markdown(),
+        Format::Text => document(&points, &value)?.text(),
+        Format::Markdown => document(&points, &value)?.markdown(),
     };
     output.write(&content)
 }
 
-fn document(
-    points: &[Measurement],
-    named: &[LevelSize],
-    measured: Option<&MeasuredLevels>,
-    caches: &[CacheInfo],
-) -> Document {
+/// The headline (the quick table) under a title naming the chain.
+fn document(points: &[Measurement], value: &serde_json::Value) -> Result<Document> {
     let title = match points.first() {
         Some(first) => format!(
             "memlat: load latency by pointer chasing ({} chain, {}-byte nodes, {} kernel, CPU {})",
@@ -148,87 +136,11 @@ fn document(
         ),
         None => "memlat: load latency by pointer chasing".into(),
     };
-    let mut t = Table::new(&[
-        "<size",
-        "<level",
-        "<sysfs: fits in",
-        "ns/load",
-        "cycles/load",
-        "ns min..max",
-        "repeats",
-        "pages",
-    ]);
-    for (m, level) in points.iter().zip(named) {
-        t.row(vec![
-            HumanBytes(m.size).to_string().into(),
-            if level.name.is_empty() {
-                "-".into()
-            } else {
-                level.name.clone().into()
-            },
-            fits_in(m.size, caches).into(),
-            Cell::float(m.ns_per_load.median, 2),
-            Cell::float(m.cycles_per_load.median, 2),
-            format!("{:.2}..{:.2}", m.ns_per_load.min, m.ns_per_load.max).into(),
-            (m.samples.len() as u64).into(),
-            m.page_backing.obtained.clone().into(),
-        ]);
-    }
-    if let Some(why) = clock_suspect(points, caches) {
-        t.note(format!(
-            "clock suspect: {why}; the cycles column is not to be read"
-        ));
-    }
-    if let Some(measured) = measured {
-        t.note(measured.describe());
-    }
-    // Repeats adapt to the noise, so rows may differ: say what each used.
-    let used: Vec<usize> = points.iter().map(|m| m.samples.len()).collect();
-    let (fewest, most) = (
-        used.iter().copied().min().unwrap_or(0),
-        used.iter().copied().max().unwrap_or(0),
-    );
-    let repeats = if fewest == most {
-        format!("median of {most} repeats")
-    } else {
-        format!("median of each row's repeats ({fewest} to {most}: the repeats column)")
-    };
-    if let Some(m) = points.last() {
-        t.note(format!(
-            "cycles: {} ({:.3} GHz); {repeats}, each a fresh random chain",
-            match m.cycle_source {
-                CycleSource::Perf => "counted by perf's cycles event",
-                CycleSource::CycleCounter => "counted by the core's cycle counter",
-                CycleSource::Given => "ns x the clock given with --ghz",
-                CycleSource::Estimated =>
-                    "estimated, ns x the core clock measured from dependent add and multiply chains",
-            },
-            m.clock_ghz,
-        ));
-    }
     let mut d = Document::new(title);
-    d.table(t);
-    d
-}
-
-/// Why estimated cycles are not to be read: the clock's verdict, or an
-/// L1-sized row under 2 cycles.
-fn clock_suspect(points: &[Measurement], caches: &[CacheInfo]) -> Option<String> {
-    let estimated: Vec<&Measurement> = points
-        .iter()
-        .filter(|m| m.cycle_source == CycleSource::Estimated)
-        .collect();
-    if let Some(why) = estimated
-        .iter()
-        .find_map(|m| m.clock_method.as_ref()?.suspect.clone())
-    {
-        return Some(why);
+    for t in present::headline(Kind::Quick, value)? {
+        d.table(t);
     }
-    let l1_size = caches.first().map_or(16 << 10, |c| c.size_bytes);
-    estimated
-        .iter()
-        .find(|m| m.size <= l1_size)
-        .and_then(|m| crate::platform::clock::l1_cycles_suspect(m.cycles_per_load.median))
+    Ok(d)
 }
 
 #[cfg(test)]
@@ -241,7 +153,10 @@ mod tests {
             CacheInfo::example(1, 32 << 10),
             CacheInfo::example(2, 1 << 20),
         ];
-        assert_eq!(fits_in(16 << 10, &caches), "L1d 32 KiB");
-        assert_eq!(fits_in(1 << 30, &caches), "memory");
+        assert_eq!(
+            crate::output::present::fits_in(16 << 10, &caches),
+            "L1d 32 KiB"
+        );
+        assert_eq!(crate::output::present::fits_in(1 << 30, &caches), "memory");
     }
 }

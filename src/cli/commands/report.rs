@@ -2,9 +2,6 @@
 //! files: the machine, the method, every table and plot, the warnings. No
 //! network: plots are inline SVG, styles inline, no scripts or web fonts.
 
-mod headline;
-mod kinds;
-
 use anyhow::Result;
 use serde_json::Value;
 
@@ -210,7 +207,7 @@ fn warnings(value: &Value, out: &mut Vec<String>) {
 fn section(r: &Loaded) -> Section {
     // Loaded results were checked by crate::readback, whose kinds are Kind's.
     let kind = Kind::parse(&r.kind).unwrap_or(Kind::Merged);
-    let shown = headline::present(kind, &r.label, &r.value);
+    let shown = crate::output::present::present(kind, &r.label, &r.value);
     let mut tables = shown.parts.tables;
     let points = points_table(&r.value);
     if !points.is_empty() {

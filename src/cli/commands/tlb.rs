@@ -13,8 +13,10 @@ use crate::cli::{Format, TlbArgs};
 use crate::error::usage;
 use crate::experiments::tlb::{self, PagePlan, TlbPageResult};
 use crate::output::document::Document;
+use crate::output::present;
 use crate::output::table::{Cell, Table};
 use crate::platform::{self, PageRequest, cpuid, system};
+use crate::readback::Kind;
 use crate::units::HumanBytes;
 
 /// What `memlat tlb --format json` prints.
@@ -136,18 +138,18 @@ pub fn run(args: &TlbArgs) -> Result<()> {
         crate::output::plot::tlb::plot(&results, path)?;
         notice(&format!("plot written to {}", path.display()));
     }
+    // JSON is written from the result, text and markdown from its JSON value.
+    let out = TlbOutput {
+        page_bytes: &results,
+        virtual_machine: vm,
+        complete,
+    };
+    let value = serde_json::to_value(&out)?;
     let content = match args.measure.format {
-        Format::Json => crate::output::result_json(
-            "tlb",
-            &TlbOutput {
-                page_bytes: &results,
-                virtual_machine: vm,
-                complete,
-            },
-        )?,
+        Format::Json => crate::output::result_json("tlb", &out)?,
         Format::Csv => points_table(&results).csv(),
-        Format::Text => document(&results).text(),
-        Format::Markdown => document(&results).markdown(),
+        Format::Text => document(&results, &value)?.text(),
+        Format::Markdown => document(&results, &value)?.markdown(),
     };
     output.write(&content)?;
     if !complete {
@@ -179,63 +181,14 @@ fn points_table(results: &[TlbPageResult]) -> Table {
     t
 }
 
-pub(crate) fn levels_table(r: &TlbPageResult) -> Table {
-    let mut t = Table::new(&[
-        "<level",
-        "entries",
-        "measured between",
-        "reach",
-        "miss costs ns",
-        "cycles",
-        "<CPUID says",
-    ]);
-    for (k, l) in r.levels.iter().enumerate() {
-        let claim = r
-            .cpuid
-            .iter()
-            .filter(|c| c.level as usize == k + 1)
-            .map(|c| format!("{} {} entries", c.kind, c.entries))
-            .collect::<Vec<_>>()
-            .join(", ");
-        t.row(vec![
-            l.name.clone().into(),
-            l.entries.into(),
-            format!("{}..{}", l.entries_bracket[0], l.entries_bracket[1]).into(),
-            HumanBytes(l.reach_bytes).to_string().into(),
-            Cell::float(l.miss_cost_ns, 2),
-            if l.miss_cost_cycles > 0.0 {
-                Cell::float(l.miss_cost_cycles, 1)
-            } else {
-                "?".into()
-            },
-            if claim.is_empty() {
-                "-".to_string()
-            } else {
-                claim
-            }
-            .into(),
-        ]);
-    }
-    if r.levels.is_empty() {
-        t.note("(no TLB level found)");
-    }
-    for n in &r.notes {
-        t.note(format!("note: {n}"));
-    }
-    t
-}
-
-fn document(results: &[TlbPageResult]) -> Document {
+/// Each page size's headline table (its levels), then its points.
+fn document(results: &[TlbPageResult], value: &serde_json::Value) -> Result<Document> {
     let mut d = Document::new(
         "memlat tlb: TLB reach (entries x page size) and what a miss costs, from one line a page against the same lines packed",
     );
-    for r in results {
-        d.lines(vec![format!(
-            "{} pages ({}):",
-            HumanBytes(r.page_bytes),
-            r.pages_obtained
-        )]);
-        d.table(levels_table(r));
+    let headline = present::headline(Kind::Tlb, value)?;
+    for (r, levels) in results.iter().zip(headline) {
+        d.table(levels);
         let mut t = Table::new(&["pages", "one line a page ns", "packed ns", "translation ns"]);
         for p in &r.points {
             t.row(vec![
@@ -247,5 +200,5 @@ fn document(results: &[TlbPageResult]) -> Document {
         }
         d.table(t);
     }
-    d
+    Ok(d)
 }

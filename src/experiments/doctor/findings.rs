@@ -9,7 +9,7 @@ use crate::platform::counters::Unavailable;
 use crate::units::HumanBytes;
 
 /// One thing the machine says, and what it means for memlat.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Finding {
     /// What was looked at.
     pub what: String,
@@ -428,42 +428,6 @@ fn caches(f: &Facts) -> Finding {
             "; in a VM the last level is shared with other guests, so less of it serves this one";
     }
     finding("caches (claimed)", value, meaning)
-}
-
-/// The findings as a table: what, value, meaning.
-pub fn table(report: &super::Report) -> crate::output::table::Table {
-    let mut t = crate::output::table::Table::new(&["<what", "<value", "<meaning"]);
-    for f in &report.findings {
-        t.row(vec![
-            f.what.clone().into(),
-            f.value.clone().into(),
-            f.meaning.clone().into(),
-        ]);
-    }
-    t
-}
-
-/// The findings as a document (Markdown puts them in one table).
-pub fn document(report: &super::Report) -> crate::output::document::Document {
-    let mut d = crate::output::document::Document::new(format!(
-        "memlat doctor: what this machine lets memlat measure (CPU {})",
-        report.cpu
-    ));
-    d.table(table(report));
-    d
-}
-
-/// The text report: each finding as `what  value`, its meaning indented below.
-pub fn text(report: &super::Report) -> String {
-    let mut out = format!(
-        "memlat doctor: what this machine lets memlat measure (CPU {})\n\n",
-        report.cpu
-    );
-    for f in &report.findings {
-        out += &format!("{:<32} {}\n", f.what, f.value);
-        out += &crate::output::text::wrap(&f.meaning, 86, "    ");
-    }
-    out
 }
 
 #[cfg(test)]

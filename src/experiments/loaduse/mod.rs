@@ -9,13 +9,11 @@
 //!   [`crate::analysis::knee`], pure;
 //! - `levels`: what `--level` and `--nops` name, resolved against sysfs;
 //! - `report`: the result structs and the words that explain them;
-//! - `render`: text, CSV and the chart;
 //! - [`run`]: the experiment: every level's curve, then the `memlat run`
 //!   chase at each working set for comparison, assembled into the result.
 
 pub mod driver;
 pub mod levels;
-pub mod render;
 pub mod report;
 
 use anyhow::Result;

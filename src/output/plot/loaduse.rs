@@ -6,8 +6,8 @@ use anyhow::Result;
 
 use super::{Chart, Series};
 use crate::analysis::knee::Issue;
-use crate::experiments::loaduse::render::label;
 use crate::experiments::loaduse::report::LoaduseResult;
+use crate::output::present::loaduse::label;
 
 /// Cycles per iteration against N, one line per level (a log y axis when the
 /// levels span more than a factor of 20, so L1's knee still shows beside DRAM).

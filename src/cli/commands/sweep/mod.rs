@@ -126,8 +126,8 @@ pub fn run(args: &SweepArgs) -> Result<()> {
     super::run::report_cycle_source(&prepared.engine);
     summarise_warnings(&result);
     let content = match args.measure.format {
-        Format::Text => summary(&result, &files).text(),
-        Format::Markdown => summary(&result, &files).markdown(),
+        Format::Text => summary(&result, &files)?.text(),
+        Format::Markdown => summary(&result, &files)?.markdown(),
         Format::Json => output::json(&result)?,
         Format::Csv => csv::samples(&result.points),
     };
@@ -335,7 +335,7 @@ fn summarise_warnings(result: &SweepResult) {
 }
 
 /// The text summary: ns per load by size and series, then the detected levels.
-fn summary(result: &SweepResult, files: &SweepFiles) -> Document {
+fn summary(result: &SweepResult, files: &SweepFiles) -> Result<Document> {
     let series = result.series();
     let mut d = Document::new(format!(
         "memlat sweep: {} of {} points in {:.1} s ({} kernel, pages {}, CPU {}){}",
@@ -381,12 +381,16 @@ fn summary(result: &SweepResult, files: &SweepFiles) -> Document {
         ));
     }
     d.table(t);
-    if let (Some(detection), Some(key)) = (&result.detection, result.detection_series()) {
+    if let (Some(_), Some(key)) = (&result.detection, result.detection_series()) {
         d.heading(format!(
             "levels detected from the {} curve (sysfs shown beside, not used):",
             key.label()
         ));
-        d.table(crate::output::detect::levels_table(detection));
+        // The headline the report shows, from the JSON value of the result.
+        let value = serde_json::to_value(result)?;
+        for t in crate::output::present::headline(crate::readback::Kind::Sweep, &value)? {
+            d.table(t);
+        }
     }
     let paths: Vec<String> = files
         .paths()
@@ -397,7 +401,7 @@ fn summary(result: &SweepResult, files: &SweepFiles) -> Document {
         d.heading("files:");
         d.lines(paths);
     }
-    d
+    Ok(d)
 }
 
 #[cfg(test)]

@@ -1,8 +1,8 @@
 //! `memlat loaduse` as text (the curve, the knees, the reading and seed 003's
 //! processed table), as CSV (one row per level and N) and as a chart.
 
-use super::report::{LevelResult, LoaduseResult};
 use crate::analysis::knee::Issue;
+use crate::experiments::loaduse::report::{LevelResult, LoaduseResult};
 use crate::output::document::Document;
 use crate::output::table::{Cell, Table};
 use crate::units::HumanBytes;
@@ -17,8 +17,10 @@ pub fn label(level: &LevelResult) -> String {
     }
 }
 
-/// The report as a document: the curve, the knees, the reading and seed 003's table.
-pub fn document(r: &LoaduseResult) -> Document {
+/// The report as a document: the curve, the knees, the reading and seed
+/// 003's table, which is loaduse's headline (`headline`: made from the
+/// result's JSON value by [`super::headline`]).
+pub fn document(r: &LoaduseResult, headline: Vec<Table>) -> Document {
     let mut d = Document::new(format!("memlat loaduse (seed 003): {}", r.experiment));
     d.line(format!(
         "{} chain, {}-byte nodes, {} iterations a loop trip, fastest of {} passes, CPU {}, cycles: {}",
@@ -44,13 +46,10 @@ pub fn document(r: &LoaduseResult) -> Document {
     ));
     d.line(r.reading.explanation.clone());
     d.heading("seed 003's table (load-to-use, cycles: min, avg, max)");
-    d.table(seed_table(r));
+    for t in headline {
+        d.table(t);
+    }
     d
-}
-
-/// The text report.
-pub fn text(r: &LoaduseResult) -> String {
-    document(r).text()
 }
 
 /// Cycles per iteration: one row per N, one column per level.
