@@ -291,3 +291,19 @@ fn run_text_holds_the_headline_figures() {
     assert_eq!(field("pattern"), row[1]);
     assert_eq!(field("repeats"), row[5]);
 }
+
+/// Two results of one name (one file given twice) get labels of their own:
+/// a CSV header naming a column twice loses one in pandas (and tripped the
+/// unique-header check of a debug build).
+#[test]
+fn compare_csv_of_one_name_twice_has_unique_headers() {
+    let sweep = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hostile/ok_sweep.json");
+    let sweep = sweep.to_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let csv = memlat(dir.path(), &["compare", sweep, sweep], "csv");
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    for (k, name) in header.iter().enumerate() {
+        assert!(!header[..k].contains(name), "{name} twice in {header:?}");
+    }
+    assert!(csv.lines().next().unwrap().contains("#2"), "{csv}");
+}

@@ -136,7 +136,23 @@ pub fn load(paths: &[PathBuf]) -> Result<Vec<Loaded>> {
             value,
         });
     }
+    unique_labels(&mut out);
     Ok(out)
+}
+
+/// Labels name table columns and chart series, so two results of the same
+/// name (`a/run.json b/run.json`, or one file given twice) get `#2`, `#3`...
+/// after the first: a CSV header that names a column twice loses one of
+/// them in pandas.
+fn unique_labels(loaded: &mut [Loaded]) {
+    for k in 1..loaded.len() {
+        let (before, rest) = loaded.split_at_mut(k);
+        let this = &mut rest[0];
+        let same = before.iter().filter(|l| l.label == this.label).count();
+        if same > 0 {
+            this.label = format!("{} #{}", this.label, same + 1);
+        }
+    }
 }
 
 /// Every `.json` file under `inputs` (directories searched recursively, in
