@@ -308,8 +308,8 @@ pub enum Command {
     /// runs where this memlat has `memlat run --distribution`. A stage that
     /// fails is recorded and the next one runs.
     ///
-    /// How long: --quick about 25 s on a 2-CPU KVM guest; the full run about
-    /// 1.5 minutes there, more with many CPUs (c2c measures every pair).
+    /// How long: --quick 21-36 s on a 2-CPU KVM guest; the full run 1.5-2.5
+    /// minutes there, more with many CPUs (c2c measures every pair).
     /// Each stage prints a line with the time left.
     ///
     /// Ctrl-C stops the running stage after its current point, keeps what it
