@@ -302,3 +302,54 @@ fn markers_shrink_skip_and_prepare() {
         ["a.json", "b.png", "c"]
     );
 }
+
+/// Whether `.gitignore`'s anchored patterns (`/dir`, `/dir/`, `/*.ext`, the
+/// forms it uses for memlat's outputs) cover a path relative to the checkout.
+fn ignored(path: &str, patterns: &[&str]) -> bool {
+    let path = path.trim_start_matches("./").trim_end_matches('/');
+    patterns.iter().any(|p| match p.strip_prefix('/') {
+        Some(p) => match p.strip_prefix("*.") {
+            Some(ext) => !path.contains('/') && path.ends_with(&format!(".{ext}")),
+            None => {
+                let p = p.trim_end_matches('/');
+                path == p || path.starts_with(&format!("{p}/"))
+            }
+        },
+        None => false,
+    })
+}
+
+/// A newcomer runs the documented commands in the checkout: every file they
+/// name must be one git ignores, so `git status` stays clean.
+#[test]
+fn gitignore_covers_every_documented_output() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let gitignore = std::fs::read_to_string(root.join(".gitignore")).unwrap();
+    let patterns: Vec<&str> = gitignore
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    let mut uncovered = Vec::new();
+    for page in pages() {
+        let name = page.strip_prefix(root).unwrap().display().to_string();
+        let text = std::fs::read_to_string(&page).unwrap();
+        for command in commands(&name, &text) {
+            for file in named_outputs(&command.written) {
+                if !file.starts_with('/') && !ignored(&file, &patterns) {
+                    uncovered.push(format!("{}: {file}", command.place));
+                }
+            }
+        }
+    }
+    assert!(
+        uncovered.is_empty(),
+        "documented outputs .gitignore does not cover:\n{}",
+        uncovered.join("\n")
+    );
+    assert!(ignored("memlat-results/sweep.json", &["/memlat-results"]));
+    assert!(ignored("results/", &["/results/"]));
+    assert!(ignored("w.jsonl", &["/*.jsonl"]));
+    assert!(!ignored("w.jsonl", &["/*.json"]));
+    assert!(!ignored("docs/x.png", &["/*.png"]));
+}

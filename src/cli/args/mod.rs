@@ -308,8 +308,8 @@ pub enum Command {
     /// runs where this memlat has `memlat run --distribution`. A stage that
     /// fails is recorded and the next one runs.
     ///
-    /// How long: --quick about 25 s on a 2-CPU KVM guest; the full run about
-    /// 1.5 minutes there, more with many CPUs (c2c measures every pair).
+    /// How long: --quick 21-36 s on a 2-CPU KVM guest; the full run 1.5-2.5
+    /// minutes there, more with many CPUs (c2c measures every pair).
     /// Each stage prints a line with the time left.
     ///
     /// Ctrl-C stops the running stage after its current point, keeps what it
@@ -397,10 +397,13 @@ pub enum Command {
     #[command(verbatim_doc_comment)]
     #[command(mut_arg("sample_ms", |a| a.default_value("10")))]
     Assoc(AssocArgs),
-    /// Line size: loads 8..256 bytes apart beyond L1
+    /// Line size, and the unit a miss fetches, over a buffer beyond L2
     ///
-    /// Page-random order, and seed 004's stride chain beside; the latency
-    /// grows with the spacing until it reaches the line size.
+    /// The line: the first distance d at which a second load, dependent on a
+    /// first at X, no longer hits L1 at X + d (three passes must agree). The
+    /// unit fetched: page-random loads s bytes apart, whose latency grows
+    /// with s until they stop sharing fetched units. Seed 004's stride chain
+    /// is shown beside.
     ///
     /// Examples:
     ///   memlat linesize
