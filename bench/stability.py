@@ -17,7 +17,7 @@ It is a benchmark, not a test: its figures belong in notes and docs.
 Then (readings_main) linesize x10, tlb x5 and mlp x3, each run's answer
 with its passes; --readings-only runs just those.
 
-usage: python3 bench/stability.py [--runs N] [--memlat PATH] [--out DIR] [--readings-only]
+usage: python3 bench/stability.py [--runs N] [--memlat PATH] [--out DIR] [--readings-only | --sweeps-only]
 """
 
 import argparse
@@ -285,6 +285,9 @@ if __name__ == "__main__":
     if "--readings-only" in sys.argv:
         sys.argv.remove("--readings-only")
         readings_main()
+    elif "--sweeps-only" in sys.argv:
+        sys.argv.remove("--sweeps-only")
+        main()
     else:
         main()
         readings_main()
