@@ -7,7 +7,7 @@
 //! 27 took a 1.0-1.5 MiB stretch of the L2 -> L3 ramp as the L3 plateau,
 //! after which the quick table measured "L3" at 1.2 MiB. Combined:
 //! - each sweep's level `Lk` counts only when its latency is within
-//!   [`LEVEL_RATIO`] of the median of the sweeps' `Lk` (a ramp stretch taken
+//!   [`LEVEL_RATIO`](crate::analysis::detect::LEVEL_RATIO) of the median of the sweeps' `Lk` (a ramp stretch taken
 //!   as a level is slower or faster than the level by more than that);
 //! - of those, the plateaus that overlap the size most of them cover form
 //!   the agreement, which must hold more than half of all the sweeps; the
@@ -17,7 +17,7 @@
 //!   lowest `at_least`) and does not (the highest `at_most`).
 
 use super::plateau_levels::{MeasuredLevels, Plateau};
-use crate::analysis::detect::{CapacityBounds, LEVEL_RATIO};
+use crate::analysis::detect::{CapacityBounds, same_level};
 use crate::analysis::stats::median;
 
 /// The most sweeps remembered. The week's sweeps, not the last hour's: a
@@ -79,7 +79,7 @@ fn agreed(found: &[&Plateau], sweeps: usize) -> Option<Plateau> {
     let alike: Vec<&Plateau> = found
         .iter()
         .copied()
-        .filter(|p| p.ns.max(typical) < p.ns.min(typical) * LEVEL_RATIO)
+        .filter(|p| same_level(p.ns, typical))
         .collect();
     // The size most plateaus cover: one of their starts (coverage only
     // changes there), the smallest on a tie.

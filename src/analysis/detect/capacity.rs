@@ -129,7 +129,7 @@ pub fn pool_bounds(detection: &mut super::Detection, history: &[super::Detection
         let mut latencies: Vec<f64> = others.iter().map(|(ns, _)| *ns).collect();
         latencies.push(level.latency_ns);
         let typical = super::median(&latencies);
-        let alike = |ns: f64| ns.max(typical) < ns.min(typical) * LEVEL_RATIO;
+        let alike = |ns: f64| super::same_level(ns, typical);
         if !alike(level.latency_ns) {
             continue;
         }

@@ -149,11 +149,9 @@ impl Detection {
             }
             level.evidence.remeasured_points = count;
             level.evidence.passes = 2;
-            level.evidence.agree = first_pass.iter().any(|&(a, b, ns)| {
-                a <= to
-                    && from <= b
-                    && ns.max(level.latency_ns) < ns.min(level.latency_ns) * LEVEL_RATIO
-            });
+            level.evidence.agree = first_pass
+                .iter()
+                .any(|&(a, b, ns)| a <= to && from <= b && same_level(ns, level.latency_ns));
         }
     }
 
@@ -178,6 +176,12 @@ pub const DISAGREE_RATIO: f64 = 1.5;
 /// Two levels differ in latency by at least this factor: plateaus closer
 /// than this are one level (or memory and a translation climb after it).
 pub const LEVEL_RATIO: f64 = 1.5;
+
+/// Whether two latencies can be one level's: within [`LEVEL_RATIO`] of
+/// each other.
+pub fn same_level(a_ns: f64, b_ns: f64) -> bool {
+    a_ns.max(b_ns) < a_ns.min(b_ns) * LEVEL_RATIO
+}
 
 /// Memory is at least this slow: every cache level memlat has met is faster
 /// (L3s are 10-45 ns), every DRAM slower (80+ ns).
