@@ -83,7 +83,6 @@ pub fn fastest_chain_latency(measured: &[(u32, f64)]) -> Option<(u32, f64)> {
 
 /// The points of one size against a chain's load latency `reference_ns`.
 pub fn points_against(measured: &[(u32, f64)], line: u64, reference_ns: f64) -> Vec<MlpPoint> {
-    let single = reference_ns;
     measured
         .iter()
         .map(|&(chains, ns)| MlpPoint {
@@ -91,7 +90,7 @@ pub fn points_against(measured: &[(u32, f64)], line: u64, reference_ns: f64) -> 
             ns_per_load: ns,
             loads_per_second: 1e9 / ns,
             bytes_per_second: 1e9 / ns * line as f64,
-            parallelism: single / ns,
+            parallelism: reference_ns / ns,
         })
         .collect()
 }
