@@ -275,3 +275,73 @@ fn a_watch_whose_edge_never_reached_a_probe_reads_back() {
         .assert()
         .success();
 }
+
+/// A real watch from tests/fixtures/watch (see its README), read through
+/// the one result reader, with its summary computed anew from its
+/// intervals by today's rules (not the summary it was written with).
+fn recorded(name: &str) -> (WatchFile, memlat::experiments::watch::WatchSummary) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/watch")
+        .join(name);
+    let loaded = memlat::cli::inputs::load(std::slice::from_ref(&path)).unwrap();
+    let read: WatchFile = serde_json::from_value(loaded[0].value.clone()).unwrap();
+    let wall = read.intervals.last().map_or(0.0, |i| i.t_s);
+    let summary = summarise(&read.header, &read.intervals, wall, None, false);
+    (read, summary)
+}
+
+#[test]
+fn a_real_quiet_watch_reports_no_event() {
+    let (read, summary) = recorded("amd-epyc-zen4-kvm-quiet.jsonl");
+    assert_eq!(read.intervals.len(), 40);
+    for s in &summary.series {
+        assert!(s.events.is_empty(), "{}: {:?}", s.name, s.events);
+    }
+}
+
+#[test]
+fn a_real_neighbour_is_an_event_within_two_intervals_of_it() {
+    let (read, summary) = recorded("amd-epyc-zen4-kvm-neighbour.jsonl");
+    // The neighbour ran from 15.2 s to 25.2 s after the first interval:
+    // intervals 15 to 25.
+    let (from, to) = (15usize, 25usize);
+    let near = |e: &memlat::experiments::watch::Event| {
+        e.start_index.abs_diff(from) <= 2 && e.end_index.is_some_and(|end| end.abs_diff(to) <= 2)
+    };
+    let hits: Vec<&str> = summary
+        .series
+        .iter()
+        .filter(|s| s.events.iter().any(near))
+        .map(|s| s.name.as_str())
+        .collect();
+    assert!(hits.contains(&"L3"), "{:?}", summary.series);
+    // Every event falls inside the neighbour's window, give or take 2.
+    for s in &summary.series {
+        for e in &s.events {
+            let end = e.end_index.unwrap_or(read.intervals.len() - 1);
+            assert!(
+                e.start_index + 2 >= from && end <= to + 2,
+                "{}: {e:?} outside the neighbour",
+                s.name
+            );
+        }
+    }
+    // The memory series rose beside it: the median of the window against
+    // that of the rest (+12% here: a 20% rise needs a neighbour that loads
+    // memory for more of its window; the README says why this one does not).
+    let k = read
+        .header
+        .plan
+        .levels
+        .iter()
+        .position(|l| l.name == "memory")
+        .unwrap();
+    let memory: Vec<f64> = read.intervals.iter().map(|i| i.ns[k]).collect();
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let during = median(memory[from..=to].to_vec());
+    let outside = median([&memory[..from], &memory[to + 1..]].concat());
+    assert!(during > 1.1 * outside, "{during} vs {outside}");
+}

@@ -5,8 +5,8 @@
 //! 10% rise weighs the same at 1 ns and at 150 ns):
 //! 1. the series' own noise: the robust spread of its interval-to-interval
 //!    differences (1.4826 x MAD / sqrt 2), which a step does not inflate;
-//! 2. a running median of three, so a one-interval spike cannot start a
-//!    segment ("a spike is not an event");
+//! 2. a running median of three (Tukey's rule at the ends), so a
+//!    one-interval spike cannot start a segment ("a spike is not an event");
 //! 3. PELT (Killick, Fearnhead and Eckley 2012, optimal partitioning with
 //!    pruning) with a Gaussian mean-shift cost in units of that noise and a
 //!    penalty of [`PENALTY_PER_LOG_N`] x ln n per change point;
@@ -114,18 +114,32 @@ pub fn shifts(series: &[f64]) -> Vec<Shift> {
     out
 }
 
-/// A running median of three, the ends kept.
+/// A running median of three; each end by Tukey's end-point rule, the
+/// median of the reading, its smoothed neighbour and the line through the
+/// next two smoothed values extended to it, so a spike in the first or
+/// last interval (a watch's first samples meet a cold clock or caches) is
+/// no more an event than one in the middle.
 fn median3(x: &[f64]) -> Vec<f64> {
-    (0..x.len())
+    let med = |a: f64, b: f64, c: f64| {
+        let mut w = [a, b, c];
+        w.sort_by(f64::total_cmp);
+        w[1]
+    };
+    let n = x.len();
+    let mut y: Vec<f64> = (0..n)
         .map(|i| {
-            if i == 0 || i + 1 == x.len() {
-                return x[i];
+            if i == 0 || i + 1 == n {
+                x[i]
+            } else {
+                med(x[i - 1], x[i], x[i + 1])
             }
-            let mut w = [x[i - 1], x[i], x[i + 1]];
-            w.sort_by(f64::total_cmp);
-            w[1]
         })
-        .collect()
+        .collect();
+    if n >= 4 {
+        y[0] = med(x[0], y[1], 3.0 * y[1] - 2.0 * y[2]);
+        y[n - 1] = med(x[n - 1], y[n - 2], 3.0 * y[n - 2] - 2.0 * y[n - 3]);
+    }
+    y
 }
 
 /// Segment ends (exclusive, the last is `y.len()`) of the optimal

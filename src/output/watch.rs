@@ -75,11 +75,14 @@ pub fn live_line(header: &WatchHeader, history: &[Interval], sparks: bool) -> St
     }
     if let Some(edge) = &header.plan.edge {
         let below = || format!("<{}", HumanBytes(edge.sizes.first().copied().unwrap_or(0)));
+        let found = |b: u64| {
+            let top = edge.sizes.last().is_some_and(|&s| b >= s);
+            format!("{}{}", if top { ">=" } else { "" }, HumanBytes(b))
+        };
         let mut part = format!(
             "{} edge {}",
             edge.level,
-            now.edge_bytes
-                .map_or_else(below, |b| HumanBytes(b).to_string())
+            now.edge_bytes.map_or_else(below, found)
         );
         if sparks {
             let series: Vec<f64> = history
@@ -107,10 +110,7 @@ pub fn event_line(series: &SeriesSummary, e: &Event) -> String {
         None => format!("{}-", clock(&e.start)),
     };
     let unit = if series.unit == "ns" { " ns" } else { "" };
-    let level = |v: f64| match series.below {
-        Some(below) if v < below => format!("<{}", reading(below, &series.unit)),
-        _ => reading(v, &series.unit),
-    };
+    let level = |v: f64| bounded(series, v);
     format!(
         "{when} {} {} -> {}{unit} ({:+.0}%){}",
         series.name,
@@ -121,6 +121,20 @@ pub fn event_line(series: &SeriesSummary, e: &Event) -> String {
     )
 }
 
+/// A reading of `series`, marked where the probes end: `<2 MiB` below
+/// the smallest edge probe, `>=16 MiB` at the largest (every probe served).
+fn bounded(series: &SeriesSummary, v: f64) -> String {
+    match (series.below, series.above) {
+        (Some(below), _) if v < below => format!("<{}", reading(below, &series.unit)),
+        // A segment's mean of readings all at the top comes back within
+        // rounding of it.
+        (_, Some(above)) if v >= above * (1.0 - 1e-9) => {
+            format!(">={}", reading(above, &series.unit))
+        }
+        _ => reading(v, &series.unit),
+    }
+}
+
 /// Per level: median, p5-p95 and its events.
 pub fn summary_table(summary: &WatchSummary) -> Table {
     let mut t = Table::new(&["<series", "median", "p5..p95", "readings", "<events"]);
@@ -128,8 +142,8 @@ pub fn summary_table(summary: &WatchSummary) -> Table {
         let unit = if s.unit == "ns" { " ns" } else { "" };
         t.row(vec![
             s.name.clone().into(),
-            format!("{}{unit}", reading(s.median, &s.unit)).into(),
-            format!("{}..{}", reading(s.p5, &s.unit), reading(s.p95, &s.unit)).into(),
+            format!("{}{unit}", bounded(s, s.median)).into(),
+            format!("{}..{}", bounded(s, s.p5), bounded(s, s.p95)).into(),
             (s.readings as u64).into(),
             if s.events.is_empty() {
                 "none".into()
@@ -264,6 +278,7 @@ mod tests {
             p95: 210.0,
             events: vec![],
             below: None,
+            above: None,
         };
         let e = Event {
             start: "2026-11-25T13:05:12Z".into(),
@@ -282,6 +297,7 @@ mod tests {
             name: "L3 edge".into(),
             unit: "bytes".into(),
             below: Some(2.0 * 1048576.0),
+            above: Some(16.0 * 1048576.0),
             ..s
         };
         let step = Event {
@@ -300,11 +316,21 @@ mod tests {
         let under = Event {
             after: 1048576.0,
             change: -0.875,
-            ..step
+            ..step.clone()
         };
         assert_eq!(
             event_line(&edge, &under),
             "13:05:12- L3 edge 8 MiB -> <2 MiB (-88%), lasting"
+        );
+        // At the largest probe, every probe was served: at least that.
+        let over = Event {
+            after: 16.0 * 1048576.0,
+            change: 1.0,
+            ..step
+        };
+        assert_eq!(
+            event_line(&edge, &over),
+            "13:05:12- L3 edge 8 MiB -> >=16 MiB (+100%), lasting"
         );
     }
 }

@@ -190,6 +190,28 @@ pub const LEAVE_RATIO: f64 = 2.0;
 /// A bracket narrower than this (high / low) places the capacity well enough.
 pub const PLACED: f64 = 1.05;
 
+/// The latency at which a level at `from_ns` has been left for the next
+/// at `to_ns`: their geometric mean, or twice the level's if lower.
+pub fn leave_threshold(from_ns: f64, to_ns: f64) -> f64 {
+    from_ns * (to_ns / from_ns).sqrt().min(LEAVE_RATIO)
+}
+
+/// Where the latency reaches `threshold` between two measured (size, ns)
+/// points either side of it: interpolated in log-size and log-latency, the
+/// way the latency rises as a buffer outgrows a cache (a larger share of
+/// its lines misses with each step in size); the geometric middle when the
+/// two read alike.
+pub fn crossing_size(below: (u64, f64), above: (u64, f64), threshold: f64) -> f64 {
+    let ((sp, np), (si, ni)) = (below, above);
+    let t = if ni > np {
+        ((threshold / np).ln() / (ni / np).ln()).clamp(0.0, 1.0)
+    } else {
+        0.5
+    };
+    let (sp, si) = (sp as f64, si as f64);
+    (sp.ln() + t * (si.ln() - sp.ln())).exp()
+}
+
 /// The capacity of a plateau at `from_ns` whose last point is `last`, the
 /// next level at `to_ns` starting at `next` (`points` smoothed, by size).
 pub fn capacity(
@@ -200,7 +222,7 @@ pub fn capacity(
     from_ns: f64,
     to_ns: f64,
 ) -> Capacity {
-    let threshold = from_ns * (to_ns / from_ns).sqrt().min(LEAVE_RATIO);
+    let threshold = leave_threshold(from_ns, to_ns);
     let at = |i: usize| points[i].size_bytes;
     let within_10pct = points[start..next]
         .iter()
@@ -211,14 +233,12 @@ pub fn capacity(
         .find(|&i| points[i].ns >= threshold)
         .unwrap_or(next);
     let prev = crossing.saturating_sub(1).max(start);
-    let (np, ni) = (points[prev].ns, points[crossing].ns);
-    let t = if ni > np {
-        ((threshold / np).ln() / (ni / np).ln()).clamp(0.0, 1.0)
-    } else {
-        0.5
-    };
-    let (sp, si) = (at(prev) as f64, at(crossing) as f64);
-    let estimate = ((sp.ln() + t * (si.ln() - sp.ln())).exp() / 64.0).round() as u64 * 64;
+    let estimate = crossing_size(
+        (at(prev), points[prev].ns),
+        (at(crossing), points[crossing].ns),
+        threshold,
+    );
+    let estimate = (estimate / 64.0).round() as u64 * 64;
     Capacity {
         estimate: estimate.clamp(at(prev), at(crossing)),
         low: at(prev),

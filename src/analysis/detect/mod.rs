@@ -30,7 +30,10 @@ pub mod tail;
 #[cfg(test)]
 mod tests;
 
-pub use capacity::{CAPACITY_DEFINITION, CapacityBounds, PLACED, pool_bounds, refinement_sizes};
+pub use capacity::{
+    CAPACITY_DEFINITION, CapacityBounds, PLACED, crossing_size, leave_threshold, pool_bounds,
+    refinement_sizes,
+};
 pub use evidence::{EVIDENCE_MIN, EVIDENCE_STRONG, Evidence, Unresolved};
 pub use notes::ratio;
 use notes::{compare_with_sysfs, describe_transitions, sysfs_level};

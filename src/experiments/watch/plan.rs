@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::analysis::detect::{crossing_size, leave_threshold};
 use crate::experiments::plateaus::{LevelSize, MeasuredLevels, Plateau};
 
 /// Probe sizes across the shared level's edge: enough to place it to a
@@ -13,10 +14,6 @@ use crate::experiments::plateaus::{LevelSize, MeasuredLevels, Plateau};
 /// warm passes (two streaming reads each, to put the buffer back in the
 /// cache) fit the duty cycle.
 pub const EDGE_PROBES: usize = 4;
-
-/// A probe has left the level at twice its latency, if memory's geometric
-/// mean with it is higher: as the detector's capacity (its `LEAVE_RATIO`).
-const LEAVE_RATIO: f64 = 2.0;
 
 /// The default share of each interval spent measuring.
 pub const DEFAULT_DUTY: f64 = 0.1;
@@ -131,26 +128,40 @@ pub fn edge_plan(plateau: &Plateau, line: u64) -> EdgePlan {
     }
 }
 
-/// The edge from one interval's readings: the largest probe size that,
-/// with every smaller probe, is still served at the level's latency
-/// (`level_ns`: the plateau's latency as the sweep measured it, the latency
-/// the level serves at); `None` when the smallest is not. A probe is served
-/// until its latency reaches the geometric mean of the level's and
-/// memory's, or twice the level's if lower: the detector's own definition
-/// of leaving a plateau ([`crate::analysis::detect::CAPACITY_DEFINITION`]).
-/// A larger probe read fast after a slow smaller one is noise (another
-/// tenant's burst on the smaller one), not an edge beyond it.
+/// The edge from one interval's readings: where the probes' latency
+/// leaves the level (`level_ns`: the plateau's latency as the sweep
+/// measured it, the latency the level serves at) for memory, by the
+/// detector's own definition of a capacity
+/// ([`crate::analysis::detect::CAPACITY_DEFINITION`]): the latency reaches
+/// the geometric mean of the level's and memory's, or twice the level's if
+/// lower, placed between the last probe served and the first not by
+/// log-log interpolation. Between probes a factor of 2 apart, a probe near
+/// the limit would otherwise flip the edge by 2x with a few ns of noise.
+/// The largest probe when every probe is served (the edge is at least
+/// there); `None` when the smallest is not. A larger probe read fast after
+/// a slow smaller one is noise (another tenant's burst on the smaller one),
+/// not an edge beyond it.
 pub fn edge_bytes(sizes: &[u64], ns: &[f64], level_ns: f64, memory_ns: f64) -> Option<u64> {
-    let limit = (level_ns * memory_ns).sqrt().min(LEAVE_RATIO * level_ns);
+    let limit = leave_threshold(level_ns, memory_ns);
     if !limit.is_finite() {
         return None;
     }
-    sizes
+    let served = sizes
         .iter()
         .zip(ns)
         .take_while(|&(_, &ns)| ns.is_finite() && ns < limit)
-        .map(|(&size, _)| size)
-        .last()
+        .count();
+    if served == 0 {
+        return None;
+    }
+    let last = (sizes[served - 1], ns[served - 1]);
+    match (sizes.get(served), ns.get(served)) {
+        (Some(&size), Some(&ns)) if ns.is_finite() => {
+            let edge = crossing_size(last, (size, ns), limit);
+            Some((edge as u64).clamp(last.0, size))
+        }
+        _ => Some(last.0),
+    }
 }
 
 /// The shortest interval: each one samples every level once, a few
@@ -271,17 +282,25 @@ mod tests {
     }
 
     #[test]
-    fn the_edge_is_the_largest_probe_served_at_the_level_latency() {
+    fn the_edge_is_where_the_probes_leave_the_level() {
         let sizes = [4 << 20, 6 << 20, 9 << 20, 12 << 20];
-        // L3 16 ns, memory 146 ns: leaving at min(sqrt(16 x 146) = 48, 32) ns.
-        assert_eq!(
-            edge_bytes(&sizes, &[16.0, 20.0, 31.0, 80.0], 16.0, 146.0),
-            Some(9 << 20)
-        );
+        // L3 16 ns, memory 146 ns: leaving at min(sqrt(16 x 146) = 48, 32) ns,
+        // crossed between 9 MiB (31 ns) and 12 MiB (80 ns): ln(32/31) /
+        // ln(80/31) = 0.0334 of the way in log size.
+        let edge = edge_bytes(&sizes, &[16.0, 20.0, 31.0, 80.0], 16.0, 146.0).unwrap();
+        let expected = 9.0 * (12.0f64 / 9.0).powf((32.0f64 / 31.0).ln() / (80.0f64 / 31.0).ln());
+        assert!((edge as f64 / 1048576.0 - expected).abs() < 1e-3, "{edge}");
+        // A few ns more or less at the probe past the edge moves the edge
+        // a little, not by a whole probe step.
+        let nearer = edge_bytes(&sizes, &[16.0, 20.0, 31.0, 40.0], 16.0, 146.0).unwrap();
+        assert!(nearer > edge && nearer < 12 << 20, "{nearer}");
         // Served only below a slow probe: the edge is before it.
+        let before = edge_bytes(&sizes, &[16.0, 40.0, 31.0, 80.0], 16.0, 146.0).unwrap();
+        assert!((4 << 20..6 << 20).contains(&before), "{before}");
+        // Every probe served: at least the largest.
         assert_eq!(
-            edge_bytes(&sizes, &[16.0, 40.0, 31.0, 80.0], 16.0, 146.0),
-            Some(4 << 20)
+            edge_bytes(&sizes, &[16.0, 20.0, 25.0, 30.0], 16.0, 146.0),
+            Some(12 << 20)
         );
         assert_eq!(
             edge_bytes(&sizes, &[50.0, 60.0, 70.0, 80.0], 16.0, 146.0),

@@ -43,8 +43,10 @@ pub struct Interval {
     pub ns: Vec<f64>,
     /// ns per load at each edge probe, ascending sizes.
     pub edge_ns: Vec<f64>,
-    /// The largest edge probe served at the level's latency (see
-    /// [`super::plan::edge_bytes`]); null when none was, or no edge is tracked.
+    /// Where the probes' latency leaves the level, bytes, interpolated
+    /// between the probes either side (see [`super::plan::edge_bytes`]);
+    /// the largest probe when all were served; null when none was, or no
+    /// edge is tracked.
     pub edge_bytes: Option<u64>,
     /// The share of the CPU's time the hypervisor gave to others since the
     /// interval before (steal in /proc/stat); null where it is not reported.
@@ -89,6 +91,10 @@ pub struct SeriesSummary {
     /// "below the smallest probe" (taken as half of it).
     #[serde(default)]
     pub below: Option<f64>,
+    /// For an edge: the largest probe; a reading there means "at least
+    /// this" (every probe was served, the edge may lie beyond).
+    #[serde(default)]
+    pub above: Option<f64>,
 }
 
 /// One shift, with its times.
@@ -200,6 +206,7 @@ fn series_summary(
         p95: quantile(&sorted, 0.95),
         events,
         below: None,
+        above: None,
     }
 }
 
@@ -245,6 +252,7 @@ pub fn summarise(
             intervals,
         );
         summary.below = edge.sizes.first().map(|&s| s as f64);
+        summary.above = edge.sizes.last().map(|&s| s as f64);
         series.push(summary);
     }
     let steals: Vec<f64> = intervals.iter().filter_map(|i| i.steal).collect();

@@ -43,7 +43,7 @@ pub fn charts(file: &WatchFile, summary: &WatchSummary) -> Vec<Chart> {
                 })
                 .collect();
             Chart {
-                title: format!("{}: {}", s.name, if edge { "largest probe served at the level's latency" } else { "ns per load" }),
+                title: format!("{}: {}", s.name, if edge { "where the probes leave the level" } else { "ns per load" }),
                 x_label: format!("seconds since {}", file.header.started),
                 y_label: if edge { "MiB".into() } else { "ns per load".into() },
                 series: vec![Series {
