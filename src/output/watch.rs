@@ -111,8 +111,17 @@ pub fn event_line(series: &SeriesSummary, e: &Event) -> String {
     };
     let unit = if series.unit == "ns" { " ns" } else { "" };
     let level = |v: f64| bounded(series, v);
+    // Whose change it is, where L1 says: an L1 hit is a fixed number of
+    // core cycles (see `Event::with_l1`).
+    let core = match e.with_l1 {
+        _ if series.name == "L1" => {
+            "; the core ran slower or faster (its clock, or a sibling thread)".to_string()
+        }
+        Some(l1) => format!("; L1 moved too ({:+.0}%): the core, in part", l1 * 100.0),
+        None => String::new(),
+    };
     format!(
-        "{when} {} {} -> {}{unit} ({:+.0}%){}",
+        "{when} {} {} -> {}{unit} ({:+.0}%){}{core}",
         series.name,
         level(e.before),
         level(e.after),
@@ -288,6 +297,7 @@ mod tests {
             before: 148.0,
             after: 212.0,
             change: 212.0 / 148.0 - 1.0,
+            with_l1: None,
         };
         assert_eq!(
             event_line(&s, &e),
@@ -298,7 +308,7 @@ mod tests {
             unit: "bytes".into(),
             below: Some(2.0 * 1048576.0),
             above: Some(16.0 * 1048576.0),
-            ..s
+            ..s.clone()
         };
         let step = Event {
             end: None,
@@ -306,7 +316,7 @@ mod tests {
             before: 8.0 * 1048576.0,
             after: 4.5 * 1048576.0,
             change: 4.5 / 8.0 - 1.0,
-            ..e
+            ..e.clone()
         };
         assert_eq!(
             event_line(&edge, &step),
@@ -331,6 +341,36 @@ mod tests {
         assert_eq!(
             event_line(&edge, &over),
             "13:05:12- L3 edge 8 MiB -> >=16 MiB (+100%), lasting"
+        );
+        // Where L1 moved too, the line says the core did.
+        let l2 = SeriesSummary {
+            name: "L2".into(),
+            ..s.clone()
+        };
+        let slower = Event {
+            before: 3.87,
+            after: 4.28,
+            change: 4.28 / 3.87 - 1.0,
+            with_l1: Some(0.15),
+            ..e.clone()
+        };
+        assert_eq!(
+            event_line(&l2, &slower),
+            "13:05:12-13:05:24 L2 3.87 -> 4.28 ns (+11%); L1 moved too (+15%): the core, in part"
+        );
+        let l1 = SeriesSummary {
+            name: "L1".into(),
+            ..s.clone()
+        };
+        assert!(
+            event_line(
+                &l1,
+                &Event {
+                    with_l1: None,
+                    ..slower
+                }
+            )
+            .ends_with("; the core ran slower or faster (its clock, or a sibling thread)")
         );
     }
 }

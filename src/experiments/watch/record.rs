@@ -114,6 +114,14 @@ pub struct Event {
     pub after: f64,
     /// `after / before - 1`.
     pub change: f64,
+    /// For a level after L1: L1's own change in the intervals this event
+    /// spans, when L1 had an event there in the same direction. An L1 hit
+    /// takes a fixed number of core cycles, so L1 moving in ns means the core
+    /// ran slower or faster (its clock, or an SMT sibling sharing it); this
+    /// event is then, in part at least, the core's and not the caches' or
+    /// memory's. Null otherwise.
+    #[serde(default)]
+    pub with_l1: Option<f64>,
 }
 
 /// The last line of a watch that ended (its duration, or Ctrl-C).
@@ -195,6 +203,7 @@ fn series_summary(
             change: s.change(),
             before: s.before,
             after: s.after,
+            with_l1: None,
         })
         .collect();
     SeriesSummary {
@@ -207,6 +216,32 @@ fn series_summary(
         events,
         below: None,
         above: None,
+    }
+}
+
+/// Sets [`Event::with_l1`] on each later level's event that an L1 event
+/// of the same sign overlaps (`n` intervals in all; a lasting event runs
+/// to the last).
+fn mark_core_events(series: &mut [SeriesSummary], n: usize) {
+    let Some(k) = series.iter().position(|s| s.name == "L1") else {
+        return;
+    };
+    let l1 = series[k].events.clone();
+    let span = |e: &Event| (e.start_index, e.end_index.unwrap_or(n.saturating_sub(1)));
+    for s in series
+        .iter_mut()
+        .filter(|s| s.name != "L1" && s.unit == "ns")
+    {
+        for e in &mut s.events {
+            let (a, b) = span(e);
+            e.with_l1 = l1
+                .iter()
+                .find(|c| {
+                    let (c0, c1) = span(c);
+                    c0 <= b && a <= c1 && (c.change > 0.0) == (e.change > 0.0)
+                })
+                .map(|c| c.change);
+        }
     }
 }
 
@@ -232,6 +267,7 @@ pub fn summarise(
             series_summary(&level.name, "ns", &values, &values, intervals)
         })
         .collect();
+    mark_core_events(&mut series, intervals.len());
     if let Some(edge) = &header.plan.edge {
         // No probe served: for the events the edge is below the smallest,
         // taken as half of it; the quantiles are of the edges found.
@@ -343,5 +379,46 @@ mod tests {
         // Not a watch file: left to the ordinary reader.
         assert!(read_lines("{\"kind\":\"run\"}").is_none());
         assert!(read_lines("").is_none());
+    }
+
+    #[test]
+    fn a_later_level_moving_with_l1_is_marked_the_core() {
+        let event = |start: usize, end: Option<usize>, change: f64| Event {
+            start: String::new(),
+            end: None,
+            start_index: start,
+            end_index: end,
+            before: 1.0,
+            after: 1.0 + change,
+            change,
+            with_l1: None,
+        };
+        let series = |name: &str, events: Vec<Event>| SeriesSummary {
+            name: name.into(),
+            unit: "ns".into(),
+            readings: 40,
+            median: 1.0,
+            p5: 1.0,
+            p95: 1.0,
+            events,
+            below: None,
+            above: None,
+        };
+        // This Zen 4 guest, quiet: L1 +15% and L2 +11% over the same two
+        // intervals; L2 later, and memory at the end, on their own.
+        let mut all = vec![
+            series("L1", vec![event(23, Some(24), 0.15)]),
+            series("L2", vec![event(24, Some(25), 0.11), event(30, None, 0.12)]),
+            series(
+                "memory",
+                vec![event(20, Some(22), 0.2), event(24, Some(26), -0.2)],
+            ),
+        ];
+        mark_core_events(&mut all, 40);
+        assert_eq!(all[1].events[0].with_l1, Some(0.15));
+        assert_eq!(all[1].events[1].with_l1, None, "after L1 came back");
+        assert_eq!(all[2].events[0].with_l1, None, "before L1 moved");
+        assert_eq!(all[2].events[1].with_l1, None, "the other way");
+        assert_eq!(all[0].events[0].with_l1, None, "L1 itself");
     }
 }
