@@ -200,7 +200,9 @@ pub fn cost_line(summary: &WatchSummary) -> String {
 
 /// Every event of the watch, one row each, in time order.
 pub fn event_table(summary: &WatchSummary) -> Table {
-    let mut t = Table::new(&["<start", "<end", "<series", "before", "after", "change"]);
+    let mut t = Table::new(&[
+        "<start", "<end", "<series", "before", "after", "change", "<core",
+    ]);
     let mut rows: Vec<(&SeriesSummary, &Event)> = summary
         .series
         .iter()
@@ -212,9 +214,14 @@ pub fn event_table(summary: &WatchSummary) -> Table {
             e.start.clone().into(),
             e.end.clone().unwrap_or_else(|| "lasting".into()).into(),
             s.name.clone().into(),
-            reading(e.before, &s.unit).into(),
-            reading(e.after, &s.unit).into(),
+            bounded(s, e.before).into(),
+            bounded(s, e.after).into(),
             format!("{:+.0}%", e.change * 100.0).into(),
+            match e.with_l1 {
+                _ if s.name == "L1" => "the core's (L1 is a fixed number of cycles)".into(),
+                Some(l1) => format!("L1 moved too ({:+.0}%)", l1 * 100.0).into(),
+                None => "".into(),
+            },
         ]);
     }
     if rows.is_empty() {
