@@ -326,22 +326,4 @@ fn a_real_neighbour_is_an_event_within_two_intervals_of_it() {
             );
         }
     }
-    // The memory series rose beside it: the median of the window against
-    // that of the rest (+12% here: a 20% rise needs a neighbour that loads
-    // memory for more of its window; the README says why this one does not).
-    let k = read
-        .header
-        .plan
-        .levels
-        .iter()
-        .position(|l| l.name == "memory")
-        .unwrap();
-    let memory: Vec<f64> = read.intervals.iter().map(|i| i.ns[k]).collect();
-    let median = |mut v: Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
-    let during = median(memory[from..=to].to_vec());
-    let outside = median([&memory[..from], &memory[to + 1..]].concat());
-    assert!(during > 1.1 * outside, "{during} vs {outside}");
 }

@@ -153,8 +153,8 @@ fn the_noise_is_the_series_own_and_a_step_does_not_inflate_it() {
 
 #[test]
 fn a_spike_in_the_first_or_last_interval_is_not_an_event() {
-    // A watch's first interval meets a cold clock and caches: L3 at 20-24
-    // ns before settling at 14.5 (this Zen 4 guest, three quiet runs of 40).
+    // A watch's first interval met a cold clock and caches before the
+    // settle pass: L3 at 24-45 ns before 14.5 (this Zen 4 guest, six watches).
     for seed in 0..10 {
         let mut s = Noise::new(50 + seed).series(&[(40, 14.5)], 0.02);
         s[0] = 24.3;

@@ -248,20 +248,10 @@ pub fn compare_table(labels: [&str; 2], a: &WatchSummary, b: &WatchSummary) -> T
         let spread = |s: &SeriesSummary| (s.p95 - s.p5) / s.median;
         t.row(vec![
             sa.name.clone().into(),
-            reading(sa.median, &sa.unit).into(),
-            format!(
-                "{}..{}",
-                reading(sa.p5, &sa.unit),
-                reading(sa.p95, &sa.unit)
-            )
-            .into(),
-            reading(sb.median, &sb.unit).into(),
-            format!(
-                "{}..{}",
-                reading(sb.p5, &sb.unit),
-                reading(sb.p95, &sb.unit)
-            )
-            .into(),
+            bounded(sa, sa.median).into(),
+            format!("{}..{}", bounded(sa, sa.p5), bounded(sa, sa.p95)).into(),
+            bounded(sb, sb.median).into(),
+            format!("{}..{}", bounded(sb, sb.p5), bounded(sb, sb.p95)).into(),
             Cell::float(sb.median / sa.median, 3),
             Cell::float(spread(sb) / spread(sa), 2),
         ]);

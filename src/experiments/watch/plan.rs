@@ -157,8 +157,9 @@ pub fn edge_bytes(sizes: &[u64], ns: &[f64], level_ns: f64, memory_ns: f64) -> O
     let last = (sizes[served - 1], ns[served - 1]);
     match (sizes.get(served), ns.get(served)) {
         (Some(&size), Some(&ns)) if ns.is_finite() => {
-            let edge = crossing_size(last, (size, ns), limit);
-            Some((edge as u64).clamp(last.0, size))
+            // To 64 bytes, as the detector rounds a capacity.
+            let edge = (crossing_size(last, (size, ns), limit) / 64.0).round() as u64 * 64;
+            Some(edge.clamp(last.0, size))
         }
         _ => Some(last.0),
     }
@@ -297,6 +298,12 @@ mod tests {
         // Served only below a slow probe: the edge is before it.
         let before = edge_bytes(&sizes, &[16.0, 40.0, 31.0, 80.0], 16.0, 146.0).unwrap();
         assert!((4 << 20..6 << 20).contains(&before), "{before}");
+        // A probe with no reading after the last served: the edge is there
+        // at least, as far as this interval can say.
+        assert_eq!(
+            edge_bytes(&sizes, &[16.0, 20.0, f64::NAN, 80.0], 16.0, 146.0),
+            Some(6 << 20)
+        );
         // Every probe served: at least the largest.
         assert_eq!(
             edge_bytes(&sizes, &[16.0, 20.0, 25.0, 30.0], 16.0, 146.0),

@@ -420,5 +420,16 @@ mod tests {
         assert_eq!(all[2].events[0].with_l1, None, "before L1 moved");
         assert_eq!(all[2].events[1].with_l1, None, "the other way");
         assert_eq!(all[0].events[0].with_l1, None, "L1 itself");
+        // A lasting L1 step covers a later level's event to the end.
+        let mut lasting = vec![
+            series("L1", vec![event(35, None, 0.12)]),
+            series(
+                "L3",
+                vec![event(38, Some(39), 0.3), event(20, Some(34), 0.3)],
+            ),
+        ];
+        mark_core_events(&mut lasting, 40);
+        assert_eq!(lasting[1].events[0].with_l1, Some(0.12));
+        assert_eq!(lasting[1].events[1].with_l1, None, "before it");
     }
 }
