@@ -16,6 +16,19 @@ use serde_json::Value;
 const MSRS: [u64; 4] = [0x1A0, 0x1A4, 0xC000_0108, 0xC001_1022];
 const ORIGINAL: u64 = 0x40;
 
+/// Whether the memlat under test reads `MEMLAT_MSR_ROOT`: only a debug
+/// build does (a release build never writes registers a variable names), so
+/// under `cargo test --release` these tests skip, saying so.
+fn stand_ins_read() -> bool {
+    if cfg!(debug_assertions) {
+        return true;
+    }
+    eprintln!(
+        "skipped: a release build never reads MEMLAT_MSR_ROOT (src/platform/prefetch/msr.rs); run `cargo test` without --release"
+    );
+    false
+}
+
 fn fake_root(dir: &Path) {
     for cpu in 0..2 {
         let cpu_dir = dir.join(cpu.to_string());
@@ -52,6 +65,9 @@ fn profile(dir: &Path) -> String {
 
 #[test]
 fn saved_values_come_back_after_a_normal_exit() {
+    if !stand_ins_read() {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("cpu");
     fake_root(&root);
@@ -96,6 +112,9 @@ fn saved_values_come_back_after_a_normal_exit() {
 
 #[test]
 fn ctrl_c_restores_and_exits_130() {
+    if !stand_ins_read() {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("cpu");
     fake_root(&root);
@@ -192,6 +211,9 @@ fn long_sweep(dir: &Path, root: &Path) -> Option<std::process::Child> {
 
 #[test]
 fn every_catchable_signal_puts_the_registers_back() {
+    if !stand_ins_read() {
+        return;
+    }
     use std::os::unix::process::ExitStatusExt;
     let signals = [
         libc::SIGINT,
@@ -240,6 +262,9 @@ fn every_catchable_signal_puts_the_registers_back() {
 
 #[test]
 fn after_kill_9_prefetchers_restore_puts_them_back() {
+    if !stand_ins_read() {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("cpu");
     fake_root(&root);
@@ -289,6 +314,9 @@ fn after_kill_9_prefetchers_restore_puts_them_back() {
 
 #[test]
 fn a_state_file_naming_other_files_or_registers_is_not_trusted() {
+    if !stand_ins_read() {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("cpu");
     fake_root(&root);
