@@ -74,15 +74,18 @@ pub fn live_line(header: &WatchHeader, history: &[Interval], sparks: bool) -> St
         parts.push(part);
     }
     if let Some(edge) = &header.plan.edge {
-        let below = || format!("<{}", HumanBytes(edge.sizes.first().copied().unwrap_or(0)));
-        let found = |b: u64| {
-            let top = edge.sizes.last().is_some_and(|&s| b >= s);
-            format!("{}{}", if top { ">=" } else { "" }, HumanBytes(b))
-        };
+        // No edge found: below the smallest probe, which 0 bytes reads as.
+        let bytes = now.edge_bytes.map_or(0.0, |b| b as f64);
+        let probe = |s: Option<&u64>| s.map(|&s| s as f64);
         let mut part = format!(
             "{} edge {}",
             edge.level,
-            now.edge_bytes.map_or_else(below, found)
+            marked(
+                bytes,
+                probe(edge.sizes.first()),
+                probe(edge.sizes.last()),
+                "bytes"
+            )
         );
         if sparks {
             let series: Vec<f64> = history
@@ -111,15 +114,7 @@ pub fn event_line(series: &SeriesSummary, e: &Event) -> String {
     };
     let unit = if series.unit == "ns" { " ns" } else { "" };
     let level = |v: f64| bounded(series, v);
-    // Whose change it is, where L1 says: an L1 hit is a fixed number of
-    // core cycles (see `Event::with_l1`).
-    let core = match e.with_l1 {
-        _ if series.name == "L1" => {
-            "; the core ran slower or faster (its clock, or a sibling thread)".to_string()
-        }
-        Some(l1) => format!("; L1 moved too ({:+.0}%): the core, in part", l1 * 100.0),
-        None => String::new(),
-    };
+    let core = core_note(series, e).map_or_else(String::new, |note| format!("; {note}"));
     format!(
         "{when} {} {} -> {}{unit} ({:+.0}%){}{core}",
         series.name,
@@ -133,14 +128,33 @@ pub fn event_line(series: &SeriesSummary, e: &Event) -> String {
 /// A reading of `series`, marked where the probes end: `<2 MiB` below
 /// the smallest edge probe, `>=16 MiB` at the largest (every probe served).
 fn bounded(series: &SeriesSummary, v: f64) -> String {
-    match (series.below, series.above) {
-        (Some(below), _) if v < below => format!("<{}", reading(below, &series.unit)),
+    marked(v, series.below, series.above, &series.unit)
+}
+
+/// A reading in `unit`, `<smallest` below the smallest probe and
+/// `>=largest` at the largest (see [`bounded`]).
+fn marked(v: f64, smallest: Option<f64>, largest: Option<f64>, unit: &str) -> String {
+    match (smallest, largest) {
+        (Some(below), _) if v < below => format!("<{}", reading(below, unit)),
         // A segment's mean of readings all at the top comes back within
         // rounding of it.
-        (_, Some(above)) if v >= above * (1.0 - 1e-9) => {
-            format!(">={}", reading(above, &series.unit))
+        (_, Some(above)) if v >= above * (1.0 - 1e-9) => format!(">={}", reading(above, unit)),
+        _ => reading(v, unit),
+    }
+}
+
+/// Whose change an event is, where L1 says: an L1 hit is a fixed number of
+/// core cycles (see `Event::with_l1`).
+fn core_note(series: &SeriesSummary, e: &Event) -> Option<String> {
+    match e.with_l1 {
+        _ if series.name == "L1" => {
+            Some("the core ran slower or faster (its clock, or a sibling thread)".into())
         }
-        _ => reading(v, &series.unit),
+        Some(l1) => Some(format!(
+            "L1 moved too ({:+.0}%): the core, in part",
+            l1 * 100.0
+        )),
+        None => None,
     }
 }
 
@@ -217,11 +231,7 @@ pub fn event_table(summary: &WatchSummary) -> Table {
             bounded(s, e.before).into(),
             bounded(s, e.after).into(),
             format!("{:+.0}%", e.change * 100.0).into(),
-            match e.with_l1 {
-                _ if s.name == "L1" => "the core's (L1 is a fixed number of cycles)".into(),
-                Some(l1) => format!("L1 moved too ({:+.0}%)", l1 * 100.0).into(),
-                None => "".into(),
-            },
+            core_note(s, e).unwrap_or_default().into(),
         ]);
     }
     if rows.is_empty() {

@@ -197,19 +197,20 @@ pub fn leave_threshold(from_ns: f64, to_ns: f64) -> f64 {
 }
 
 /// Where the latency reaches `threshold` between two measured (size, ns)
-/// points either side of it: interpolated in log-size and log-latency, the
-/// way the latency rises as a buffer outgrows a cache (a larger share of
-/// its lines misses with each step in size); the geometric middle when the
-/// two read alike.
-pub fn crossing_size(below: (u64, f64), above: (u64, f64), threshold: f64) -> f64 {
+/// points either side of it, bytes to 64 and between the two sizes:
+/// interpolated in log-size and log-latency, the way the latency rises as a
+/// buffer outgrows a cache (a larger share of its lines misses with each
+/// step in size); the geometric middle when the two read alike.
+pub fn crossing_size(below: (u64, f64), above: (u64, f64), threshold: f64) -> u64 {
     let ((sp, np), (si, ni)) = (below, above);
     let t = if ni > np {
         ((threshold / np).ln() / (ni / np).ln()).clamp(0.0, 1.0)
     } else {
         0.5
     };
-    let (sp, si) = (sp as f64, si as f64);
-    (sp.ln() + t * (si.ln() - sp.ln())).exp()
+    let (lo, hi) = ((sp as f64).ln(), (si as f64).ln());
+    let bytes = ((lo + t * (hi - lo)).exp() / 64.0).round() as u64 * 64;
+    bytes.clamp(sp, si)
 }
 
 /// The capacity of a plateau at `from_ns` whose last point is `last`, the
@@ -238,9 +239,8 @@ pub fn capacity(
         (at(crossing), points[crossing].ns),
         threshold,
     );
-    let estimate = (estimate / 64.0).round() as u64 * 64;
     Capacity {
-        estimate: estimate.clamp(at(prev), at(crossing)),
+        estimate,
         low: at(prev),
         high: at(crossing),
         within_10pct,

@@ -270,16 +270,7 @@ impl Watch {
         let t0 = Instant::now();
         let cpu0 = thread_cpu_seconds();
         let t_s = started.elapsed().as_secs_f64();
-        let mut ns = Vec::with_capacity(self.probes.len());
-        for probe in &mut self.probes {
-            ns.push(sample(
-                &self.engine,
-                probe,
-                self.kernel,
-                self.sample_time,
-                self.header.line,
-            )?);
-        }
+        let ns = self.sample_all()?;
         let spent = t0.elapsed().as_secs_f64();
         let cpu = thread_cpu_seconds().zip(cpu0).map(|(b, a)| b - a);
         // The duty cycle is what the watch takes from the CPU, not the
@@ -334,16 +325,23 @@ impl Watch {
     /// chains left them. Without it the first interval's L3 read 24-45 ns
     /// against 14-15 after, in each of six 40 s watches on the Zen 4 guest.
     fn settle(&mut self) -> Result<()> {
-        for probe in &mut self.probes {
-            sample(
-                &self.engine,
-                probe,
-                self.kernel,
-                self.sample_time,
-                self.header.line,
-            )?;
-        }
-        Ok(())
+        self.sample_all().map(drop)
+    }
+
+    /// Every probe's reading, in the plan's order.
+    fn sample_all(&mut self) -> Result<Vec<f64>> {
+        self.probes
+            .iter_mut()
+            .map(|probe| {
+                sample(
+                    &self.engine,
+                    probe,
+                    self.kernel,
+                    self.sample_time,
+                    self.header.line,
+                )
+            })
+            .collect()
     }
 
     /// Shortens every timed run when an interval spent more than

@@ -156,11 +156,7 @@ pub fn edge_bytes(sizes: &[u64], ns: &[f64], level_ns: f64, memory_ns: f64) -> O
     }
     let last = (sizes[served - 1], ns[served - 1]);
     match (sizes.get(served), ns.get(served)) {
-        (Some(&size), Some(&ns)) if ns.is_finite() => {
-            // To 64 bytes, as the detector rounds a capacity.
-            let edge = (crossing_size(last, (size, ns), limit) / 64.0).round() as u64 * 64;
-            Some(edge.clamp(last.0, size))
-        }
+        (Some(&size), Some(&ns)) if ns.is_finite() => Some(crossing_size(last, (size, ns), limit)),
         _ => Some(last.0),
     }
 }
