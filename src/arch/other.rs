@@ -62,3 +62,15 @@ pub(crate) unsafe fn timed_chase(
 ) -> Option<*const u64> {
     None
 }
+
+/// No flush instruction memlat may use here: this ISA has no `asm!` in memlat (line size falls
+/// back to conflict eviction).
+pub(crate) const FLUSH_INSTRUCTION: Option<&str> = None;
+
+/// No flush here: does nothing and returns `false`.
+///
+/// # Safety
+/// None needed: it touches nothing.
+pub(crate) unsafe fn flush_lines(_lines: &[*const u64]) -> bool {
+    false
+}

@@ -5,9 +5,10 @@
 use anyhow::Result;
 
 use super::{Observer, Step};
-use crate::analysis::linesize::{HitReference, PairPoint, StridePoint};
+use crate::analysis::linesize::{HitReference, PairPoint, StridePoint, TagPoint, TagReferences};
 use crate::chain::Pattern;
 use crate::engine::{Engine, Point};
+use crate::kernels::line_tag::{Drop, KEPT_OFFSET, LineTagProbe};
 use crate::platform::caches::Machine;
 use crate::units::HumanBytes;
 
@@ -47,6 +48,11 @@ pub struct Pass {
     pub lone_ns: f64,
     /// Dependent pairs, one point per distance.
     pub pairs: Vec<PairPoint>,
+    /// The line-tag test: loads of X + d after X's line was dropped, one
+    /// point per distance.
+    pub tags: Vec<TagPoint>,
+    /// The tag test's references (X dropped, X kept), same rounds.
+    pub tag_refs: TagReferences,
 }
 
 /// Latency by spacing: seed 004's stride chain once, and the readings'
@@ -72,6 +78,10 @@ pub const PAIR_ROUNDS: usize = 5;
 /// different slots share no 128-byte pair or 256-byte sector.
 pub const PAIR_SLOT: u64 = 512;
 
+/// Rounds of the line-tag test in each pass: each distance and both
+/// references once a round, interleaved, the median kept.
+pub const TAG_ROUNDS: usize = 15;
+
 /// Pass k's chains differ from pass 0's by k times this seed offset.
 const PASS_SEED: u64 = 0x1000;
 
@@ -84,12 +94,13 @@ pub fn run(
     engine: &mut Engine,
     template: &Point,
     (size, hit_size): (u64, u64),
+    (drop, l1_bytes): (Drop, u64),
     strides: &[u64],
     passes: usize,
     observer: &mut dyn Observer<Curves>,
 ) -> Result<Curves> {
-    let steps =
-        strides.len() * (1 + passes) + passes * (1 + PAIR_ROUNDS * (1 + 2 * PAIR_DISTANCES.len()));
+    let steps = strides.len() * (1 + passes)
+        + passes * (2 + PAIR_ROUNDS * (1 + 2 * PAIR_DISTANCES.len()));
     let mut index = 0;
     // One block more than a power of two: every stride up to 256 bytes then
     // visits every block (seed 004's 16 * 1024 + 64).
@@ -128,11 +139,16 @@ pub fn run(
             ..template.clone()
         })?;
         let (lone_ns, pairs) = pairs(engine, &template, size, observer, (&mut index, steps))?;
+        let (tags, tag_refs) = step(observer, (&mut index, steps), "line tags", || {
+            tags(drop, l1_bytes, template.seed)
+        })?;
         all.push(Pass {
             page_random,
             hit,
             lone_ns,
             pairs,
+            tags,
+            tag_refs,
         });
     }
     Ok(Curves {
@@ -159,6 +175,65 @@ fn step<T>(
     observer.end(&step);
     *index += 1;
     Ok(value)
+}
+
+/// The line-tag test ([`crate::kernels::line_tag`]): [`TAG_ROUNDS`] rounds,
+/// each timing X + d for every pair distance after X's line was dropped,
+/// and the two references (X dropped, X kept), interleaved so a burst lands
+/// on one round of each, which the medians outvote.
+pub fn tags(drop: Drop, l1_bytes: u64, seed: u64) -> Result<(Vec<TagPoint>, TagReferences)> {
+    let page = crate::platform::system::base_page_bytes();
+    let mut probe = LineTagProbe::new(drop, page, l1_bytes, seed)?;
+    let mut by_distance = vec![Vec::new(); PAIR_DISTANCES.len()];
+    let (mut dropped, mut kept) = (Vec::new(), Vec::new());
+    for _ in 0..TAG_ROUNDS {
+        dropped.push(probe.time(0, 0)?);
+        for (k, &d) in PAIR_DISTANCES.iter().enumerate() {
+            by_distance[k].push(probe.time(d, 0)?);
+        }
+        kept.push(probe.time(0, KEPT_OFFSET)?);
+    }
+    let median = crate::analysis::stats::median;
+    let points = by_distance
+        .iter()
+        .zip(PAIR_DISTANCES)
+        .map(|(v, distance)| TagPoint {
+            distance,
+            ns: median(v),
+            spread_ns: quartile_spread(v),
+        })
+        .collect();
+    let refs = TagReferences {
+        dropped_ns: median(&dropped),
+        dropped_spread_ns: quartile_spread(&dropped),
+        kept_ns: median(&kept),
+        kept_spread_ns: quartile_spread(&kept),
+    };
+    Ok((points, refs))
+}
+
+/// The spread of the tag test's rounds: the interquartile range. A lap of
+/// 64 L1 hits lasts well under a microsecond, so one preempted round in
+/// fifteen can be many times the rest; the middle half is what repeats.
+fn quartile_spread(v: &[f64]) -> f64 {
+    let mut ns = v.to_vec();
+    ns.sort_by(f64::total_cmp);
+    match ns.len() {
+        0 => 0.0,
+        n => ns[(3 * n) / 4] - ns[n / 4],
+    }
+}
+
+/// The spread of repeated timings: max - min of all but the highest and
+/// lowest (one round caught in a neighbour's burst is outvoted).
+fn inner_range(v: &[f64]) -> f64 {
+    let mut ns = v.to_vec();
+    ns.sort_by(f64::total_cmp);
+    match ns.len() {
+        0 | 1 => 0.0,
+        2 => ns[1] - ns[0],
+        n => ns[n - 2] - ns[1],
+    }
 }
 
 /// Random slots of [`PAIR_SLOT`] bytes over `size`: one load per slot (a
@@ -249,13 +324,9 @@ fn pairs(
 /// burst is outvoted, as in the median); one round's own bound when there
 /// are too few rounds.
 fn range(v: &[PairPoint]) -> f64 {
-    let mut ns: Vec<f64> = v.iter().map(|p| p.second_ns).collect();
-    ns.sort_by(f64::total_cmp);
-    match ns.len() {
-        0 => 0.0,
-        1 => v[0].spread_ns,
-        2 => ns[1] - ns[0],
-        n => ns[n - 2] - ns[1],
+    match v {
+        [one] => one.spread_ns,
+        _ => inner_range(&v.iter().map(|p| p.second_ns).collect::<Vec<_>>()),
     }
 }
 

@@ -6,6 +6,7 @@
 //! branch, as seed 001's `L100`.
 
 pub mod bandwidth;
+pub mod line_tag;
 pub mod load_use;
 pub mod parallel;
 

@@ -29,6 +29,14 @@ pub struct Hypervisor {
     pub evidence: Vec<String>,
 }
 
+/// The system's base page size, bytes (`sysconf(_SC_PAGESIZE)`): 4 KiB on
+/// x86, 4, 16 or 64 KiB on arm64, 64 KiB on most ppc64le kernels.
+pub fn base_page_bytes() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if page > 0 { page as u64 } else { 4096 }
+}
+
 /// The hypervisor, from CPUID's hypervisor bit and signature, /sys/hypervisor,
 /// DMI strings and /proc/cpuinfo's `hypervisor` flag; `None` on bare metal
 /// (as far as any of them tells).

@@ -27,3 +27,16 @@ pub(crate) const HAS_ASM: bool = true;
 pub(crate) fn cpuid(_leaf: u32, _subleaf: u32) -> Option<(u32, u32, u32, u32)> {
     None
 }
+
+/// No flush instruction memlat may use here: `cbo.flush` needs Zicbom and
+/// the kernel's consent, which memlat does not probe yet (line size falls
+/// back to conflict eviction).
+pub(crate) const FLUSH_INSTRUCTION: Option<&str> = None;
+
+/// No flush here: does nothing and returns `false`.
+///
+/// # Safety
+/// None needed: it touches nothing.
+pub(crate) unsafe fn flush_lines(_lines: &[*const u64]) -> bool {
+    false
+}

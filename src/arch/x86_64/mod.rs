@@ -3,6 +3,7 @@
 
 mod chase;
 mod counter;
+mod flush;
 mod load_use;
 mod timed;
 
@@ -10,6 +11,7 @@ pub(crate) use chase::{
     add_chain, chase_index, chase_pointer, empty_loop, load_pointer, mul_chain,
 };
 pub(crate) use counter::{best_counter, tsc_ghz};
+pub(crate) use flush::{FLUSH_INSTRUCTION, flush_lines};
 pub(crate) use load_use::load_use;
 pub(crate) use timed::{TIMESTAMP, timed_chase, timestamp_ticks_per_ns};
 

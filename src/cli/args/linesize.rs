@@ -18,6 +18,12 @@ pub struct LinesizeArgs {
     #[arg(long, value_name = "BYTES,...", value_delimiter = ',', value_parser = parse_size, default_value = "8,16,32,64,128,256")]
     pub strides: Vec<u64>,
 
+    /// How X's line is dropped in the line-tag test: flush (clflush, dc civac;
+    /// the default where the ISA has one) or evict (loads through X's L1 set;
+    /// the default elsewhere).
+    #[arg(long, value_name = "HOW")]
+    pub drop: Option<crate::kernels::line_tag::Drop>,
+
     /// Cache levels from this profile instead of sysfs (for the default size).
     #[arg(long, value_name = "FILE")]
     pub machine: Option<PathBuf>,

@@ -1,12 +1,13 @@
-//! `memlat linesize`: loads 8..256 bytes apart beyond L1, in a page-random
-//! order (prefetchers cannot follow) and as seed 004's stride chain (they
-//! can); the line size is where the latency stops growing (see [`crate::analysis::linesize`]).
+//! `memlat linesize`: the line from what the cache tags as one (X + d after
+//! X's line is dropped: [`crate::kernels::line_tag`]), how a line arrives
+//! from dependent pairs X, X + d, and the unit a miss fetches from loads
+//! 8..256 bytes apart in a page-random order (see [`crate::analysis::linesize`]).
 
 use anyhow::Result;
 use serde::Serialize;
 
 use crate::analysis::linesize::{
-    self, HitReference, LineEstimate, PairPoint, PairReading, StridePoint,
+    self, FillReading, HitReference, LineEstimate, PairPoint, StridePoint, TagPoint, TagReferences,
 };
 use crate::analysis::readings::Agreement;
 use crate::chain::Pattern;
@@ -16,6 +17,7 @@ use crate::cli::files::Output;
 use crate::cli::{Format, LinesizeArgs};
 use crate::error::usage;
 use crate::experiments::linesize::{self as experiment, Curves};
+use crate::kernels::line_tag::Drop;
 use crate::output;
 use crate::output::document::Document;
 use crate::output::present;
@@ -27,10 +29,12 @@ use crate::units::HumanBytes;
 /// One pass's reading.
 #[derive(Serialize, Clone, PartialEq)]
 struct PassReading {
-    /// The line this pass read: the first distance at which a dependent
-    /// second load is no longer an L1 hit, unless the page-random spacing
-    /// contradicts it (then null).
+    /// The line this pass read: the first distance X + d whose load survived
+    /// dropping X's line, unless the page-random spacing contradicts it
+    /// (then null).
     line_bytes: Option<u64>,
+    /// How a line arrives, read from this pass's pairs within its line.
+    fill: Option<FillReading>,
     /// The unit a miss brought in, by this pass.
     fetch_bytes: Option<u64>,
     /// This pass's L1 hit (a random chain within the L1).
@@ -41,16 +45,31 @@ struct PassReading {
     notes: Vec<String>,
     /// This pass's dependent pairs.
     pairs: Vec<PairPoint>,
+    /// This pass's line-tag test: X + d after X's line was dropped.
+    tags: Vec<TagPoint>,
+    /// Its references: X dropped, X kept.
+    tag_refs: TagReferences,
 }
 
 /// What `memlat linesize --format json` prints.
 #[derive(Serialize)]
 struct LinesizeOutput<'a> {
-    /// The line: the smallest distance at which a dependent second load is
-    /// no longer an L1 hit (above the L1 hit measured in the same pass by
-    /// more than the repeats' spread), when every pass read the same and the
-    /// page-random spacing contradicts none; null otherwise.
+    /// The line: what the cache tags, evicts and flushes as one (the
+    /// smallest distance X + d whose load survived dropping X's line), when
+    /// every pass read the same and the page-random spacing contradicts
+    /// none; null otherwise.
     line_bytes: Option<u64>,
+    /// How X's line was dropped: `flush (clflush)`, `flush (dc civac)` or conflict eviction.
+    line_method: String,
+    /// The part of a line that arrives first (the line itself when it
+    /// arrives whole), when every pass read the same; null otherwise.
+    fill_chunk_bytes: Option<u64>,
+    /// Whether every pass read the same fill chunk.
+    fill_agree: bool,
+    /// How a line arrives, in words (the first pass's reading).
+    fill: String,
+    /// Where the measured line and the system's claim disagree, said so.
+    line_disagreement: Option<String>,
     /// The unit a miss brings in: where the page-random spacing curve stops
     /// growing, when beyond the line (128 with an adjacent-line prefetch of
     /// 64-byte lines), else the line; null unless every pass agrees.
@@ -65,8 +84,8 @@ struct LinesizeOutput<'a> {
     pairs: &'a [PairPoint],
     /// A lone load at a random slot, the pairs' reference, ns.
     lone_ns: f64,
-    /// The pairs' reading, with its notes.
-    pair_reading: &'a PairReading,
+    /// The first pass's fill reading, with its notes.
+    fill_reading: Option<&'a FillReading>,
     /// The line size sysfs or the profile claims.
     claimed_line_bytes: u64,
     /// Buffer size measured, bytes.
@@ -137,28 +156,36 @@ pub fn run(args: &LinesizeArgs) -> Result<()> {
         HumanBytes(size),
         args.strides
     );
+    let drop = args.drop.unwrap_or_else(Drop::best);
+    if drop == Drop::Flush && crate::kernels::line_tag::flush_instruction().is_none() {
+        return usage("--drop flush: this ISA has no flush instruction memlat may use; give --drop evict");
+    }
+    let l1_bytes = machine.caches.first().map_or(64 << 10, |c| c.size_bytes);
     let curves = experiment::run(
         &mut prepared.engine,
         &prepared.template,
         (size, hit_size),
+        (drop, l1_bytes),
         &args.strides,
         experiment::PASSES,
         &mut crate::experiments::Quiet,
     )?;
     report_cycle_source(&prepared.engine);
-    let read: Vec<PairReading> = curves
+    let tag_readings: Vec<_> = curves
         .passes
         .iter()
-        .map(|p| linesize::read_pairs(&p.pairs, p.hit, p.lone_ns))
+        .map(|p| linesize::read_tags(&p.tags, p.tag_refs))
         .collect();
     // The fetch unit from the passes' page-random curves together (each
     // spacing's median): one pass's curve alone is too noisy on a shared
     // machine to overrule a line.
     let points = pooled(&curves);
     let estimate = linesize::estimate(&points);
-    // A pass's line is its hit test's, never the spacing curve's in its
-    // place: an answer the hit test does not give is not a reading.
-    let readings: Vec<PassReading> = read
+    // Nothing the core sees arrives less than a cycle apart.
+    let cycle_ns = 1.0 / prepared.engine.clock_ghz();
+    // A pass's line is its tag test's, never the spacing curve's in its
+    // place: an answer the tags do not give is not a reading.
+    let readings: Vec<PassReading> = tag_readings
         .iter()
         .zip(&curves.passes)
         .map(|(r, pass)| {
@@ -166,32 +193,56 @@ pub fn run(args: &LinesizeArgs) -> Result<()> {
                 linesize::cross_check(r.line_bytes, &points, estimate.line_bytes);
             PassReading {
                 line_bytes,
+                fill: line_bytes
+                    .map(|l| linesize::read_fill(&pass.pairs, l, pass.lone_ns, cycle_ns)),
                 fetch_bytes: linesize::fetch_bytes(line_bytes, estimate.line_bytes),
                 hit: pass.hit,
                 lone_ns: pass.lone_ns,
                 notes: r.notes.iter().cloned().chain(why).collect(),
                 pairs: pass.pairs.clone(),
+                tags: pass.tags.clone(),
+                tag_refs: pass.tag_refs,
             }
         })
         .collect();
     let line = Agreement::of(readings.iter().map(|r| r.line_bytes).collect());
     let fetch = Agreement::of(readings.iter().map(|r| r.fetch_bytes).collect());
+    let chunk = Agreement::of(
+        readings
+            .iter()
+            .map(|r| r.fill.as_ref().and_then(|f| f.chunk_bytes))
+            .collect(),
+    );
+    let fill_reading = readings.iter().find_map(|r| r.fill.as_ref());
+    let fill = match (fill_reading, chunk.agree) {
+        (Some(f), true) => f.sentence.clone(),
+        (Some(f), false) => format!("{} ({})", f.sentence, chunk.describe(" B")),
+        (None, _) => "not read: no line to read it within".into(),
+    };
+    let line_disagreement = disagreement(line.value, machine.line_bytes);
+    if let Some(d) = &line_disagreement {
+        warn(d);
+    }
     // The tables show the first pass; the readings line shows them all.
     let first = &curves.passes[0];
-    let reading = &read[0];
     let (points, stride_points) = (&points, &curves.stride);
     let stride_estimate = linesize::estimate(stride_points);
     let status = prepared.prefetch.status.clone();
     // JSON is written from the result, text and markdown from its JSON value.
     let out = LinesizeOutput {
         line_bytes: line.value,
+        line_method: drop.describe(),
+        fill_chunk_bytes: chunk.value,
+        fill_agree: chunk.agree,
+        fill,
+        line_disagreement,
         fetch_bytes: fetch.value,
         readings: &readings,
         agree: line.agree,
         fetch_agree: fetch.agree,
         pairs: &first.pairs,
         lone_ns: first.lone_ns,
-        pair_reading: reading,
+        fill_reading,
         claimed_line_bytes: machine.line_bytes,
         size,
         points,
@@ -212,6 +263,7 @@ pub fn run(args: &LinesizeArgs) -> Result<()> {
                 (&line, &fetch),
                 (&estimate, &stride_estimate),
                 machine.line_bytes,
+                (&out.line_method, &out.fill),
                 &status,
             );
             d.lead(present::headline(Kind::Linesize, &value)?);
@@ -223,6 +275,17 @@ pub fn run(args: &LinesizeArgs) -> Result<()> {
         }
     };
     output.write(&content)
+}
+
+/// The measured line against the system's claim, both ways: a claim
+/// larger or smaller than the line the tags gave is a disagreement, said so.
+fn disagreement(measured: Option<u64>, claimed: u64) -> Option<String> {
+    match measured {
+        Some(m) if claimed != 0 && m != claimed => Some(format!(
+            "the system claims {claimed}-byte lines; the tags measured {m}: they disagree (the claim is shown beside the measurement, not used in its place)"
+        )),
+        _ => None,
+    }
 }
 
 /// Each spacing's page-random latency, the median over the passes.
@@ -260,7 +323,7 @@ fn table(points: &[StridePoint], stride_points: &[StridePoint]) -> Table {
 /// The dependent pairs: each distance's mean and second-load latency.
 fn pairs_table(curves: &Curves) -> Table {
     let first = &curves.passes[0];
-    let mut t = Table::new(&["X to X+d", "pair ns", "second load ns"]);
+    let mut t = Table::new(&["X then X+d (how a line arrives)", "pair ns", "second load ns"]);
     for p in &first.pairs {
         t.row(vec![
             format!("{} bytes", p.distance).into(),
@@ -273,6 +336,29 @@ fn pairs_table(curves: &Curves) -> Table {
         first.hit.ns,
         first.lone_ns,
         curves.passes.len()
+    ));
+    t
+}
+
+/// The line-tag test: X + d after X's line was dropped, against the two references.
+fn tags_table(curves: &Curves, method: &str) -> Table {
+    let first = &curves.passes[0];
+    let refs = first.tag_refs;
+    let mut t = Table::new(&["X + d after X's line dropped", "ns per load", "shares X's line"]);
+    for p in &first.tags {
+        let shares = (p.ns - refs.dropped_ns).abs() < (p.ns - refs.kept_ns).abs();
+        t.row(vec![
+            format!("{} bytes", p.distance).into(),
+            Cell::float(p.ns, 2),
+            if shares { "yes" } else { "no" }.into(),
+        ]);
+    }
+    t.note(format!(
+        "dropped by {method}; X itself dropped: {:.2} ns, X kept: {:.2} ns (first of {} passes, median of {} rounds)",
+        refs.dropped_ns,
+        refs.kept_ns,
+        curves.passes.len(),
+        experiment::TAG_ROUNDS
     ));
     t
 }
@@ -297,6 +383,7 @@ fn document(
     (line, fetch): (&Agreement<u64>, &Agreement<u64>),
     (estimate, stride_estimate): (&LineEstimate, &LineEstimate),
     claimed: u64,
+    (method, fill): (&str, &str),
     prefetchers: &str,
 ) -> Document {
     let mut d = Document::new(format!(
@@ -304,15 +391,19 @@ fn document(
         HumanBytes(size)
     ));
     d.table(table(&pooled(curves), &curves.stride));
+    d.table(tags_table(curves, method));
     d.table(pairs_table(curves));
     let show = |e: &LineEstimate| {
         e.line_bytes
             .map_or("not shown by the data".into(), |l| format!("{l} bytes"))
     };
-    let mut lines = vec![format!(
-        "line: {} (claimed: {claimed} bytes)",
-        line_sentence(line, fetch)
-    )];
+    let mut lines = vec![
+        format!(
+            "line: {} (claimed: {claimed} bytes; from what the cache tags as one: {method})",
+            line_sentence(line, fetch)
+        ),
+        format!("fill: {fill}"),
+    ];
     // The first pass's notes, and why any pass read no line.
     for (k, r) in readings.iter().enumerate() {
         if k == 0 || r.line_bytes.is_none() {
