@@ -158,17 +158,25 @@ pub fn set_offset(stride: u64, line: u64, index: u32) -> u64 {
 pub struct WaysEstimate {
     /// Estimated ways; `None` when the data do not show a step.
     pub ways: Option<u64>,
-    /// Latencies at or above this count as risen, ns.
+    /// The rise threshold at one line more than the ways read (at the
+    /// largest count when none), ns; every count has its own
+    /// ([`rise_threshold`]).
     pub threshold_ns: f64,
     /// Why no estimate, or what to keep in mind.
     pub notes: Vec<String>,
 }
 
-/// A count has risen once its latency has gone this fraction of the way
-/// from the level's latency to the next level's: with LRU one line more
-/// than the ways misses on every load, with the pseudo-LRU of real caches
-/// on fewer, but on far more than this.
-pub const RISE_FRACTION: f64 = 0.25;
+/// The latency at which `lines` lines in one set count as risen: half way
+/// from a hit to the least any replacement policy must miss there. N lines
+/// cycling through a set of W < N ways leave at least N - W of them absent
+/// each pass, so at least 1/N of the loads miss whatever the policy (LRU
+/// misses them all; random replacement about 2/(W + 1) at W + 1 lines;
+/// scan-resistant policies keep W - 1 lines and miss just over 1/N). A count
+/// is risen when its latency stands nearer that least-missing latency,
+/// hit + (miss - hit) / N, than a hit: no fraction fitted to a policy.
+pub fn rise_threshold(lines: u64, hit_ns: f64, miss_ns: f64) -> f64 {
+    hit_ns + (miss_ns - hit_ns) / (2.0 * lines.max(1) as f64)
+}
 
 /// A count whose latency has gone this fraction of the way is already
 /// touched by misses.
@@ -178,8 +186,9 @@ pub const TOUCHED_FRACTION: f64 = 0.1;
 /// count from which every later one is risen, but for lone dips (one count
 /// between risen ones, noise: reported), and the next one risen too.
 pub fn estimate_ways(points: &[AssocPoint], hit_ns: f64, miss_ns: f64) -> WaysEstimate {
-    let threshold = hit_ns + RISE_FRACTION * (miss_ns - hit_ns);
     let mut notes = Vec::new();
+    let largest = points.iter().map(|p| p.lines).max().unwrap_or(1);
+    let threshold = rise_threshold(largest, hit_ns, miss_ns);
     if !(hit_ns > 0.0 && miss_ns / hit_ns >= MIN_CONTRAST) {
         notes.push(format!(
             "this level ({hit_ns:.1} ns) and the next ({miss_ns:.1} ns) cannot be told apart here, so its ways cannot be measured"
@@ -192,7 +201,10 @@ pub fn estimate_ways(points: &[AssocPoint], hit_ns: f64, miss_ns: f64) -> WaysEs
     }
     let mut sorted = points.to_vec();
     sorted.sort_by_key(|p| p.lines);
-    let risen: Vec<bool> = sorted.iter().map(|p| p.ns >= threshold).collect();
+    let risen: Vec<bool> = sorted
+        .iter()
+        .map(|p| p.ns >= rise_threshold(p.lines, hit_ns, miss_ns))
+        .collect();
     let step = first_sustained_rise(&risen);
     let ways = match step {
         Some(0) => {
@@ -211,17 +223,42 @@ pub fn estimate_ways(points: &[AssocPoint], hit_ns: f64, miss_ns: f64) -> WaysEs
             None
         }
     };
+    // Past W ways, N lines miss at least (N - W) / N of their loads under
+    // any policy: a step that stays below half of that further out is a
+    // smaller level's ways filling (lines served by this level, not missing
+    // it). One lone count below is noise.
+    let ways = ways.filter(|&w| {
+        let short: Vec<u64> = sorted
+            .iter()
+            .filter(|p| p.lines > w)
+            .filter(|p| {
+                let least = (p.lines - w) as f64 / p.lines as f64;
+                p.ns < hit_ns + (miss_ns - hit_ns) * least / 2.0
+            })
+            .map(|p| p.lines)
+            .collect();
+        let last = sorted.last().map_or(0, |p| p.lines);
+        let keeps = short.len() <= 1 && !short.contains(&last);
+        if !keeps {
+            notes.push(format!(
+                "the rise after {w} lines stays below what any replacement must miss with more lines in the set (at {} of them): not this level's ways",
+                short.len()
+            ));
+        }
+        keeps
+    });
     if ways.is_none()
         && let Some((n, lo, hi)) = largest_step(&sorted)
-        && hi < threshold
+        && hi < (hit_ns + miss_ns) / 2.0
     {
         notes.push(format!(
             "the only step is from {n} to {} lines ({lo:.2} -> {hi:.2} ns), up to this level's latency: that is a smaller level's ways filling, not this level's",
             n + 1
         ));
     }
+    let threshold = ways.map_or(threshold, |w| rise_threshold(w + 1, hit_ns, miss_ns));
     if let (Some(w), Some(i)) = (ways, step) {
-        notes.extend(reading_notes(&sorted, i, w, hit_ns, miss_ns, threshold));
+        notes.extend(reading_notes(&sorted, i, w, hit_ns, miss_ns));
     }
     WaysEstimate {
         ways,
@@ -248,24 +285,24 @@ fn reading_notes(
     ways: u64,
     hit_ns: f64,
     miss_ns: f64,
-    threshold: f64,
 ) -> Vec<String> {
+    let risen = |p: &AssocPoint| p.ns >= rise_threshold(p.lines, hit_ns, miss_ns);
     let mut notes = Vec::new();
     let dips: Vec<String> = sorted[step..]
         .iter()
-        .filter(|p| p.ns < threshold)
+        .filter(|p| !risen(p))
         .map(|p| format!("{} ({:.2} ns)", p.lines, p.ns))
         .collect();
     if !dips.is_empty() {
         notes.push(format!(
-            "after the rise at {} lines, {} fell back below {threshold:.2} ns alone: noise or pseudo-LRU replacement, not a hit level",
+            "after the rise at {} lines, {} fell back below the least any replacement misses there, alone: noise, not a hit level",
             ways + 1,
             dips.join(", ")
         ));
     }
     let early: Vec<String> = sorted[..step]
         .iter()
-        .filter(|p| p.ns >= threshold)
+        .filter(|p| risen(p))
         .map(|p| format!("{} ({:.2} ns)", p.lines, p.ns))
         .collect();
     if !early.is_empty() {

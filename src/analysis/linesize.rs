@@ -486,13 +486,22 @@ mod tests {
     #[test]
     fn the_line_is_the_first_distance_that_survives_dropping_x() {
         // 64-byte lines flushed to DRAM (130 ns), kept ones L1 hits (1.7 ns).
-        let r = read_tags(&tags([131.0, 128.0, 133.0, 1.8, 1.7, 1.9], 3.0), refs(130.0, 1.7, 2.0));
+        let r = read_tags(
+            &tags([131.0, 128.0, 133.0, 1.8, 1.7, 1.9], 3.0),
+            refs(130.0, 1.7, 2.0),
+        );
         assert_eq!(r.line_bytes, Some(64), "{r:?}");
         // 128-byte lines under eviction: L2 hits (4.5 ns) against L1 (1.2).
-        let r = read_tags(&tags([4.4, 4.6, 4.5, 4.3, 1.3, 1.2], 0.3), refs(4.5, 1.2, 0.3));
+        let r = read_tags(
+            &tags([4.4, 4.6, 4.5, 4.3, 1.3, 1.2], 0.3),
+            refs(4.5, 1.2, 0.3),
+        );
         assert_eq!(r.line_bytes, Some(128), "{r:?}");
         // 32-byte lines.
-        let r = read_tags(&tags([90.0, 88.0, 1.0, 1.1, 1.0, 1.0], 2.0), refs(90.0, 1.0, 1.0));
+        let r = read_tags(
+            &tags([90.0, 88.0, 1.0, 1.1, 1.0, 1.0], 2.0),
+            refs(90.0, 1.0, 1.0),
+        );
         assert_eq!(r.line_bytes, Some(32), "{r:?}");
     }
 
@@ -511,7 +520,10 @@ mod tests {
         assert_eq!(r.line_bytes, None);
         assert!(r.notes[0].contains("missed X"), "{r:?}");
         // A dropped load beyond a kept one: noise.
-        let r = read_tags(&tags([99.0, 1.0, 98.0, 1.0, 1.0, 1.0], 1.0), refs(100.0, 1.0, 1.0));
+        let r = read_tags(
+            &tags([99.0, 1.0, 98.0, 1.0, 1.0, 1.0], 1.0),
+            refs(100.0, 1.0, 1.0),
+        );
         assert_eq!(r.line_bytes, None);
         assert!(r.notes[0].contains("noise"), "{r:?}");
     }
@@ -535,10 +547,20 @@ mod tests {
         assert_eq!(f.next_line_with_miss, Some(true), "{f:?}");
         assert!(f.sentence.contains("arrives with this one"), "{f:?}");
         // A 128-byte line arriving whole.
-        let f = read_fill(&pairs([1.3, 1.3, 1.3, 1.4, 36.0, 37.0], 36.0, 0.1), 128, 36.0, 0.3);
+        let f = read_fill(
+            &pairs([1.3, 1.3, 1.3, 1.4, 36.0, 37.0], 36.0, 0.1),
+            128,
+            36.0,
+            0.3,
+        );
         assert_eq!(f.chunk_bytes, Some(128), "{f:?}");
         // A rise within the line that the next distance does not share: unclear.
-        let f = read_fill(&pairs([1.0, 3.0, 1.0, 30.0, 30.0, 30.0], 34.0, 0.1), 64, 34.0, 0.3);
+        let f = read_fill(
+            &pairs([1.0, 3.0, 1.0, 30.0, 30.0, 30.0], 34.0, 0.1),
+            64,
+            34.0,
+            0.3,
+        );
         assert_eq!(f.chunk_bytes, None, "{f:?}");
         assert!(f.notes[0].contains("noise"), "{f:?}");
     }

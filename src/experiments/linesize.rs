@@ -99,8 +99,8 @@ pub fn run(
     passes: usize,
     observer: &mut dyn Observer<Curves>,
 ) -> Result<Curves> {
-    let steps = strides.len() * (1 + passes)
-        + passes * (2 + PAIR_ROUNDS * (1 + 2 * PAIR_DISTANCES.len()));
+    let steps =
+        strides.len() * (1 + passes) + passes * (2 + PAIR_ROUNDS * (1 + 2 * PAIR_DISTANCES.len()));
     let mut index = 0;
     // One block more than a power of two: every stride up to 256 bytes then
     // visits every block (seed 004's 16 * 1024 + 64).

@@ -222,7 +222,13 @@ mod tests {
                 eprintln!("skipped: no flush instruction on this ISA");
                 continue;
             }
-            let mut probe = LineTagProbe::new(drop, crate::platform::system::base_page_bytes(), 64 << 10, 7).unwrap();
+            let mut probe = LineTagProbe::new(
+                drop,
+                crate::platform::system::base_page_bytes(),
+                64 << 10,
+                7,
+            )
+            .unwrap();
             let (mut missed, mut kept) = (Vec::new(), Vec::new());
             for _ in 0..31 {
                 missed.push(probe.time(0, 0).unwrap());

@@ -2,6 +2,8 @@
 //! section 5); see [`crate::analysis::assoc`] for the method.
 
 use anyhow::Result;
+
+use crate::analysis::assoc::rise_threshold;
 use serde::Serialize;
 
 use crate::analysis::assoc::{self, LevelPlan};
@@ -117,14 +119,19 @@ pub fn run(args: &AssocArgs) -> Result<()> {
 /// One row per level and line count: the data behind the ways (`*` marks a miss).
 fn points_table(levels: &[AssocLevel]) -> Table {
     let mut t = Table::new(&["<level", "lines", "ns", "threshold_ns", "<miss"]);
+    t.note("threshold_ns: half way from a hit to the least any replacement policy misses with that many lines in the set, 1 in N loads");
     for l in levels {
         for p in &l.points {
-            let miss = if p.ns >= l.threshold_ns { "*" } else { "" };
+            let miss = if p.ns >= rise_threshold(p.lines, l.hit_ns, l.miss_ns) {
+                "*"
+            } else {
+                ""
+            };
             t.row(vec![
                 l.name.clone().into(),
                 p.lines.into(),
                 Cell::float(p.ns, 2),
-                Cell::float(l.threshold_ns, 2),
+                Cell::float(rise_threshold(p.lines, l.hit_ns, l.miss_ns), 2),
                 miss.into(),
             ]);
         }
@@ -147,14 +154,18 @@ fn document(
     }
     for l in levels {
         d.heading(format!(
-            "{} (threshold {:.2} ns), ns by lines in the set (* = miss: at or above the threshold):",
+            "{} (risen at {:.2} ns one line past the ways), ns by lines in the set (* = risen: nearer the least any replacement misses with N lines, 1 in N loads, than a hit):",
             l.name, l.threshold_ns
         ));
         let cells: Vec<String> = l
             .points
             .iter()
             .map(|p| {
-                let mark = if p.ns >= l.threshold_ns { "*" } else { "" };
+                let mark = if p.ns >= rise_threshold(p.lines, l.hit_ns, l.miss_ns) {
+                    "*"
+                } else {
+                    ""
+                };
                 format!("{}:{:.2}{mark}", p.lines, p.ns)
             })
             .collect();

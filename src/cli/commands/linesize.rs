@@ -158,7 +158,9 @@ pub fn run(args: &LinesizeArgs) -> Result<()> {
     );
     let drop = args.drop.unwrap_or_else(Drop::best);
     if drop == Drop::Flush && crate::kernels::line_tag::flush_instruction().is_none() {
-        return usage("--drop flush: this ISA has no flush instruction memlat may use; give --drop evict");
+        return usage(
+            "--drop flush: this ISA has no flush instruction memlat may use; give --drop evict",
+        );
     }
     let l1_bytes = machine.caches.first().map_or(64 << 10, |c| c.size_bytes);
     let curves = experiment::run(
@@ -323,7 +325,11 @@ fn table(points: &[StridePoint], stride_points: &[StridePoint]) -> Table {
 /// The dependent pairs: each distance's mean and second-load latency.
 fn pairs_table(curves: &Curves) -> Table {
     let first = &curves.passes[0];
-    let mut t = Table::new(&["X then X+d (how a line arrives)", "pair ns", "second load ns"]);
+    let mut t = Table::new(&[
+        "X then X+d (how a line arrives)",
+        "pair ns",
+        "second load ns",
+    ]);
     for p in &first.pairs {
         t.row(vec![
             format!("{} bytes", p.distance).into(),
@@ -344,7 +350,11 @@ fn pairs_table(curves: &Curves) -> Table {
 fn tags_table(curves: &Curves, method: &str) -> Table {
     let first = &curves.passes[0];
     let refs = first.tag_refs;
-    let mut t = Table::new(&["X + d after X's line dropped", "ns per load", "shares X's line"]);
+    let mut t = Table::new(&[
+        "X + d after X's line dropped",
+        "ns per load",
+        "shares X's line",
+    ]);
     for p in &first.tags {
         let shares = (p.ns - refs.dropped_ns).abs() < (p.ns - refs.kept_ns).abs();
         t.row(vec![
