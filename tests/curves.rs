@@ -348,3 +348,16 @@ fn two_real_sweeps_combine_where_they_agree() {
     }
     assert!(combined.measured.contains("2 sweeps combined"));
 }
+
+/// The Emerald Rapids guest (issue 36; its README): L1 48 KiB at 1.67 ns,
+/// L2 2 MiB at 5.3 ns, an L3 share of about 9-13 MiB at 32-37 ns (sysfs
+/// claims 260 MiB), memory 126-145 ns to 512 MiB, a translation climb at 2 GiB.
+#[test]
+fn intel_emerald_rapids_guest_gives_three_levels() {
+    let d = detect("intel-xeon-emr-kvm-thp.json");
+    assert_eq!(names(&d), ["L1", "L2", "L3", "memory"], "{}", describe(&d));
+    check(&d, "L1", Some((40 * K, 56 * K)), (1.5, 1.8));
+    check(&d, "L2", Some((M, 3 * M)), (5.0, 7.0));
+    check(&d, "L3", Some((6 * M, 16 * M)), (30.0, 45.0));
+    check(&d, "memory", None, (120.0, 150.0));
+}
