@@ -1,0 +1,189 @@
+//! The catalogue of machines (issue 36): a model of each machine's memory
+//! hierarchy makes the raw evidence memlat's verdicts read, and each verdict
+//! must equal the row's truth. Thresholds are never tuned to the rows: a
+//! verdict that fails a row is a rule to rethink, and the row stays.
+//!
+//! Each test runs every row over several draws (the latencies within their
+//! ranges, a shared level's share moving, the noise) and reports every row
+//! that fails, not only the first.
+
+mod model;
+mod rows;
+
+use memlat::analysis::{assoc, detect, linesize, mlp};
+use memlat::platform::caches::{CacheInfo, CacheKind};
+use rows::{Row, rows};
+
+/// Draws of each row: enough to move every range, few enough to stay fast.
+const DRAWS: u64 = 5;
+
+/// Runs `check` on every row and draw; panics listing every failure.
+fn every_row(what: &str, check: impl Fn(&Row, u64) -> Result<(), String>) {
+    let mut failures = Vec::new();
+    for row in rows() {
+        for seed in 1..=DRAWS {
+            if let Err(why) = check(&row, seed) {
+                failures.push(format!("row {} ({}), draw {seed}: {why}", row.id, row.name));
+                break;
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{what}: {} of {} rows wrong\n{}",
+        failures.len(),
+        rows().len(),
+        failures.join("\n")
+    );
+}
+
+/// What sysfs would list: each level at the most it serves.
+fn claims(row: &Row) -> Vec<CacheInfo> {
+    row.caches
+        .iter()
+        .enumerate()
+        .map(|(i, c)| CacheInfo {
+            level: i as u32 + 1,
+            kind: if i == 0 {
+                CacheKind::Data
+            } else {
+                CacheKind::Unified
+            },
+            size_bytes: c.serves.1,
+            line_bytes: Some(row.line),
+            ways: Some(u64::from(c.ways)),
+        })
+        .collect()
+}
+
+#[test]
+fn the_catalogue_has_every_machine_the_issue_names() {
+    let rows = rows();
+    assert!(rows.len() >= 16, "{} rows", rows.len());
+    for row in &rows {
+        assert!(!row.sources.is_empty(), "row {} has no source", row.id);
+        assert!(row.line.is_power_of_two() && !row.caches.is_empty());
+    }
+}
+
+#[test]
+fn levels_and_memory_from_the_sweep() {
+    every_row("levels", |row, seed| {
+        let curve = model::sweep(row, seed);
+        let d = detect::detect(&curve, &claims(row));
+        let table = memlat::output::detect::table(&d);
+        let names: Vec<&str> = d.levels.iter().map(|l| l.name.as_str()).collect();
+        let want: Vec<String> = (1..=row.caches.len())
+            .map(|i| format!("L{i}"))
+            .chain(["memory".to_string()])
+            .collect();
+        if names != want {
+            return Err(format!("levels {names:?}, want {want:?}\n{table}"));
+        }
+        for (level, cache) in d.levels.iter().zip(&row.caches) {
+            let (lo, hi) = cache.ns;
+            if !(lo * 0.9..=hi * 1.25).contains(&level.latency_ns) {
+                return Err(format!(
+                    "{} at {:.2} ns, the row says {lo}..{hi}\n{table}",
+                    level.name, level.latency_ns
+                ));
+            }
+            let size = level.size_bytes.unwrap_or(0);
+            if !(cache.serves.0 / 2..=cache.serves.1 * 2).contains(&size) {
+                return Err(format!(
+                    "{} capacity {size}, the row serves {}..{}\n{table}",
+                    level.name, cache.serves.0, cache.serves.1
+                ));
+            }
+        }
+        let memory = d.levels.last().expect("memory");
+        let (lo, hi) = row.memory_ns;
+        if !(lo * 0.9..=hi * 1.3).contains(&memory.latency_ns) {
+            return Err(format!(
+                "memory at {:.1} ns, the row says {lo}..{hi}\n{table}",
+                memory.latency_ns
+            ));
+        }
+        if let (Some((from, _)), Some(t)) = (row.beyond, &d.translation) {
+            return Err(format!(
+                "a tier beyond memory from {from} bytes was called translation cost ({t:?})\n{table}"
+            ));
+        }
+        Ok(())
+    });
+}
+
+#[test]
+fn the_line_from_the_tags() {
+    every_row("line", |row, seed| {
+        let (points, refs) = model::tags(row, seed);
+        let r = linesize::read_tags(&points, refs);
+        match r.line_bytes {
+            Some(l) if l == row.line => Ok(()),
+            other => Err(format!("line {other:?}, want {}: {:?}", row.line, r.notes)),
+        }
+    });
+}
+
+#[test]
+fn how_a_line_arrives_from_the_pairs() {
+    every_row("fill", |row, seed| {
+        let (points, lone) = model::pairs(row, seed);
+        let f = linesize::read_fill(&points, row.line, lone, 1.0 / row.ghz);
+        let chunk_ok = f.chunk_bytes.is_some_and(|c| row.fill.chunks.contains(&c));
+        let next_ok = f.next_line_with_miss == Some(row.fill.next_line_ns.is_some());
+        if chunk_ok && next_ok {
+            Ok(())
+        } else {
+            Err(format!(
+                "{} (chunk {:?}, want one of {:?}; next line with the miss {:?}, want {})",
+                f.sentence,
+                f.chunk_bytes,
+                row.fill.chunks,
+                f.next_line_with_miss,
+                row.fill.next_line_ns.is_some()
+            ))
+        }
+    });
+}
+
+#[test]
+fn ways_of_every_level_that_maps_lines_to_one_set() {
+    every_row("ways", |row, seed| {
+        for (level, cache) in row.caches.iter().enumerate() {
+            if !cache.one_set {
+                continue;
+            }
+            let (points, hit, miss) = model::assoc(row, level, seed);
+            let e = assoc::estimate_ways(&points, hit, miss);
+            if e.ways != Some(u64::from(cache.ways)) {
+                return Err(format!(
+                    "L{} ways {:?}, want {} ({:?} replacement): {:?}",
+                    level + 1,
+                    e.ways,
+                    cache.ways,
+                    cache.policy,
+                    e.notes
+                ));
+            }
+        }
+        Ok(())
+    });
+}
+
+#[test]
+fn misses_in_flight_from_the_chains() {
+    every_row("mlp", |row, seed| {
+        let measured = model::mlp(row, seed);
+        let s = mlp::saturation(&mlp::points(&measured, row.line));
+        let tried = 16;
+        match (s.verdict, s.chains) {
+            (Some(mlp::Verdict::StillGrowing), _) if row.misses_in_flight >= tried => Ok(()),
+            (Some(mlp::Verdict::LevelsOff), Some(c)) if c == row.misses_in_flight => Ok(()),
+            other => Err(format!(
+                "{other:?} (parallelism {:.1}), want {} misses in flight",
+                s.parallelism, row.misses_in_flight
+            )),
+        }
+    });
+}
