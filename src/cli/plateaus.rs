@@ -46,15 +46,16 @@ pub fn measured_plateaus(
         Source::File(path) => plateaus::from_file(path).map_err(|e| {
             crate::error::UsageError(format!("--plateaus {}: {e:#}", path.display()))
         })?,
-        Source::Auto => match plateaus::remembered_combined(&Host::this()) {
-            Some((levels, notes)) => {
-                for note in notes {
-                    super::common::notice(&note);
-                }
-                levels
+        Source::Auto => {
+            let (levels, notes) = plateaus::remembered_combined(&Host::this());
+            for note in notes {
+                super::common::notice(&note);
             }
-            None => probe(engine, template)?,
-        },
+            match levels {
+                Some(levels) => levels,
+                None => probe(engine, template)?,
+            }
+        }
         Source::Probe => probe(engine, template)?,
     };
     Ok(levels)

@@ -137,11 +137,18 @@ pub struct WatchSummary {
     /// CPU seconds of the measuring thread (the sum of `cpu_ms`), when known.
     #[serde(default)]
     pub measuring_cpu_s: Option<f64>,
-    /// CPU seconds the whole process used (getrusage), when known.
+    /// CPU seconds the whole process used (getrusage), when known: the
+    /// plateaus' probe and the chains' build included.
     pub cpu_s: Option<f64>,
+    /// Seconds from the process's start to the end, when known: the wall
+    /// time `cpu_s` was spent in (a short watch's intervals span less
+    /// than its setup).
+    #[serde(default)]
+    pub process_wall_s: Option<f64>,
     /// Mean steal share over the intervals that report one.
     pub steal_mean: Option<f64>,
-    /// Whether Ctrl-C ended it.
+    /// Whether it ended before its duration: Ctrl-C, SIGTERM, or its
+    /// output (standard output, the `-o` file) failing.
     pub interrupted: bool,
     /// Each level, then the edge.
     pub series: Vec<SeriesSummary>,
@@ -302,6 +309,7 @@ pub fn summarise(
             .sum::<Option<f64>>()
             .map(|ms| ms / 1e3),
         cpu_s,
+        process_wall_s: None,
         steal_mean: (!steals.is_empty()).then(|| steals.iter().sum::<f64>() / steals.len() as f64),
         interrupted,
         series,
