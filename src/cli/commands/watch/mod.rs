@@ -1,12 +1,10 @@
 //! `memlat watch`: flags -> plateaus -> [`Watch`] -> a line per interval,
 //! the JSON-lines file, the summary and the timeline.
 
-use std::fs::File;
 use std::io::{IsTerminal, Write};
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use crate::chain::Pattern;
 use crate::cli::common::{notice, prepare};
@@ -17,10 +15,16 @@ use crate::cli::{Format, MeasureArgs, WatchArgs};
 use crate::error::{UsageError, usage};
 use crate::experiments::sweep::utc_timestamp;
 use crate::experiments::watch::record::{self, Tagged};
-use crate::experiments::watch::{Interval, Watch, WatchFile, WatchHeader, WatchPlan};
+use crate::experiments::watch::{Interval, Watch, WatchFile, WatchPlan};
 use crate::output::watch as show;
 use crate::platform;
 use crate::units::HumanBytes;
+
+mod duty;
+mod lines;
+
+use duty::{capped, duty_unmet, duty_unmet_overall, seconds};
+use lines::{Lines, check_free_space};
 
 /// Intervals kept for the live sparklines.
 const HISTORY: usize = show::SPARK_WIDTH;
@@ -28,10 +32,6 @@ const HISTORY: usize = show::SPARK_WIDTH;
 /// The longest `--interval`: a watch samples once an interval, and one
 /// reading a day is a job for a timer (cron, systemd) running `memlat`.
 const MAX_INTERVAL: Duration = Duration::from_secs(86_400);
-
-/// Intervals measured before the duty cycle is judged: the run lengths
-/// are set on the settle pass and shortened over the first intervals.
-const DUTY_JUDGED_AFTER: usize = 5;
 
 /// Runs `memlat watch`.
 pub fn run(args: &WatchArgs) -> Result<()> {
@@ -191,7 +191,9 @@ pub fn run(args: &WatchArgs) -> Result<()> {
                     None
                 }
                 Err(e) => {
-                    Some(UsageError(format!("--plot {}: not drawn: {e:#}", path.display())).into())
+                    let why = format!("--plot {}: not drawn: {e:#}", path.display());
+                    notice(&why);
+                    Some(UsageError(why).into())
                 }
             }
         }
@@ -245,58 +247,6 @@ pub fn run(args: &WatchArgs) -> Result<()> {
     Ok(())
 }
 
-/// A duration as `--interval` takes it (`1h30m`, `90s`, `500ms`).
-fn seconds(s: f64) -> String {
-    if s < 1.0 {
-        format!("{:.0}ms", s * 1e3)
-    } else if s < 60.0 || s.fract() != 0.0 {
-        format!("{s}s")
-    } else if s < 3600.0 {
-        format!("{}m{}", (s / 60.0).floor(), tail(s % 60.0, "s"))
-    } else {
-        let m = (s % 3600.0) / 60.0;
-        format!("{}h{}", (s / 3600.0).floor(), tail(m.floor(), "m"))
-    }
-}
-
-fn tail(v: f64, unit: &str) -> String {
-    if v > 0.0 {
-        format!("{v}{unit}")
-    } else {
-        String::new()
-    }
-}
-
-/// Refuses an `-o` whose disk has less than a few intervals' room left,
-/// before anything is measured.
-fn check_free_space(path: &Path) -> Result<()> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let Ok(c) = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(dir.as_os_str()))
-    else {
-        return Ok(());
-    };
-    // SAFETY: statvfs fills the struct it is given; all-zero is a valid one.
-    let stat = unsafe {
-        let mut stat: libc::statvfs = std::mem::zeroed();
-        (libc::statvfs(c.as_ptr(), &mut stat) == 0).then_some(stat)
-    };
-    let Some(stat) = stat else {
-        return Ok(());
-    };
-    let free = (stat.f_bavail as u64).saturating_mul(stat.f_frsize as u64);
-    if free < 64 << 10 {
-        return usage(format!(
-            "-o {}: its disk has {} free; a watch writes about a kilobyte an interval: free space or name a file elsewhere",
-            path.display(),
-            HumanBytes(free)
-        ));
-    }
-    Ok(())
-}
-
 /// Refuses a plan whose cache sizes (the levels' middles and the edge
 /// probes; memory is capped to a quarter by itself) map more than a quarter
 /// of the memory available: plateaus no cache has, from a file edited or
@@ -319,77 +269,6 @@ fn check_mapped(plan: &WatchPlan, available: Option<u64>) -> Result<()> {
         ));
     }
     Ok(())
-}
-
-/// A note when the runs are capped below what the duty allows (a long
-/// interval): each interval then measures far less than its budget.
-fn capped(watch: &Watch) -> Option<String> {
-    let cap = crate::experiments::watch::MAX_SAMPLE_TIME;
-    (watch.sample_time() >= cap).then(|| {
-        let plan = watch.plan();
-        format!(
-            "each timed run is capped at {} ms, so an interval measures for well under the {} its --duty {} allows",
-            cap.as_millis(),
-            seconds(plan.duty * plan.interval_s),
-            plan.duty
-        )
-    })
-}
-
-/// What an interval takes of the CPU, ms: its measuring thread's CPU time,
-/// else its wall time.
-fn cost_ms(i: &Interval) -> f64 {
-    i.cpu_ms.unwrap_or(i.spent_ms)
-}
-
-/// The note when the last intervals each took more than the duty allows,
-/// once the runs have been shortened as far as they go: what to give
-/// instead, `--interval` and `--duty` alike.
-fn duty_unmet(plan: &WatchPlan, intervals: &[Interval]) -> Option<String> {
-    if intervals.len() < DUTY_JUDGED_AFTER {
-        return None;
-    }
-    let mut recent: Vec<f64> = intervals[intervals.len() - 3..]
-        .iter()
-        .map(cost_ms)
-        .collect();
-    recent.sort_by(f64::total_cmp);
-    unmet_note(plan, recent[1])
-}
-
-/// [`duty_unmet`] over the whole watch, for one too short to be judged
-/// as it ran.
-fn duty_unmet_overall(plan: &WatchPlan, summary: &record::WatchSummary) -> Option<String> {
-    let spent = summary.measuring_cpu_s.unwrap_or(summary.measuring_s);
-    (summary.intervals >= 2).then_some(())?;
-    let per_interval = spent / summary.intervals as f64 * 1e3;
-    unmet_note(plan, per_interval)
-}
-
-fn unmet_note(plan: &WatchPlan, cost_ms: f64) -> Option<String> {
-    let budget_ms = plan.duty * plan.interval_s * 1e3;
-    if cost_ms <= budget_ms * 1.1 {
-        return None;
-    }
-    let share = cost_ms / (plan.interval_s * 1e3);
-    // The shortest interval that keeps the duty, in tenths of a second up.
-    let interval = (cost_ms / plan.duty / 100.0).ceil() / 10.0;
-    let duty = (share * 100.0).ceil() / 100.0;
-    let instead = if duty <= 1.0 {
-        format!(
-            "give --interval {} or longer, or --duty {duty:.2}",
-            seconds(interval)
-        )
-    } else {
-        format!("give --interval {} or longer", seconds(interval))
-    };
-    Some(format!(
-        "--duty {} cannot be kept at --interval {}: each interval's samples take about {cost_ms:.0} ms of CPU however short their runs, {:.0}% of it, not {:.0}%; {instead}",
-        plan.duty,
-        seconds(plan.interval_s),
-        share * 100.0,
-        plan.duty * 100.0
-    ))
 }
 
 /// The shared measuring flags watch takes; the rest at their defaults.
@@ -436,82 +315,6 @@ fn describe(plan: &WatchPlan) -> String {
         plan.duty * plan.interval_s * 1e3,
         plan.duty
     )
-}
-
-/// The JSON-lines file being written: its whole lines, and why writing
-/// stopped (a full disk) if it did.
-struct Lines {
-    file: File,
-    path: PathBuf,
-    /// Bytes of whole lines written.
-    len: u64,
-    /// Interval lines written whole.
-    intervals: usize,
-    /// Why a write failed; nothing is written after it.
-    failed: Option<String>,
-}
-
-impl Lines {
-    /// Creates the file holding its first line (the envelope and header),
-    /// replacing any file there atomically, and opens it to append.
-    fn create(path: &Path, header: &WatchHeader) -> Result<Lines> {
-        let line = crate::output::result_json_line(
-            "watch",
-            &Tagged {
-                record: "header",
-                inner: header,
-            },
-        )?;
-        files::replace(path, &line).map_err(|e| {
-            UsageError(format!(
-                "-o {}: cannot write its first line ({e:#}); free space on its disk or name a file elsewhere",
-                path.display()
-            ))
-        })?;
-        use std::os::unix::fs::OpenOptionsExt;
-        let file = std::fs::OpenOptions::new()
-            .append(true)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(path)
-            .with_context(|| format!("-o {}: reopening it to append", path.display()))?;
-        Ok(Lines {
-            file,
-            path: path.to_path_buf(),
-            len: line.len() as u64,
-            intervals: 0,
-            failed: None,
-        })
-    }
-
-    /// Appends one record as one line, written whole by one call; `false`
-    /// once a write has failed. A line written in part is cut off, so the
-    /// file ends with whole lines a reader can use.
-    fn append<T: serde::Serialize>(&mut self, record: &Tagged<'_, T>) -> bool {
-        if self.failed.is_some() {
-            return false;
-        }
-        let written = serde_json::to_string(record)
-            .map_err(std::io::Error::other)
-            .and_then(|line| {
-                let line = line + "\n";
-                self.file.write_all(line.as_bytes())?;
-                Ok(line.len() as u64)
-            });
-        match written {
-            Ok(n) => {
-                self.len += n;
-                if record.record == "interval" {
-                    self.intervals += 1;
-                }
-                true
-            }
-            Err(e) => {
-                let _ = self.file.set_len(self.len);
-                self.failed = Some(e.to_string());
-                false
-            }
-        }
-    }
 }
 
 /// The process's user and system CPU time so far, seconds.
