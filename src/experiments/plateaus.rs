@@ -21,7 +21,6 @@ use std::time::{Duration, SystemTime};
 
 use anyhow::{Context, Result};
 
-use super::Quiet;
 use super::sweep::{self, Range, RangeEnd, SeriesKey, SweepPlan, SweepResult};
 use crate::analysis::detect::Detection;
 use crate::chain::Pattern;
@@ -101,7 +100,26 @@ pub fn probe_plan(
 
 /// Measures the coarse probe and reads its plateaus.
 pub fn probe(engine: &mut Engine, plan: &SweepPlan) -> Result<MeasuredLevels> {
-    let result = sweep::run(engine, plan, &mut Quiet).context("the plateau probe")?;
+    probe_until(engine, plan, || false)
+}
+
+/// Stops a sweep after the point in progress once its function says so.
+struct Until<F>(F);
+
+impl<R, F: Fn() -> bool> super::Observer<R> for Until<F> {
+    fn interrupted(&self) -> bool {
+        (self.0)()
+    }
+}
+
+/// [`probe`], stopped after the point in progress once `stop` says so
+/// (Ctrl-C): the caller, who asked, then sets its plateaus aside.
+pub fn probe_until(
+    engine: &mut Engine,
+    plan: &SweepPlan,
+    stop: impl Fn() -> bool,
+) -> Result<MeasuredLevels> {
+    let result = sweep::run(engine, plan, &mut Until(stop)).context("the plateau probe")?;
     MeasuredLevels::from_sweep(&result, "probe").context(
         "the plateau probe found no cache level: give sizes, or a sweep of this machine with --plateaus FILE",
     )

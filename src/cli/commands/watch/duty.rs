@@ -14,7 +14,7 @@ pub(super) fn seconds(s: f64) -> String {
     if ms < 1000 {
         return format!("{ms}ms");
     }
-    if ms % 1000 != 0 {
+    if !ms.is_multiple_of(1000) {
         return format!("{}s", ms as f64 / 1e3);
     }
     let (h, m, s) = (ms / 3_600_000, ms / 60_000 % 60, ms / 1000 % 60);

@@ -109,6 +109,8 @@ pub(super) fn check_free_space(path: &Path) -> Result<()> {
     let Some(stat) = stat else {
         return Ok(());
     };
+    // The fields' types differ between targets (u32 on 32-bit ones).
+    #[allow(clippy::unnecessary_cast)]
     let free = (stat.f_bavail as u64).saturating_mul(stat.f_frsize as u64);
     if free < 64 << 10 {
         return usage(format!(

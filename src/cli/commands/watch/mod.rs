@@ -179,6 +179,13 @@ pub fn run(args: &WatchArgs) -> Result<()> {
         notice(&note);
     }
     let plotted = match &args.plot {
+        Some(path) if intervals.is_empty() => {
+            notice(&format!(
+                "--plot {}: not drawn, no interval was measured",
+                path.display()
+            ));
+            None
+        }
         Some(path) => {
             let read = WatchFile {
                 header: watch.header().clone(),
