@@ -316,10 +316,10 @@ fn describe(plan: &WatchPlan) -> String {
         )
     });
     format!(
-        "watching {}{edge}; every {} s, measuring at most {:.0} ms of it (--duty {})",
+        "watching {}{edge}; every {}, measuring at most {} of it (--duty {})",
         levels.join(", "),
-        plan.interval_s,
-        plan.duty * plan.interval_s * 1e3,
+        seconds(plan.interval_s),
+        seconds(plan.duty * plan.interval_s),
         plan.duty
     )
 }
