@@ -114,7 +114,7 @@ pub(super) fn check_free_space(path: &Path) -> Result<()> {
     let free = (stat.f_bavail as u64).saturating_mul(stat.f_frsize as u64);
     if free < 64 << 10 {
         return usage(format!(
-            "-o {}: its disk has {} free; a watch writes about a kilobyte an interval: free space or name a file elsewhere",
+            "-o {}: its disk has {} free; a watch writes a few hundred bytes an interval: free space or name a file elsewhere",
             path.display(),
             HumanBytes(free)
         ));
