@@ -129,7 +129,10 @@ pub struct Event {
 pub struct WatchSummary {
     /// Intervals measured.
     pub intervals: usize,
-    /// Seconds from the first interval's start to the end.
+    /// Seconds from the first interval's start to the end: for a watch
+    /// that ran its course, to its last interval's end (`memlat watch`
+    /// takes at least its intervals times `interval_s`); for one cut short,
+    /// to the moment it stopped.
     pub wall_s: f64,
     /// Seconds spent measuring (the sum of every interval's `spent_ms`;
     /// on a busy machine it includes waiting for the CPU).
