@@ -327,3 +327,300 @@ fn a_real_neighbour_is_an_event_within_two_intervals_of_it() {
         }
     }
 }
+
+// ---- Real watches, cut short: signals, closed and full outputs (issue 37).
+
+/// A sweep "of this machine" for `--plateaus FILE` (a real Zen 3 curve with
+/// this host, now, complete), so a test spares the probe's seconds;
+/// `scale` multiplies every size (64: the absurd file of issue 37).
+fn plateaus_file(dir: &Path, scale: u64) -> PathBuf {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/curves/amd-epyc-zen3-fc-thp-b.json");
+    let mut sweep = memlat::experiments::sweep::SweepResult::load(&fixture).unwrap();
+    sweep.host = Some(memlat::platform::host::Host::this());
+    sweep.complete = true;
+    sweep.started = memlat::experiments::sweep::utc_timestamp(std::time::SystemTime::now());
+    sweep.detection = None;
+    for m in &mut sweep.points {
+        m.size *= scale;
+    }
+    sweep.config.sizes.iter_mut().for_each(|s| *s *= scale);
+    let path = dir.join(format!("sweep-x{scale}.json"));
+    std::fs::write(&path, serde_json::to_string(&sweep).unwrap()).unwrap();
+    path
+}
+
+/// `memlat watch` with `args`, on a sweep file of this machine, its files
+/// in `dir`; stdout as `stdout` says.
+fn spawn_watch(dir: &Path, args: &[&str], stdout: std::process::Stdio) -> std::process::Child {
+    let plateaus = plateaus_file(dir, 1);
+    std::process::Command::new(assert_cmd::cargo::cargo_bin("memlat"))
+        .arg("watch")
+        .arg("--plateaus")
+        .arg(&plateaus)
+        .args(args)
+        .current_dir(dir)
+        .env("XDG_CACHE_HOME", dir)
+        .stdout(stdout)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits for `path` to hold `lines` lines (at most 120 s: a debug build
+/// builds a 256 MiB chain slowly).
+fn wait_for_lines(path: &Path, lines: usize, child: &mut std::process::Child) {
+    let start = std::time::Instant::now();
+    while std::fs::read_to_string(path).map_or(0, |t| t.lines().count()) < lines {
+        assert!(child.try_wait().unwrap().is_none(), "the watch ended early");
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(120),
+            "no line in {}",
+            path.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Sends `signal` and waits: the exit status and stderr, and how long
+/// the watch took to end after the signal.
+fn signal_and_wait(
+    child: std::process::Child,
+    signal: libc::c_int,
+) -> (std::process::Output, std::time::Duration) {
+    // SAFETY: kill only sends a signal to the child this test started.
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, signal) }, 0);
+    let sent = std::time::Instant::now();
+    let output = child.wait_with_output().unwrap();
+    (output, sent.elapsed())
+}
+
+/// The file's lines, every one parsed (a damaged line fails the test).
+fn json_lines(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
+        .collect()
+}
+
+/// A watch of one-hour intervals stopped by `signal` once its file holds
+/// `lines` lines (1: the header, inside the first samples; 2: an interval,
+/// while it waits for the next) ends within 10 s with `code`, its file
+/// ending in the summary, the summary table printed, and its plot drawn when
+/// an interval was measured.
+fn stopped_by(signal: libc::c_int, code: i32, lines: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("w.jsonl");
+    // One hour between intervals: the duty allows 6 minutes of measuring,
+    // which memlat 0.2 spent in one burst, deaf to the signal.
+    let mut child = spawn_watch(
+        dir.path(),
+        &["--interval", "1h", "-o", "w.jsonl", "--plot", "w.svg"],
+        std::process::Stdio::piped(),
+    );
+    wait_for_lines(&out, lines, &mut child);
+    let (output, took) = signal_and_wait(child, signal);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        took < std::time::Duration::from_secs(10),
+        "{took:?}: {stderr}"
+    );
+    assert_eq!(output.status.code(), Some(code), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let lines = json_lines(&out);
+    let summary = lines.last().unwrap();
+    assert_eq!(summary["record"], "summary", "{stderr}");
+    assert_eq!(summary["interrupted"], true);
+    assert_eq!(
+        summary["intervals"].as_u64().unwrap() as usize,
+        lines.len() - 2
+    );
+    let measured = lines.len() > 2;
+    assert!(measured || stderr.contains("no interval"), "{stderr}");
+    assert_eq!(dir.path().join("w.svg").is_file(), measured, "{stderr}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("series"), "the summary table: {stdout}");
+}
+
+#[test]
+fn ctrl_c_stops_a_long_interval_within_seconds_inside_a_sample_or_between_intervals() {
+    stopped_by(libc::SIGINT, 130, 1);
+    stopped_by(libc::SIGINT, 130, 2);
+}
+
+#[test]
+fn sigterm_ends_a_watch_as_ctrl_c_does_with_its_summary_and_plot() {
+    stopped_by(libc::SIGTERM, 143, 1);
+    stopped_by(libc::SIGTERM, 143, 2);
+}
+
+#[test]
+fn a_closed_pipe_ends_the_watch_with_its_summary_on_stderr_and_its_plot() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = spawn_watch(
+        dir.path(),
+        &[
+            "--interval",
+            "200ms",
+            "--duration",
+            "60s",
+            "--plot",
+            "w.svg",
+        ],
+        std::process::Stdio::piped(),
+    );
+    // `| head -1`: one line read, then the reader is gone.
+    let stdout = child.stdout.take().unwrap();
+    let mut first = String::new();
+    std::io::BufReader::new(stdout)
+        .read_line(&mut first)
+        .unwrap();
+    assert!(first.contains("L1"), "{first}");
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("standard output"), "{stderr}");
+    assert!(stderr.contains("series"), "the summary on stderr: {stderr}");
+    assert!(dir.path().join("w.svg").is_file(), "{stderr}");
+}
+
+#[test]
+fn a_full_standard_output_ends_the_watch_with_its_summary_on_stderr() {
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+        eprintln!("skipped: no /dev/full to write to on this system");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let child = spawn_watch(
+        dir.path(),
+        &["--duration", "30s", "--plot", "w.svg"],
+        std::process::Stdio::from(full),
+    );
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("standard output"), "{stderr}");
+    assert!(stderr.contains("-o FILE"), "{stderr}");
+    assert!(stderr.contains("series"), "the summary on stderr: {stderr}");
+    assert!(dir.path().join("w.svg").is_file(), "{stderr}");
+}
+
+/// `memlat watch` whose files may grow to `bytes` at most (RLIMIT_FSIZE,
+/// SIGXFSZ ignored: a write past it fails with EFBIG, as on a full disk).
+fn watch_with_file_limit(dir: &Path, bytes: u64, args: &[&str]) -> std::process::Output {
+    use std::os::unix::process::CommandExt;
+    let plateaus = plateaus_file(dir, 1);
+    let mut command = std::process::Command::new(assert_cmd::cargo::cargo_bin("memlat"));
+    command
+        .arg("watch")
+        .arg("--plateaus")
+        .arg(&plateaus)
+        .args(args)
+        .current_dir(dir)
+        .env("XDG_CACHE_HOME", dir);
+    // SAFETY: between fork and exec only async-signal-safe calls: signal
+    // and setrlimit, on this child alone.
+    unsafe {
+        command.pre_exec(move || {
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            let limit = libc::rlimit {
+                rlim_cur: bytes as libc::rlim_t,
+                rlim_max: bytes as libc::rlim_t,
+            };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    command.output().unwrap()
+}
+
+#[test]
+fn a_full_disk_ends_the_watch_with_whole_lines_and_says_how_many() {
+    let dir = tempfile::tempdir().unwrap();
+    // Room for the header (about 2.5 KiB) and a few intervals.
+    let output = watch_with_file_limit(
+        dir.path(),
+        5 << 10,
+        &["--interval", "200ms", "--duration", "60s", "-o", "w.jsonl"],
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("-o w.jsonl"), "{stderr}");
+    let lines = json_lines(&dir.path().join("w.jsonl"));
+    assert_eq!(lines[0]["record"], "header");
+    let whole = lines.len() - 1;
+    assert!(whole >= 1, "{stderr}");
+    assert!(lines[1..].iter().all(|l| l["record"] == "interval"));
+    assert!(
+        stderr.contains(&format!("holds its header and {whole} whole interval(s)")),
+        "{stderr}"
+    );
+    // The summary, which the file could not take, is on standard output.
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("series"), "{stdout}");
+    // And the file reads back, its summary computed from its intervals.
+    memlat()
+        .arg("report")
+        .arg(dir.path().join("w.jsonl"))
+        .args(["--format", "markdown"])
+        .assert()
+        .success();
+}
+
+#[test]
+fn a_disk_that_cannot_take_the_header_is_refused_before_the_first_interval() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = watch_with_file_limit(dir.path(), 512, &["--duration", "60s", "-o", "w.jsonl"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("-o w.jsonl"), "{stderr}");
+    assert!(output.stdout.is_empty(), "no interval measured");
+}
+
+#[test]
+fn intervals_take_several_units_and_refuse_past_a_day() {
+    memlat()
+        .args(["watch", "--interval", "25h"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--interval 25h"));
+    memlat()
+        .args(["watch", "--interval", "999999999"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("at most 24h"));
+    memlat()
+        .args(["watch", "--interval", "1h30x"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--interval"));
+}
+
+#[test]
+fn a_sweep_scaled_x64_is_set_aside_beside_the_claimed_l1() {
+    let claimed = memlat::platform::caches::data_caches(0);
+    if !claimed.iter().any(|c| c.level == 1) {
+        eprintln!("skipped: this system lists no L1 data cache in sysfs to compare with");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let scaled = plateaus_file(dir.path(), 64);
+    for command in ["watch", "levels"] {
+        memlat()
+            .arg(command)
+            .arg("--plateaus")
+            .arg(&scaled)
+            .env("XDG_CACHE_HOME", dir.path())
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains("--plateaus"))
+            .stderr(predicates::str::contains("L1d"));
+    }
+}

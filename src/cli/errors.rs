@@ -31,14 +31,15 @@ pub fn describe(error: &anyhow::Error) -> String {
     }
 }
 
-/// The exit code for an error: 130 after Ctrl-C (as shells report it), 2
+/// The exit code for an error: 130 after Ctrl-C, 143 after SIGTERM (as
+/// shells report them), 2
 /// for a setting the user can fix (as clap uses), 1 otherwise.
 pub fn exit_code(error: &anyhow::Error) -> i32 {
     if error
         .downcast_ref::<crate::cli::interrupt::Interrupted>()
         .is_some()
     {
-        return 130;
+        return crate::cli::interrupt::exit_code();
     }
     let usage = error.downcast_ref::<crate::error::UsageError>().is_some()
         || error.downcast_ref::<crate::limits::LimitError>().is_some()

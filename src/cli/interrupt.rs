@@ -2,32 +2,57 @@
 //! point being measured (so its files, detection and plot cover every finished
 //! point); a second Ctrl-C restores any prefetcher MSRs memlat changed and ends
 //! the process at once. The files are valid either way: they are replaced
-//! atomically after each point.
+//! atomically after each point. SIGTERM, where a command asks for it
+//! ([`also_on_sigterm`]), is taken the same way and exits 143.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// The signal that set [`INTERRUPTED`] first (SIGINT or SIGTERM).
+static SIGNAL: AtomicI32 = AtomicI32::new(libc::SIGINT);
 
 const MESSAGE: &[u8] =
     b"\nmemlat: interrupted; stopping after this point (press Ctrl-C again to quit now)\n";
 
-extern "C" fn on_sigint(_signal: libc::c_int) {
+const TERMINATED: &[u8] =
+    b"\nmemlat: terminated (SIGTERM); stopping after this point and keeping what was measured\n";
+
+extern "C" fn on_sigint(signal: libc::c_int) {
     if INTERRUPTED.swap(true, Ordering::SeqCst) {
         // Second Ctrl-C: put the prefetchers back (async-signal-safe), then quit.
         crate::platform::prefetch::msr::restore_saved();
         // SAFETY: _exit is async-signal-safe and ends the process at once.
-        unsafe { libc::_exit(130) };
+        unsafe { libc::_exit(128 + signal) };
     }
-    // SAFETY: write(2) is async-signal-safe; MESSAGE is a static byte string
-    // and its length is passed with it. A failed write is harmless.
+    SIGNAL.store(signal, Ordering::SeqCst);
+    let message = if signal == libc::SIGTERM {
+        TERMINATED
+    } else {
+        MESSAGE
+    };
+    // SAFETY: write(2) is async-signal-safe; the message is a static byte
+    // string and its length is passed with it. A failed write is harmless.
     unsafe {
-        libc::write(libc::STDERR_FILENO, MESSAGE.as_ptr().cast(), MESSAGE.len());
+        libc::write(libc::STDERR_FILENO, message.as_ptr().cast(), message.len());
     }
 }
 
-/// Whether Ctrl-C was pressed since [`Guard::install`].
+/// Whether Ctrl-C (or SIGTERM, after [`also_on_sigterm`]) came since
+/// [`Guard::install`].
 pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// Whether the interruption was SIGTERM rather than Ctrl-C.
+pub fn terminated() -> bool {
+    interrupted() && SIGNAL.load(Ordering::SeqCst) == libc::SIGTERM
+}
+
+/// The exit code of an interrupted run: 128 + the signal (130 for Ctrl-C,
+/// 143 for SIGTERM), as shells report a process the signal ended.
+pub fn exit_code() -> i32 {
+    128 + SIGNAL.load(Ordering::SeqCst)
 }
 
 /// Treats SIGTERM as Ctrl-C from now on (for a command whose children
@@ -52,6 +77,7 @@ impl Guard {
     /// Installs the handler and clears the flag.
     pub fn install() -> Guard {
         INTERRUPTED.store(false, Ordering::SeqCst);
+        SIGNAL.store(libc::SIGINT, Ordering::SeqCst);
         // SAFETY: sigaction structs are plain data for which all-zero is a valid
         // value; the handler only touches an atomic and calls write(2).
         let previous = unsafe {
@@ -78,7 +104,8 @@ impl Drop for Guard {
 }
 
 /// A run cut short by Ctrl-C, after it kept what it measured: the process
-/// exits with 130 (128 + SIGINT) once everything has been put back.
+/// exits with 130 (128 + SIGINT; 143 after SIGTERM) once everything has
+/// been put back.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct Interrupted(pub String);

@@ -46,15 +46,16 @@ pub fn measured_plateaus(
         Source::File(path) => plateaus::from_file(path).map_err(|e| {
             crate::error::UsageError(format!("--plateaus {}: {e:#}", path.display()))
         })?,
-        Source::Auto => match plateaus::remembered_combined(&Host::this()) {
-            Some((levels, notes)) => {
-                for note in notes {
-                    super::common::notice(&note);
-                }
-                levels
+        Source::Auto => {
+            let (levels, notes) = plateaus::remembered_combined(&Host::this());
+            for note in notes {
+                super::common::notice(&note);
             }
-            None => probe(engine, template)?,
-        },
+            match levels {
+                Some(levels) => levels,
+                None => probe(engine, template)?,
+            }
+        }
         Source::Probe => probe(engine, template)?,
     };
     Ok(levels)
@@ -76,7 +77,16 @@ fn probe(engine: &mut Engine, template: &Point) -> Result<MeasuredLevels> {
         &caches::data_caches(cpu),
         platform::mem_available_bytes(),
     );
-    plateaus::probe(engine, &plan)
+    // Ctrl-C (or SIGTERM) during the probe stops it after its point in
+    // progress; the command, which measured nothing yet, then ends.
+    let levels = plateaus::probe_until(engine, &plan, super::interrupt::interrupted);
+    if super::interrupt::interrupted() {
+        return Err(super::interrupt::Interrupted(
+            "memlat: interrupted during the plateau probe; nothing was measured".into(),
+        )
+        .into());
+    }
+    levels
 }
 
 /// Keeps a complete, quiet sweep of this machine for `--plateaus auto`

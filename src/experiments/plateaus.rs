@@ -21,7 +21,6 @@ use std::time::{Duration, SystemTime};
 
 use anyhow::{Context, Result};
 
-use super::Quiet;
 use super::sweep::{self, Range, RangeEnd, SeriesKey, SweepPlan, SweepResult};
 use crate::analysis::detect::Detection;
 use crate::chain::Pattern;
@@ -101,7 +100,26 @@ pub fn probe_plan(
 
 /// Measures the coarse probe and reads its plateaus.
 pub fn probe(engine: &mut Engine, plan: &SweepPlan) -> Result<MeasuredLevels> {
-    let result = sweep::run(engine, plan, &mut Quiet).context("the plateau probe")?;
+    probe_until(engine, plan, || false)
+}
+
+/// Stops a sweep after the point in progress once its function says so.
+struct Until<F>(F);
+
+impl<R, F: Fn() -> bool> super::Observer<R> for Until<F> {
+    fn interrupted(&self) -> bool {
+        (self.0)()
+    }
+}
+
+/// [`probe`], stopped after the point in progress once `stop` says so
+/// (Ctrl-C): the caller, who asked, then sets its plateaus aside.
+pub fn probe_until(
+    engine: &mut Engine,
+    plan: &SweepPlan,
+    stop: impl Fn() -> bool,
+) -> Result<MeasuredLevels> {
+    let result = sweep::run(engine, plan, &mut Until(stop)).context("the plateau probe")?;
     MeasuredLevels::from_sweep(&result, "probe").context(
         "the plateau probe found no cache level: give sizes, or a sweep of this machine with --plateaus FILE",
     )
@@ -175,23 +193,43 @@ pub fn written_ago(path: &Path) -> Option<Duration> {
 
 /// One remembered sweep file, when it fits this machine: written within
 /// the week, with a random series to detect levels from, and fit for this
-/// machine (not another's, cut short, edited or corrupted).
-fn remembered_sweep(path: &Path, host: &Host) -> Option<SweepResult> {
-    let result = SweepResult::load(path).ok()?;
-    let recent = written_ago(path).is_some_and(|a| a <= REMEMBERED_FOR);
-    (recent
-        && result.detection_series().is_some()
-        && unfit(&result, host, crate::platform::mem_available_bytes()).is_none())
-    .then_some(result)
+/// machine (not another's, cut short, edited or corrupted); otherwise why
+/// it is set aside.
+fn remembered_sweep(path: &Path, host: &Host) -> Result<SweepResult, String> {
+    let result = SweepResult::load(path).map_err(|e| format!("it cannot be read ({e:#})"))?;
+    match written_ago(path) {
+        Some(age) if age <= REMEMBERED_FOR => {}
+        Some(age) => {
+            return Err(format!(
+                "it was written {} days ago, more than {REMEMBER_DAYS}",
+                age.as_secs() / 86_400
+            ));
+        }
+        None => return Err("its age cannot be read".into()),
+    }
+    if result.detection_series().is_none() {
+        return Err("it has no random series to find the levels in".into());
+    }
+    let claimed = crate::platform::caches::data_caches(result.config.cpu);
+    match unfit(
+        &result,
+        host,
+        crate::platform::mem_available_bytes(),
+        &claimed,
+    ) {
+        Some(why) => Err(why),
+        None => Ok(result),
+    }
 }
 
 /// The plateaus of one remembered sweep file, when it fits this machine
-/// (otherwise a probe is measured instead).
-fn remembered_one(path: &Path, host: &Host) -> Option<MeasuredLevels> {
+/// (otherwise why it is set aside).
+fn remembered_one(path: &Path, host: &Host) -> Result<MeasuredLevels, String> {
     let result = remembered_sweep(path, host)?;
-    let mut levels = MeasuredLevels::from_sweep(&result, "remembered")?;
+    let mut levels = MeasuredLevels::from_sweep(&result, "remembered")
+        .ok_or("no cache level with a plateau in it")?;
     levels.file = Some(path.to_path_buf());
-    Some(levels)
+    Ok(levels)
 }
 
 /// The detections of this machine's remembered sweeps that fit, each from
@@ -201,29 +239,43 @@ fn remembered_one(path: &Path, host: &Host) -> Option<MeasuredLevels> {
 pub fn remembered_detections(host: &Host, except: &str) -> Vec<Detection> {
     remembered_files(host)
         .iter()
-        .filter_map(|path| remembered_sweep(path, host))
+        .filter_map(|path| remembered_sweep(path, host).ok())
         .filter(|result| result.started != except)
         .filter_map(|result| result.detect())
         .collect()
 }
 
 /// The remembered sweeps of this machine that fit, combined where they
-/// agree, with a note for each level they do not agree on.
-pub fn remembered_combined(host: &Host) -> Option<(MeasuredLevels, Vec<String>)> {
+/// agree (`None` when none fits), with a note for each sweep set aside and
+/// why, and for each level they do not agree on.
+pub fn remembered_combined(host: &Host) -> (Option<MeasuredLevels>, Vec<String>) {
+    let mut set_aside = Vec::new();
     let sweeps: Vec<MeasuredLevels> = remembered_files(host)
         .iter()
-        .filter_map(|path| remembered_one(path, host))
+        .filter_map(|path| {
+            remembered_one(path, host)
+                .map_err(|why| {
+                    set_aside.push(format!(
+                        "the remembered sweep {} is set aside: {why}",
+                        path.display()
+                    ))
+                })
+                .ok()
+        })
         .collect();
-    let (mut levels, notes) = super::plateau_history::combine(&sweeps)?;
+    let Some((mut levels, notes)) = super::plateau_history::combine(&sweeps) else {
+        return (None, set_aside);
+    };
     if sweeps.len() > 1 {
         levels.file = remembered_dir(host);
     }
-    (!levels.levels.is_empty()).then_some((levels, notes))
+    set_aside.extend(notes);
+    ((!levels.levels.is_empty()).then_some(levels), set_aside)
 }
 
 /// The remembered sweeps of this machine, combined, when any fits.
 pub fn remembered(host: &Host) -> Option<MeasuredLevels> {
-    remembered_combined(host).map(|(levels, _)| levels)
+    remembered_combined(host).0
 }
 
 /// The plateaus of a sweep file of this machine.
@@ -233,6 +285,7 @@ pub fn from_file(path: &Path) -> Result<MeasuredLevels> {
         &result,
         &Host::this(),
         crate::platform::mem_available_bytes(),
+        &crate::platform::caches::data_caches(result.config.cpu),
     ) {
         anyhow::bail!("{why}; measure this machine with `memlat sweep`, or give --plateaus probe");
     }
@@ -251,11 +304,79 @@ pub fn from_file(path: &Path) -> Result<MeasuredLevels> {
 /// plateau is a file edited or corrupted, not a measurement.
 pub const MAX_PLATEAU_BYTES: u64 = 1 << 30;
 
+/// How many times the size the system claims for a level a measured
+/// plateau may reach before it is taken for a file scaled or edited, not a
+/// measurement. A claim is a prior, not a fact: guests fabricate L3 sizes
+/// (480 MiB listed where a 32 MiB share serves), and a share serves less
+/// than its cache; so only what no reading of a real cache gives is refused.
+pub const CLAIM_FACTOR: u64 = 8;
+
+/// Why the plateaus `levels` cannot be this machine's, given the data
+/// caches the system claims (`claimed`, one per level; sysfs): an L1 that
+/// starts past twice the claimed L1d or holds more than [`CLAIM_FACTOR`]
+/// times it (an L1d size is the core's own, read from CPUID, and guests
+/// pass it on), or a deeper level that starts past [`CLAIM_FACTOR`] times
+/// every cache claimed at its level or beyond. `None` when nothing is
+/// claimed to compare with, or nothing is absurd.
+pub fn implausible(levels: &MeasuredLevels, claimed: &[CacheInfo]) -> Option<String> {
+    for (k, p) in levels.levels.iter().enumerate() {
+        let Some(level) = p
+            .name
+            .strip_prefix('L')
+            .and_then(|n| n.parse::<u32>().ok())
+            .or(u32::try_from(k + 1).ok())
+        else {
+            continue;
+        };
+        let holds = p.capacity_bytes.unwrap_or(p.to_bytes).max(p.to_bytes);
+        if level == 1 {
+            let Some(l1) = claimed.iter().find(|c| c.level == 1).map(|c| c.size_bytes) else {
+                continue;
+            };
+            if p.from_bytes > 2 * l1 || holds > CLAIM_FACTOR * l1 {
+                return Some(format!(
+                    "its L1 serves {}..{} (holding {}) where this CPU reports a {} L1d, {:.0} times it: a sweep scaled or edited, not this machine's",
+                    HumanBytes(p.from_bytes),
+                    HumanBytes(p.to_bytes),
+                    HumanBytes(holds),
+                    HumanBytes(l1),
+                    holds as f64 / l1 as f64
+                ));
+            }
+            continue;
+        }
+        let Some(largest) = claimed
+            .iter()
+            .filter(|c| c.level >= level)
+            .map(|c| c.size_bytes)
+            .max()
+        else {
+            continue;
+        };
+        if p.from_bytes > CLAIM_FACTOR * largest {
+            return Some(format!(
+                "its {} starts at {}, {:.0} times the largest cache this system reports at L{level} or beyond ({}): a sweep scaled or edited, not this machine's",
+                p.name,
+                HumanBytes(p.from_bytes),
+                p.from_bytes as f64 / largest as f64,
+                HumanBytes(largest)
+            ));
+        }
+    }
+    None
+}
+
 /// Why the sweep `result` cannot stand for this machine's plateaus (`None`:
 /// it can): another machine or CPU, incomplete, measured more than
-/// [`REMEMBER_DAYS`] days ago (or in the future), or plateaus that no cache
-/// holds or that memory cannot.
-pub fn unfit(result: &SweepResult, host: &Host, available: Option<u64>) -> Option<String> {
+/// [`REMEMBER_DAYS`] days ago (or in the future), plateaus that no cache
+/// holds or that memory cannot, or plateaus absurd beside the caches the
+/// system claims (`claimed`, see [`implausible`]).
+pub fn unfit(
+    result: &SweepResult,
+    host: &Host,
+    available: Option<u64>,
+    claimed: &[CacheInfo],
+) -> Option<String> {
     let started = result.started.as_str();
     match &result.host {
         None => return Some("it names no machine".into()),
@@ -299,7 +420,7 @@ pub fn unfit(result: &SweepResult, host: &Host, available: Option<u64>) -> Optio
             HumanBytes(largest)
         ));
     }
-    None
+    implausible(&levels, claimed)
 }
 
 #[cfg(test)]
@@ -373,11 +494,11 @@ mod tests {
         good.host = Some(host.clone());
         good.complete = true;
         good.started = sweep::utc_timestamp(SystemTime::now());
-        assert_eq!(unfit(&good, &host, Some(16 << 30)), None);
+        assert_eq!(unfit(&good, &host, Some(16 << 30), &[]), None);
         let why = |edit: &dyn Fn(&mut SweepResult)| {
             let mut r = good.clone();
             edit(&mut r);
-            unfit(&r, &host, Some(16 << 30)).unwrap_or_default()
+            unfit(&r, &host, Some(16 << 30), &[]).unwrap_or_default()
         };
         assert!(
             why(&|r| r.host.as_mut().unwrap().machine_id = "other".into())
@@ -394,8 +515,61 @@ mod tests {
         });
         assert!(scaled.contains("more than any cache holds"), "{scaled}");
         // Plateaus that fit a cache but not a small machine's memory.
-        let small = unfit(&good, &host, Some(4 << 20)).unwrap_or_default();
+        let small = unfit(&good, &host, Some(4 << 20), &[]).unwrap_or_default();
         assert!(small.contains("memory available"), "{small}");
+        // Beside what this Zen 3 guest's system claims (32 KiB L1d, 512 KiB
+        // L2, 32 MiB L3), the sweep itself is believed, and so is a claimed
+        // L3 many times what it serves (guests fabricate L3 sizes)...
+        let zen3 = [
+            CacheInfo::example(1, 32 << 10),
+            CacheInfo::example(2, 512 << 10),
+            CacheInfo::example(3, 32 << 20),
+        ];
+        assert_eq!(unfit(&good, &host, Some(16 << 30), &zen3), None);
+        let fabricated = [
+            zen3[0].clone(),
+            zen3[1].clone(),
+            CacheInfo::example(3, 480 << 20),
+        ];
+        assert_eq!(unfit(&good, &host, Some(16 << 30), &fabricated), None);
+        // ...but not the same sweep scaled x64: an "L1" of megabytes.
+        let mut scaled = good.clone();
+        for m in &mut scaled.points {
+            m.size *= 64;
+        }
+        scaled.config.sizes.iter_mut().for_each(|s| *s *= 64);
+        let why = unfit(&scaled, &host, Some(16 << 30), &zen3).unwrap_or_default();
+        assert!(why.contains("L1") && why.contains("32 KiB L1d"), "{why}");
+        // Nothing claimed: nothing to compare with.
+        assert_eq!(
+            implausible(&MeasuredLevels::from_sweep(&scaled, "file").unwrap(), &[]),
+            None
+        );
+    }
+
+    #[test]
+    fn a_deeper_level_far_past_every_claimed_cache_is_refused_a_missing_claim_is_not() {
+        let levels = |l3_from: u64| MeasuredLevels {
+            source: "file".into(),
+            file: None,
+            measured: "now".into(),
+            levels: vec![
+                plateau("L1", 4 << 10, 24 << 10),
+                plateau("L2", 64 << 10, 256 << 10),
+                plateau("L3", l3_from, l3_from * 4),
+            ],
+            memory_ns: Some(100.0),
+        };
+        let claimed = [
+            CacheInfo::example(1, 32 << 10),
+            CacheInfo::example(2, 512 << 10),
+            CacheInfo::example(3, 8 << 20),
+        ];
+        assert_eq!(implausible(&levels(2 << 20), &claimed), None);
+        let why = implausible(&levels(128 << 20), &claimed).unwrap_or_default();
+        assert!(why.contains("L3 starts at 128 MiB"), "{why}");
+        // A guest that lists no L3: its measured L3 is compared with nothing.
+        assert_eq!(implausible(&levels(128 << 20), &claimed[..2]), None);
     }
 
     #[test]

@@ -197,17 +197,31 @@ pub fn cost_line(summary: &WatchSummary) -> String {
     if let Some(cpu) = summary.measuring_cpu_s {
         line += &format!(" and {cpu:.1} s of CPU ({:.1}%)", cpu / wall * 100.0);
     }
-    if let Some(cpu) = summary.cpu_s {
-        line += &format!(
-            "; the whole process {cpu:.1} s of CPU ({:.1}%)",
-            cpu / wall * 100.0
-        );
+    // The process's CPU time includes its setup (the plateaus' probe, the
+    // chains' build): it is a share of the process's own wall time.
+    match (summary.cpu_s, summary.process_wall_s) {
+        (Some(cpu), Some(process)) if process > 0.0 => {
+            line += &format!(
+                "; the whole process {cpu:.1} s of CPU in {process:.1} s ({:.1}%, its setup included)",
+                cpu / process * 100.0
+            );
+        }
+        (Some(cpu), _) if cpu <= wall => {
+            line += &format!(
+                "; the whole process {cpu:.1} s of CPU ({:.1}%)",
+                cpu / wall * 100.0
+            );
+        }
+        (Some(cpu), _) => {
+            line += &format!("; the whole process {cpu:.1} s of CPU, its setup included")
+        }
+        (None, _) => {}
     }
     if let Some(steal) = summary.steal_mean {
         line += &format!(", steal {:.1}% on average", steal * 100.0);
     }
     if summary.interrupted {
-        line += "; cut short by Ctrl-C";
+        line += "; cut short (Ctrl-C, SIGTERM, or its output failing)";
     }
     line
 }

@@ -74,6 +74,18 @@ const BUDGET_TARGET: f64 = 0.8;
 /// timer's resolution.
 const MIN_TRIPS: u64 = 100;
 
+/// The longest timed run, however long the interval: a long `--interval`
+/// (1h: 360 s of duty) would otherwise spend its budget in minute-long runs,
+/// deaf to Ctrl-C until they end; 20 ms of dependent loads already read a
+/// level to a fraction of a percent.
+pub const MAX_SAMPLE_TIME: Duration = Duration::from_millis(20);
+
+/// The watch was stopped (`stop_when`) between two samples of an
+/// interval: the iterator ends without that interval.
+#[derive(Debug, thiserror::Error)]
+#[error("the watch was stopped inside an interval")]
+pub struct Stopped;
+
 /// One size measured every interval, with its chain kept.
 struct Probe {
     size: u64,
@@ -149,7 +161,8 @@ impl Watch {
         }
         let budget = plan.duty * plan.interval_s;
         let per_probe = budget * TIMED_SHARE / (probes.len().max(1) as f64 * 2.0);
-        let sample_time = Duration::from_secs_f64(per_probe / f64::from(SAMPLE_ROUNDS));
+        let sample_time =
+            Duration::from_secs_f64(per_probe / f64::from(SAMPLE_ROUNDS)).min(MAX_SAMPLE_TIME);
         let header = WatchHeader {
             started: String::new(),
             cpu: engine.cpu(),
@@ -210,7 +223,8 @@ impl Watch {
         Watch::new(engine, plan, levels, &template)
     }
 
-    /// Ends the iterator at the next interval once `stop` says so (Ctrl-C).
+    /// Ends the iterator once `stop` says so (Ctrl-C): at the next interval,
+    /// or at the next sample of the interval in progress, which is dropped.
     pub fn stop_when(mut self, stop: impl Fn() -> bool + 'static) -> Watch {
         self.stop = Box::new(stop);
         self
@@ -225,6 +239,12 @@ impl Watch {
     /// The plan.
     pub fn plan(&self) -> &WatchPlan {
         &self.plan
+    }
+
+    /// How long each timed run lasts at most (the duty's share, at most
+    /// [`MAX_SAMPLE_TIME`]).
+    pub fn sample_time(&self) -> Duration {
+        self.sample_time
     }
 
     /// Seconds since the first interval began.
@@ -333,6 +353,9 @@ impl Watch {
         self.probes
             .iter_mut()
             .map(|probe| {
+                if (self.stop)() {
+                    return Err(Stopped.into());
+                }
                 sample(
                     &self.engine,
                     probe,
@@ -385,7 +408,13 @@ impl Iterator for Watch {
     type Item = Result<Interval>;
 
     fn next(&mut self) -> Option<Result<Interval>> {
-        self.wait().then(|| self.measure())
+        if !self.wait() {
+            return None;
+        }
+        match self.measure() {
+            Err(e) if e.is::<Stopped>() => None,
+            measured => Some(measured),
+        }
     }
 }
 

@@ -129,7 +129,10 @@ pub struct Event {
 pub struct WatchSummary {
     /// Intervals measured.
     pub intervals: usize,
-    /// Seconds from the first interval's start to the end.
+    /// Seconds from the first interval's start to the end: for a watch
+    /// that ran its course, to its last interval's end (`memlat watch`
+    /// takes at least its intervals times `interval_s`); for one cut short,
+    /// to the moment it stopped.
     pub wall_s: f64,
     /// Seconds spent measuring (the sum of every interval's `spent_ms`;
     /// on a busy machine it includes waiting for the CPU).
@@ -137,11 +140,18 @@ pub struct WatchSummary {
     /// CPU seconds of the measuring thread (the sum of `cpu_ms`), when known.
     #[serde(default)]
     pub measuring_cpu_s: Option<f64>,
-    /// CPU seconds the whole process used (getrusage), when known.
+    /// CPU seconds the whole process used (getrusage), when known: the
+    /// plateaus' probe and the chains' build included.
     pub cpu_s: Option<f64>,
+    /// Seconds from the process's start to the end, when known: the wall
+    /// time `cpu_s` was spent in (a short watch's intervals span less
+    /// than its setup).
+    #[serde(default)]
+    pub process_wall_s: Option<f64>,
     /// Mean steal share over the intervals that report one.
     pub steal_mean: Option<f64>,
-    /// Whether Ctrl-C ended it.
+    /// Whether it ended before its duration: Ctrl-C, SIGTERM, or its
+    /// output (standard output, the `-o` file) failing.
     pub interrupted: bool,
     /// Each level, then the edge.
     pub series: Vec<SeriesSummary>,
@@ -302,6 +312,7 @@ pub fn summarise(
             .sum::<Option<f64>>()
             .map(|ms| ms / 1e3),
         cpu_s,
+        process_wall_s: None,
         steal_mean: (!steals.is_empty()).then(|| steals.iter().sum::<f64>() / steals.len() as f64),
         interrupted,
         series,
