@@ -101,6 +101,22 @@ pub fn latency(row: &Row, d: &Draw, size: u64) -> f64 {
     ns + (1.0 - reach / size as f64).max(0.0) * row.walk_ns
 }
 
+/// The climb past memory measured again with the base page (the other
+/// page size the sweep did not use): ns at `memory_size` and `largest`.
+pub fn other_pages(row: &Row, seed: u64, memory_size: u64, largest: u64) -> (u64, f64, f64) {
+    let mut noise = Noise::new(seed);
+    let d = draw(row, &mut noise);
+    let base = Row {
+        huge_page: None,
+        ..row.clone()
+    };
+    (
+        row.base_page,
+        latency(&base, &d, memory_size),
+        latency(&base, &d, largest),
+    )
+}
+
 /// The sizes of a default sweep: 1 KiB up by 1.3x to four times the
 /// largest level (and past any far tier), at most 4 GiB.
 pub fn sweep_sizes(row: &Row) -> Vec<u64> {

@@ -101,12 +101,6 @@ const fn shared(serves: (u64, u64), ways: u32, ns: (f64, f64)) -> Cache {
     }
 }
 
-const WHOLE: Fill = Fill {
-    chunks: &[64],
-    gap_ns: 0.0,
-    next_line_ns: None,
-};
-
 pub fn rows() -> Vec<Row> {
     let intel_l1 = lru((48 * K, 48 * K), 12, (1.4, 1.7));
     let intel_l2 = lru((1536 * K, 2 * M), 16, (4.5, 5.4));
@@ -240,7 +234,7 @@ pub fn rows() -> Vec<Row> {
             },
             caches: vec![
                 lru((32 * K, 32 * K), 8, (0.8, 0.9)),
-                lru((1 * M, 1 * M), 8, (2.7, 3.0)),
+                lru((M, M), 8, (2.7, 3.0)),
                 shared((16 * M, 32 * M), 16, (9.5, 11.0)),
             ],
             memory_ns: (110.0, 125.0),
@@ -267,7 +261,7 @@ pub fn rows() -> Vec<Row> {
             },
             caches: vec![
                 lru((32 * K, 32 * K), 8, (0.8, 0.95)),
-                lru((1 * M, 1 * M), 8, (2.7, 3.2)),
+                lru((M, M), 8, (2.7, 3.2)),
                 shared((64 * M, 96 * M), 16, (10.5, 12.5)),
             ],
             memory_ns: (70.0, 90.0),
@@ -294,7 +288,7 @@ pub fn rows() -> Vec<Row> {
             },
             caches: vec![
                 lru((48 * K, 48 * K), 12, (0.93, 0.95)),
-                lru((1 * M, 1 * M), 16, (3.2, 3.4)),
+                lru((M, M), 16, (3.2, 3.4)),
                 shared((4 * M, 8 * M), 16, (10.0, 13.0)),
             ],
             memory_ns: (145.0, 180.0),
@@ -350,7 +344,7 @@ pub fn rows() -> Vec<Row> {
             },
             caches: vec![
                 lru((64 * K, 64 * K), 4, (1.55, 1.65)),
-                lru((1 * M, 1 * M), 8, (4.2, 4.6)),
+                lru((M, M), 8, (4.2, 4.6)),
                 shared((16 * M, 32 * M), 16, (25.0, 45.0)),
             ],
             memory_ns: (81.0, 100.0),
@@ -377,7 +371,7 @@ pub fn rows() -> Vec<Row> {
             },
             caches: vec![
                 lru((64 * K, 64 * K), 4, (1.25, 1.35)),
-                lru((1 * M, 1 * M), 8, (3.5, 4.2)),
+                lru((M, M), 8, (3.5, 4.2)),
                 shared((57 * M, 114 * M), 16, (30.0, 50.0)),
             ],
             memory_ns: (165.0, 185.0),
@@ -517,7 +511,7 @@ pub fn rows() -> Vec<Row> {
             },
             caches: vec![
                 lru((48 * K, 48 * K), 12, (0.93, 0.95)),
-                lru((1 * M, 1 * M), 16, (3.2, 3.4)),
+                lru((M, M), 16, (3.2, 3.4)),
                 shared((4 * M, 8 * M), 16, (10.0, 13.0)),
             ],
             memory_ns: (145.0, 180.0),
@@ -545,7 +539,7 @@ pub fn rows() -> Vec<Row> {
             caches: vec![
                 lru((32 * K, 32 * K), 2, (2.0, 2.2)),
                 Cache {
-                    serves: (512 * K, 1 * M),
+                    serves: (512 * K, M),
                     ways: 16,
                     ns: (8.0, 11.0),
                     policy: Policy::Random,

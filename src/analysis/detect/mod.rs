@@ -435,7 +435,7 @@ fn stability_notes(
 /// The note on a translation climb.
 fn translation_note(t: &Translation, memory_ns: f64) -> String {
     format!(
-        "translation cost beyond {}: the latency climbs again, to {:.1} ns at the largest size ({:.2}x memory's {:.1} ns): page walks once the TLBs no longer reach, not a cache level; smaller pages (--pages 4k) bring it to smaller sizes, huge pages push it out",
+        "translation cost beyond {}: the latency climbs again, to {:.1} ns at the largest size ({:.2}x memory's {:.1} ns): page walks once the TLBs no longer reach, not a cache level; smaller pages (--pages 4k) bring it to smaller sizes, huge pages push it out. Read from one page size, a prior: a farther tier (CXL memory, a remote node) climbs the same way but stays put when the page size changes (run the climb's sizes again with --pages 4k to tell)",
         HumanBytes(t.starts_bytes),
         t.latency_ns_at_largest,
         t.latency_ns_at_largest / memory_ns,

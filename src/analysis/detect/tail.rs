@@ -21,10 +21,56 @@ pub const CLIMB_RATIO: f64 = 1.1;
 /// The climb must hold for this many sizes (one high point is noise).
 pub const CLIMB_POINTS: usize = 2;
 
-/// Past memory, a climb of less than this factor is translation cost: a
-/// page walk under nested paging (a VM) can cost more than one DRAM access,
-/// and no cache level lies beyond memory on one node.
+/// Past memory, a climb of less than this factor is taken for translation
+/// cost when only one page size was measured (a page walk under nested
+/// paging can cost more than one DRAM access): a prior, not a verdict. A
+/// farther tier (CXL at 2.3-3.6x local, a remote node at 1.5-2x) climbs as
+/// much; [`climb_cause`] tells them apart by the page size, and the
+/// detector's note says the climb is untested until then.
 pub const TRANSLATION_RATIO: f64 = 2.5;
+
+/// What a climb past memory is: translation moves with the page size (the
+/// walks start where the TLBs stop reaching, a reach in pages), a farther
+/// tier does not (CXL memory, a remote node, a memory-side cache's misses
+/// start at a size in bytes). One curve cannot tell the two apart: they
+/// have the same shape, memory plus a cost paid by a growing share of the
+/// loads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ClimbCause {
+    /// The climb vanished with the other page size: page walks.
+    Translation,
+    /// The climb stayed: a level beyond memory.
+    Level,
+}
+
+/// The climb's two ends measured again with another page size: the
+/// latency where memory's plateau is and at the largest size, ns.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PageTest {
+    /// The other page size, bytes.
+    pub page_bytes: u64,
+    /// ns per load at memory's plateau, with that page.
+    pub memory_ns: f64,
+    /// ns per load at the largest size, with that page.
+    pub largest_ns: f64,
+}
+
+/// Tells a climb past memory (from `memory_ns` to `largest_ns` with the
+/// sweep's pages) by the same two sizes measured with another page size:
+/// with smaller pages both ends pay the walks and the climb between them
+/// flattens, with larger ones neither does; a farther tier climbs the same
+/// whatever the page. The climb is translation when the other page's climb
+/// is nearer none than this one.
+pub fn climb_cause(memory_ns: f64, largest_ns: f64, other: &PageTest) -> ClimbCause {
+    let here = (largest_ns / memory_ns).ln();
+    let there = (other.largest_ns / other.memory_ns).ln();
+    if there < here / 2.0 {
+        ClimbCause::Translation
+    } else {
+        ClimbCause::Level
+    }
+}
 
 /// How the curve ends after its last level.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -265,8 +265,7 @@ pub fn run(args: &LinesizeArgs) -> Result<()> {
                 (&line, &fetch),
                 (&estimate, &stride_estimate),
                 machine.line_bytes,
-                (&out.line_method, &out.fill),
-                &status,
+                (&out.line_method, &out.fill, &status),
             );
             d.lead(present::headline(Kind::Linesize, &value)?);
             if args.measure.format == Format::Text {
@@ -393,8 +392,7 @@ fn document(
     (line, fetch): (&Agreement<u64>, &Agreement<u64>),
     (estimate, stride_estimate): (&LineEstimate, &LineEstimate),
     claimed: u64,
-    (method, fill): (&str, &str),
-    prefetchers: &str,
+    (method, fill, prefetchers): (&str, &str, &str),
 ) -> Document {
     let mut d = Document::new(format!(
         "memlat linesize: loads s bytes apart over {} (the latency grows with s up to the line size)",
