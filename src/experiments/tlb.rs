@@ -296,7 +296,9 @@ pub fn run(
             let (spread, packed, backing) = measure_first(engine, template, plan, pages)
                 .with_context(|| format!("measuring {}", labels[index]))?;
             r.pages_obtained = backing.obtained.clone();
-            if plan.page_bytes > 4096 && backing.huge_fraction < 0.9 {
+            if plan.page_bytes > crate::platform::system::base_page_bytes()
+                && backing.huge_fraction < 0.9
+            {
                 let note = format!(
                     "only {:.0}% of the buffer came in {} pages: translation is partly by smaller pages",
                     backing.huge_fraction * 100.0,

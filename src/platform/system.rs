@@ -37,6 +37,18 @@ pub fn base_page_bytes() -> u64 {
     if page > 0 { page as u64 } else { 4096 }
 }
 
+/// The transparent huge page's size, bytes: the kernel's PMD size
+/// (`/sys/kernel/mm/transparent_hugepage/hpage_pmd_size`): 2 MiB on x86
+/// and on arm64 with 4 KiB pages, 32 MiB with 16 KiB pages, 512 MiB with
+/// 64 KiB. `None` where the kernel does not say (no THP).
+pub fn thp_page_bytes() -> Option<u64> {
+    read("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size")?
+        .trim()
+        .parse()
+        .ok()
+        .filter(|&b: &u64| b.is_power_of_two() && b > base_page_bytes())
+}
+
 /// The hypervisor, from CPUID's hypervisor bit and signature, /sys/hypervisor,
 /// DMI strings and /proc/cpuinfo's `hypervisor` flag; `None` on bare metal
 /// (as far as any of them tells).

@@ -9,7 +9,8 @@ use super::MeasureArgs;
 /// `memlat tlb`.
 #[derive(Debug, Clone, Args)]
 pub struct TlbArgs {
-    /// Page sizes, comma-separated: 4k, 2m (transparent huge pages), 1g
+    /// Page sizes, comma-separated: 4k (the system's base page, whatever its
+    /// size), 2m (the transparent huge page, the kernel's PMD size), 1g
     /// (hugetlb pool) [default: 4k and 2m].
     #[arg(long, value_name = "SIZES", value_delimiter = ',', value_parser = ["4k", "2m", "1g"])]
     pub page_sizes: Vec<String>,

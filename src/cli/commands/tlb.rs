@@ -58,13 +58,32 @@ fn plans(args: &TlbArgs) -> Result<(Vec<PagePlan>, Vec<String>)> {
     };
     let mut out = Vec::new();
     for size in &asked {
+        // The page sizes are the system's: "4k" is the base page and "2m"
+        // the transparent huge page, whatever their size here (16 KiB and
+        // 32 MiB on some arm64 kernels, 64 KiB and 512 MiB on others).
         let (page_bytes, request, default_max) = match size.as_str() {
-            "4k" => (4u64 << 10, PageRequest::Base, 8192),
-            "2m" => (
-                2 << 20,
-                PageRequest::Thp,
-                (available / 4 / (2 << 20)).min(1024),
-            ),
+            "4k" => {
+                let base = crate::platform::system::base_page_bytes();
+                if base != 4 << 10 {
+                    notes.push(format!(
+                        "--page-sizes 4k: the base page here is {}, so the base-page plan uses {} pages",
+                        HumanBytes(base),
+                        HumanBytes(base)
+                    ));
+                }
+                (base, PageRequest::Base, (32 << 20) / base)
+            }
+            "2m" => {
+                let huge = crate::platform::system::thp_page_bytes().unwrap_or(2 << 20);
+                if huge != 2 << 20 {
+                    notes.push(format!(
+                        "--page-sizes 2m: the transparent huge page here is {} (the kernel's PMD size), so the huge-page plan uses {} pages",
+                        HumanBytes(huge),
+                        HumanBytes(huge)
+                    ));
+                }
+                (huge, PageRequest::Thp, (available / 4 / huge).min(1024))
+            }
             _ => {
                 if gig_free < 2 {
                     return usage(
