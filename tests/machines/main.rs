@@ -231,3 +231,98 @@ fn misses_in_flight_from_the_chains() {
         }
     });
 }
+
+/// `48 KiB`, `2 MiB`, `1.5 GiB`.
+fn bytes(b: u64) -> String {
+    memlat::units::HumanBytes(b).to_string()
+}
+
+/// The catalogue as docs/machines.md shows it: one line a row, its figures
+/// and its sources.
+fn render(rows: &[Row]) -> String {
+    let mut out = String::from(
+        "| # | machine | line | fill: first chunk, rest after, next line | caches: serves, ways, ns, replacement | memory ns | beyond memory | pages: base; huge | L2 TLB, walk ns | misses in flight | GHz |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
+    );
+    for r in rows {
+        let range = |(a, b): (u64, u64)| {
+            if a == b {
+                bytes(a)
+            } else {
+                format!("{}..{}", bytes(a), bytes(b))
+            }
+        };
+        let caches: Vec<String> = r
+            .caches
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                format!(
+                    "L{} {} {}-way {}..{} ns {:?}{}",
+                    i + 1,
+                    range(c.serves),
+                    c.ways,
+                    c.ns.0,
+                    c.ns.1,
+                    c.policy,
+                    if c.one_set { "" } else { " hashed" }
+                )
+            })
+            .collect();
+        let chunks: Vec<String> = r.fill.chunks.iter().map(|c| c.to_string()).collect();
+        out.push_str(&format!(
+            "| {} | {} | {} | {} B, {} ns, {} | {} | {}..{} | {} | {}; {} | {}, {} | {} | {} |\n",
+            r.id,
+            r.name,
+            r.line,
+            chunks.join(" or "),
+            r.fill.gap_ns,
+            r.fill
+                .next_line_ns
+                .map_or("its own miss".to_string(), |g| format!("+{g} ns")),
+            caches.join("; "),
+            r.memory_ns.0,
+            r.memory_ns.1,
+            r.beyond.map_or("-".to_string(), |(from, (a, b))| format!(
+                "from {}: {a}..{b} ns",
+                bytes(from)
+            )),
+            bytes(r.base_page),
+            r.huge_page.map_or("none".to_string(), bytes),
+            r.l2_tlb,
+            r.walk_ns,
+            r.misses_in_flight,
+            r.ghz
+        ));
+    }
+    out.push_str("\nSources, by row:\n\n");
+    for r in rows {
+        out.push_str(&format!("{}. {}\n", r.id, r.sources.join("; ")));
+    }
+    out.push_str("\nKnown wrong, each a rule to rethink:\n\n");
+    for (id, verdict, why) in KNOWN_WRONG {
+        out.push_str(&format!("- row {id}, {verdict}: {why}\n"));
+    }
+    out
+}
+
+/// docs/machines.md shows the rows as they are: the text between its
+/// markers is `render(rows())`. `MEMLAT_BLESS=1 cargo test --test machines`
+/// writes it after a row changes.
+#[test]
+fn the_docs_show_the_catalogue_as_it_is() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/machines.md");
+    let text = std::fs::read_to_string(&path).expect("docs/machines.md");
+    let (begin, end) = ("<!-- rows:begin -->\n", "<!-- rows:end -->");
+    let a = text.find(begin).expect("begin marker") + begin.len();
+    let b = text.find(end).expect("end marker");
+    let want = render(&rows());
+    if std::env::var_os("MEMLAT_BLESS").is_some() {
+        std::fs::write(&path, format!("{}{want}{}", &text[..a], &text[b..])).unwrap();
+        return;
+    }
+    assert_eq!(
+        text[a..b],
+        want,
+        "docs/machines.md is stale: run MEMLAT_BLESS=1 cargo test --test machines"
+    );
+}
