@@ -366,6 +366,41 @@ pub fn implausible(levels: &MeasuredLevels, claimed: &[CacheInfo]) -> Option<Str
     None
 }
 
+/// Why a sweep whose CPU listed `then` cannot stand for a CPU listing
+/// `now`: a remembered sweep belongs to a kind of core, not only to a
+/// machine. Hybrid parts (P and E cores, Apple's clusters) and parts with
+/// two kinds of CCD (one with 3D V-Cache) share a machine id and a model
+/// name, but their cores list other caches (a 1.25 MiB against a 2 MiB L2,
+/// a 96 MiB against a 32 MiB L3): one core's plateaus are not another's.
+/// Nothing is said where either list is empty (a profile, an old file).
+fn another_core(then: &[CacheInfo], now: &[CacheInfo]) -> Option<String> {
+    let list = |caches: &[CacheInfo]| {
+        let mut v: Vec<(u32, u64)> = caches
+            .iter()
+            .filter(|c| c.holds_data())
+            .map(|c| (c.level, c.size_bytes))
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    let (a, b) = (list(then), list(now));
+    if a.is_empty() || b.is_empty() || a == b {
+        return None;
+    }
+    let show = |v: &[(u32, u64)]| {
+        v.iter()
+            .map(|(l, s)| format!("L{l} {}", HumanBytes(*s)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    Some(format!(
+        "it was measured on another kind of core (its CPU listed {}; this one lists {})",
+        show(&a),
+        show(&b)
+    ))
+}
+
 /// Why the sweep `result` cannot stand for this machine's plateaus (`None`:
 /// it can): another machine or CPU, incomplete, measured more than
 /// [`REMEMBER_DAYS`] days ago (or in the future), plateaus that no cache
@@ -387,6 +422,9 @@ pub fn unfit(
             ));
         }
         Some(_) => {}
+    }
+    if let Some(why) = another_core(&result.sysfs_caches, claimed) {
+        return Some(why);
     }
     if !result.complete {
         return Some("the sweep is incomplete (cut short)".into());
@@ -531,7 +569,13 @@ mod tests {
             zen3[1].clone(),
             CacheInfo::example(3, 480 << 20),
         ];
-        assert_eq!(unfit(&good, &host, Some(16 << 30), &fabricated), None);
+        let mut told_480 = good.clone();
+        told_480.sysfs_caches = fabricated.to_vec();
+        assert_eq!(unfit(&told_480, &host, Some(16 << 30), &fabricated), None);
+        // A sweep of a core that listed other caches (a V-Cache CCD beside
+        // a plain one, a P core beside an E core) is another core's.
+        let other = unfit(&good, &host, Some(16 << 30), &fabricated).unwrap_or_default();
+        assert!(other.contains("another kind of core"), "{other}");
         // ...but not the same sweep scaled x64: an "L1" of megabytes.
         let mut scaled = good.clone();
         for m in &mut scaled.points {
