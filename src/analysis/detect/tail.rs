@@ -13,6 +13,14 @@ pub struct Translation {
     pub starts_bytes: u64,
     /// The latency at the largest size measured, ns.
     pub latency_ns_at_largest: f64,
+    /// The climb's ends measured again with the other page size, where the
+    /// sweep did ([`climb_cause`]); absent from one curve alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_test: Option<PageTest>,
+    /// What the page test found the climb to be; absent without one (a
+    /// prior: translation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cause: Option<ClimbCause>,
 }
 
 /// Latencies this far above memory's, from some size to the end, are a climb.
@@ -133,5 +141,31 @@ pub(super) fn read(points: &[CurvePoint], smoothed: &[CurvePoint], memory: &Leve
     Tail::Translation(Translation {
         starts_bytes: after[after.len() - held].size_bytes,
         latency_ns_at_largest: points[last].ns,
+        page_test: None,
+        cause: None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_climb_that_stays_with_the_page_is_a_tier() {
+        // The Golden Cove guest's 2 MiB-page climb (171 -> 210 ns) with
+        // 4 KiB pages: both ends pay walks, 230 and 236 ns: translation.
+        let base = PageTest {
+            page_bytes: 4096,
+            memory_ns: 230.0,
+            largest_ns: 236.0,
+        };
+        assert_eq!(climb_cause(171.0, 210.0, &base), ClimbCause::Translation);
+        // CXL behind local DRAM: 115 -> 190 ns, and with 4 KiB pages 140 -> 215.
+        let cxl = PageTest {
+            page_bytes: 4096,
+            memory_ns: 140.0,
+            largest_ns: 215.0,
+        };
+        assert_eq!(climb_cause(115.0, 190.0, &cxl), ClimbCause::Level);
+    }
 }

@@ -260,6 +260,7 @@ impl SweepPlan {
             complete: false,
             detection: None,
             noise: None,
+            page_test: None,
         };
         result.sort_points();
         result
@@ -317,6 +318,9 @@ pub fn run(
     if result.config.refine && !observer.interrupted() {
         refine(engine, plan, &mut result, observer, &mut clock)?;
     }
+    if !observer.interrupted() && result.page_test.is_none() {
+        result.page_test = page_test(engine, plan, &result)?;
+    }
     let cvs: Vec<f64> = result.points.iter().map(|m| m.ns_per_load.cv).collect();
     result.noise = Some(watch.finish(engine, &plan.template, &cvs));
     // Cut short during remeasuring or refinement, the grid may be whole but
@@ -337,6 +341,56 @@ pub fn run(
     result.finished = Some(utc_timestamp(SystemTime::now()));
     observer.checkpoint(&result)?;
     Ok(result)
+}
+
+/// Where the curve climbs past memory, its two ends (memory's plateau start
+/// and the largest size) measured again with the other page size: base
+/// pages where the sweep had huge ones, transparent huge pages where it had
+/// base ones. Translation moves with the page, a farther tier does not
+/// ([`crate::analysis::detect::tail::climb_cause`]).
+fn page_test(
+    engine: &mut Engine,
+    plan: &SweepPlan,
+    result: &SweepResult,
+) -> Result<Option<crate::analysis::detect::tail::PageTest>> {
+    let Some(d) = result.detect() else {
+        return Ok(None);
+    };
+    let (Some(_), Some(memory)) = (&d.translation, d.levels.last()) else {
+        return Ok(None);
+    };
+    let (Some([start, _]), Some(largest)) = (memory.plateau_bytes, result.config.sizes.last())
+    else {
+        return Ok(None);
+    };
+    let (pages, page_bytes) = match plan.template.pages {
+        crate::platform::PageRequest::Base => (
+            crate::platform::PageRequest::Thp,
+            crate::platform::system::thp_page_bytes().unwrap_or(2 << 20),
+        ),
+        _ => (
+            crate::platform::PageRequest::Base,
+            crate::platform::system::base_page_bytes(),
+        ),
+    };
+    let mut at = |size: u64| -> Result<f64> {
+        let point = Point {
+            size,
+            pages,
+            pattern: crate::chain::Pattern::Random,
+            ..plan.template.clone()
+        };
+        Ok(engine
+            .measure(&point)
+            .with_context(|| format!("the page test at {}", HumanBytes(size)))?
+            .ns_per_load
+            .median)
+    };
+    Ok(Some(crate::analysis::detect::tail::PageTest {
+        page_bytes,
+        memory_ns: at(start)?,
+        largest_ns: at(*largest)?,
+    }))
 }
 
 /// Measures `points` one by one into `result`, with progress and a

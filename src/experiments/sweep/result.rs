@@ -222,6 +222,11 @@ pub struct SweepResult {
     /// spread, a canary measured at the start and the end.
     #[serde(default)]
     pub noise: Option<crate::experiments::noise::Noise>,
+    /// A climb past memory's two ends measured again with the other page
+    /// size, which tells translation from a farther tier (absent where the
+    /// curve did not climb past memory, or the sweep was cut short).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_test: Option<crate::analysis::detect::tail::PageTest>,
 }
 
 impl SweepResult {
@@ -399,6 +404,9 @@ impl SweepResult {
                 &self.config.remeasured_sizes,
                 &self.config.first_pass_levels,
             );
+            if let Some(test) = &self.page_test {
+                d.apply_page_test(test);
+            }
             d
         })
     }
