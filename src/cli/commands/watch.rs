@@ -58,6 +58,12 @@ pub fn run(args: &WatchArgs) -> Result<()> {
     let mut intervals: Vec<Interval> = Vec::new();
     while let Some(interval) = watch.next() {
         let interval = interval?;
+        if intervals.is_empty()
+            && let Some(check) = &watch.header().settle_edge
+            && check.agrees == Some(false)
+        {
+            notice(&check.note);
+        }
         if let Some(path) = &args.output {
             if file.is_none() {
                 file = Some(open_lines(path, watch.header())?);
