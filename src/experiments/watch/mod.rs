@@ -83,6 +83,13 @@ pub const EDGE_WARM_SHARE: f64 = 0.45;
 /// brings back the TLB and page-walk caches' state the timed runs see.
 pub const MAX_WARM_LOADS: u64 = 1 << 15;
 
+/// The most loads an edge probe walks before its timed runs in the settle
+/// pass: a whole cycle up to 256 MiB of 64-byte lines (about half a second
+/// at memory's latency), past any last level's share; a probe planned
+/// from a sweep of a disturbed machine can reach a GiB, whose cycle would
+/// take seconds.
+pub const SETTLE_WARM_LOADS: u64 = 1 << 22;
+
 /// The share of the duty budget given to the timed runs on the first
 /// interval; the rest is left for warm walks and the clock, until the
 /// first interval's own cost is known.
@@ -195,7 +202,7 @@ impl Watch {
                 Role::Memory => MEMORY_WARM_LOADS,
                 Role::Level => chain.len().min(MAX_WARM_LOADS),
                 // One whole cycle in the settle pass; planned after it.
-                Role::Edge => chain.len(),
+                Role::Edge => chain.len().min(SETTLE_WARM_LOADS),
             };
             probes.push(Probe {
                 size: level.size,
@@ -391,7 +398,8 @@ impl Watch {
     }
 
     /// One pass over every probe before the first interval: it streams
-    /// every probe's buffer in once, walks each edge probe's whole cycle,
+    /// every probe's buffer in once, walks each edge probe's whole cycle
+    /// (at most [`SETTLE_WARM_LOADS`]),
     /// sets each probe's run length, and leaves the caches, TLB and clock
     /// as an interval finds them rather than as building hundreds of MiB of
     /// chains left them. Without it the first interval's L3 read 24-45 ns
