@@ -2,8 +2,8 @@
 //! readings. Pure: tested on made-up readings of each replacement policy.
 //!
 //! An edge probe of `S` bytes is a random cyclic chain, walked on from
-//! where the last interval left it, after a warm walk of its own chain (one
-//! whole cycle where the duty budget allows: see `Watch`). Each load either
+//! where the last interval left it, after a warm walk of its own chain
+//! (two whole cycles where the duty budget allows: see `Watch`). Each load either
 //! finds its line in the level, at the level's latency `L`, or goes on to
 //! memory at `M` (both read in the same interval, by the probe in the middle
 //! of the level and the memory probe); a timed window at `ns` per load has

@@ -8,7 +8,7 @@
 //! its samples: for a level's middle, two streaming passes over its buffer
 //! (putting it back after the memory chain evicted it) and a short walk of
 //! its chain for the TLB; for memory, a few thousand loads for its page
-//! walks; for an edge probe, a walk of its own chain, a whole cycle where
+//! walks; for an edge probe, a walk of its own chain, two whole cycles where
 //! the duty budget allows (no streaming: a line streamed in just before it
 //! is timed says what a burst can grab, not what the level keeps for a
 //! walk, see [`edge`]); then the fastest of [`SAMPLE_ROUNDS`] timed runs.
@@ -67,17 +67,29 @@ pub const MEMORY_WARM_LOADS: u64 = 4096;
 pub const WARM_PASSES: u32 = 2;
 
 /// The share of the duty budget an interval may spend on the edge probes'
-/// warm walks: each one walks its chain on, up to one whole cycle, before
-/// its timed runs, so that every line it times was last used one cycle of
-/// its own loads before (the reuse a full-cycle chase sees) rather than an
-/// interval ago, after the other probes went through the level. The
-/// smallest probes get whole cycles first (the lines they time are the
-/// ones the level can hold); each load is costed at this interval's memory
-/// latency (the walk starts on lines the other probes evicted), so the
-/// share is a ceiling. The timed runs take a quarter of the budget and the
-/// other warm walks a few percent, so the whole stays within
-/// [`BUDGET_TARGET`].
+/// warm walks: each one walks its chain on, up to [`WARM_CYCLES`] whole
+/// cycles, before its timed runs, so that every line it times was last
+/// used one cycle of its own loads before (the reuse a full-cycle chase
+/// sees) rather than an interval ago, after the other probes went through
+/// the level. The smallest probes get their cycles first (the lines they
+/// time are the ones the level can hold); each load is costed at the mean
+/// of this interval's memory latency and the probe's own (the first cycle
+/// starts on lines the other probes evicted, the second finds what the
+/// first left), so the share is about what it spends. The timed runs take
+/// a quarter of the budget and the other warm walks a few percent, so the
+/// whole stays within [`BUDGET_TARGET`].
 pub const EDGE_WARM_SHARE: f64 = 0.45;
+
+/// Cycles of its own chain an edge probe walks before its timed runs, at
+/// most. One puts every line in, but a last level that inserts a new line
+/// at low priority (RRIP-like, adaptive insertion) evicts those first:
+/// after one cycle the lines the level's middle probe streamed twice just
+/// before (hit, so kept) took the share, and on the Zen 4 guest the
+/// intervals' edge read 1.3 MiB where the settle pass (a streaming pass,
+/// then a cycle) and full-cycle chases read 2.0-2.5 MiB. In the second
+/// cycle the lines that stayed are hit, and kept, as in a chase that
+/// walks cycle after cycle.
+pub const WARM_CYCLES: u64 = 2;
 
 /// Chain loads walked after the passes, at most: the chain's own order
 /// brings back the TLB and page-walk caches' state the timed runs see.
@@ -432,26 +444,34 @@ impl Watch {
             }
             self.header.settle_edge = Some(check);
         }
-        self.plan_warm(level_ns.last().copied().unwrap_or(f64::NAN));
+        self.plan_warm(&edge_ns, level_ns.last().copied().unwrap_or(f64::NAN));
         Ok(())
     }
 
     /// Fits the edge probes' warm walks to [`EDGE_WARM_SHARE`] of the duty
-    /// budget, each load costed at `memory_ns`: smallest probe first, a
-    /// whole cycle each while the share lasts, then what is left, at
-    /// least [`MAX_WARM_LOADS`] (the TLB's warm walk) or the cycle.
-    fn plan_warm(&mut self, memory_ns: f64) {
-        let per_load = if memory_ns.is_finite() && memory_ns > 0.0 {
-            memory_ns * 1e-9
-        } else {
+    /// budget, given the settle pass's readings (`edge_ns` per edge probe,
+    /// `memory_ns`): smallest probe first, [`WARM_CYCLES`] cycles each
+    /// while the share lasts, then what is left, at least
+    /// [`MAX_WARM_LOADS`] (the TLB's warm walk) or one cycle.
+    fn plan_warm(&mut self, edge_ns: &[f64], memory_ns: f64) {
+        if !(memory_ns.is_finite() && memory_ns > 0.0) {
             return;
-        };
-        let mut left = self.plan.duty * self.plan.interval_s * EDGE_WARM_SHARE / per_load;
-        for probe in self.probes.iter_mut().filter(|p| p.role == Role::Edge) {
+        }
+        let mut left = self.plan.duty * self.plan.interval_s * EDGE_WARM_SHARE;
+        let edges = self.probes.iter_mut().filter(|p| p.role == Role::Edge);
+        for (probe, &ns) in edges.zip(edge_ns) {
+            let own = if ns.is_finite() && ns > 0.0 {
+                ns.min(memory_ns)
+            } else {
+                memory_ns
+            };
+            let per_load = (memory_ns + own) / 2.0 * 1e-9;
             let cycle = probe.chain.len();
             let floor = cycle.min(MAX_WARM_LOADS);
-            probe.warm = (left.max(0.0) as u64).min(cycle).max(floor);
-            left -= probe.warm as f64;
+            probe.warm = ((left.max(0.0) / per_load) as u64)
+                .min(cycle * WARM_CYCLES)
+                .max(floor);
+            left -= probe.warm as f64 * per_load;
         }
     }
 

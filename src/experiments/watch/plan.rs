@@ -10,7 +10,7 @@ use crate::experiments::plateaus::{LevelSize, MeasuredLevels, Plateau};
 
 /// Probe sizes across the shared level's edge: enough to bracket it to a
 /// ratio of about (hi/lo)^(1/3) between the bounds, few enough that their
-/// warm walks (a whole cycle of each chain where the budget allows) fit
+/// warm walks (two whole cycles of each chain where the budget allows) fit
 /// the duty cycle.
 pub const EDGE_PROBES: usize = 4;
 

@@ -71,9 +71,9 @@ pub struct Interval {
     #[serde(default)]
     pub edge_bracket_bytes: [Option<u64>; 2],
     /// Each edge probe's warm walk before its timed runs, in cycles of its
-    /// chain: 1 when it walked the whole cycle (every timed line last used
-    /// one cycle before, as in a full-cycle chase), less where the duty
-    /// budget cut it short.
+    /// chain (the watch aims at 2, `WARM_CYCLES`): from 1 on, every line it
+    /// timed was last used one cycle of its own loads before, as in a
+    /// full-cycle chase; less where the duty budget cut it short.
     #[serde(default)]
     pub edge_warm_cycles: Vec<f64>,
     /// The share of the CPU's time the hypervisor gave to others since the
