@@ -88,7 +88,10 @@ pub const EDGE_WARM_SHARE: f64 = 0.45;
 /// intervals' edge read 1.3 MiB where the settle pass (a streaming pass,
 /// then a cycle) and full-cycle chases read 2.0-2.5 MiB. In the second
 /// cycle the lines that stayed are hit, and kept, as in a chase that
-/// walks cycle after cycle.
+/// walks cycle after cycle. It narrows the gap, it does not close it: with
+/// two (cut to 1.35 by the budget) the same probes' intervals read 1.3-1.5
+/// MiB against the settle pass's 1.95 (docs/watch.md): the lines the
+/// other probes hit just before still hold part of the share.
 pub const WARM_CYCLES: u64 = 2;
 
 /// Chain loads walked after the passes, at most: the chain's own order
