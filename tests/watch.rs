@@ -53,6 +53,7 @@ fn header() -> WatchHeader {
         line: 64,
         kernel: "pointer".into(),
         notes: vec!["made-up readings".into()],
+        settle_edge: None,
     }
 }
 
@@ -73,6 +74,10 @@ fn intervals(neighbour: bool) -> Vec<Interval> {
                 ns: vec![16.0 * wobble, memory * wobble],
                 edge_ns: vec![16.0, 17.0, 40.0, 140.0],
                 edge_bytes: Some(6 << 20),
+                edge_hit: vec![Some(1.0), Some(1.0), Some(0.82), Some(0.06)],
+                edge_served_bytes: Some(6 << 20),
+                edge_bracket_bytes: [Some(6 << 20), Some(9 << 20)],
+                edge_warm_cycles: vec![1.0, 1.0, 0.6, 0.2],
                 steal: Some(0.0),
                 spent_ms: 60.0,
                 cpu_ms: Some(55.0),

@@ -113,13 +113,21 @@ impl Workload {
 
     /// A walker from the chain's first node; the chain must be the one linked last.
     pub fn walker<'a>(&'a self, chain: &'a Chain, kernel: Kernel) -> Walker<'a> {
+        self.walker_at(chain, kernel, 0)
+    }
+
+    /// A walker standing on load `position` of the chain (modulo its
+    /// length), as one that had walked that far would: a walk continued
+    /// where an earlier walker stopped ([`Walker::position`]).
+    pub fn walker_at<'a>(&'a self, chain: &'a Chain, kernel: Kernel, position: u64) -> Walker<'a> {
+        let position = position % chain.len().max(1);
         Walker {
             kernel,
             base: self.buffer.as_ptr(),
             chain,
-            position: 0,
+            position,
             offsets: (0..kernel.chains() as u64)
-                .map(|j| chain.node_offset(j))
+                .map(|j| chain.node_offset(position + j))
                 .collect(),
         }
     }
@@ -155,6 +163,12 @@ impl Walker<'_> {
     /// Nodes in the chain.
     pub fn chain_len(&self) -> u64 {
         self.chain.len()
+    }
+
+    /// Loads followed so far, modulo the chain's length: where
+    /// [`Workload::walker_at`] continues the walk.
+    pub fn position(&self) -> u64 {
+        self.position
     }
 
     /// Byte offset of the node it stands on (the first chain's).
@@ -250,6 +264,14 @@ mod tests {
         let mut walker = w.walker(&chain, kernel);
         walker.walk(3).unwrap();
         assert_eq!(walker.offset(), chain.node_offset(300));
+        // A walk continued by a new walker where this one stopped ends
+        // where one walker walking on would.
+        let mut on = w.walker_at(&chain, kernel, walker.position());
+        assert_eq!(on.offset(), walker.offset());
+        on.walk(5).unwrap();
+        walker.walk(5).unwrap();
+        assert_eq!(on.offset(), walker.offset());
+        assert_eq!(on.position(), 800 % chain.len());
         let too_big = Chain::random(128 << 10, 64, 3).unwrap();
         assert!(w.link(&too_big, kernel).is_err());
     }

@@ -181,6 +181,9 @@ pub fn summary_table(summary: &WatchSummary) -> Table {
         ]);
     }
     t.note(cost_line(summary));
+    for note in &summary.notes {
+        t.note(note.clone());
+    }
     t
 }
 
@@ -226,16 +229,26 @@ pub fn cost_line(summary: &WatchSummary) -> String {
     line
 }
 
-/// Every event of the watch, one row each, in time order.
+/// What the event table says when there is no event.
+pub const NO_EVENTS: &str =
+    "no events: no series shifted by 10% or more, beyond its own noise, for two intervals or more";
+
+/// Every event of the watch, one row each, in time order; with none, one
+/// cell saying so (not an empty table's header).
 pub fn event_table(summary: &WatchSummary) -> Table {
-    let mut t = Table::new(&[
-        "<start", "<end", "<series", "before", "after", "change", "<core",
-    ]);
     let mut rows: Vec<(&SeriesSummary, &Event)> = summary
         .series
         .iter()
         .flat_map(|s| s.events.iter().map(move |e| (s, e)))
         .collect();
+    if rows.is_empty() {
+        let mut t = Table::new(&["<events"]);
+        t.row(vec![NO_EVENTS.into()]);
+        return t;
+    }
+    let mut t = Table::new(&[
+        "<start", "<end", "<series", "before", "after", "change", "<core",
+    ]);
     rows.sort_by_key(|(_, e)| e.start_index);
     for (s, e) in &rows {
         t.row(vec![
@@ -247,9 +260,6 @@ pub fn event_table(summary: &WatchSummary) -> Table {
             format!("{:+.0}%", e.change * 100.0).into(),
             core_note(s, e).unwrap_or_default().into(),
         ]);
-    }
-    if rows.is_empty() {
-        t.note("no event: no series shifted by 10% or more, beyond its own noise, for two intervals or more");
     }
     t
 }
@@ -295,6 +305,32 @@ mod tests {
         assert_eq!(sparkline(&[]), "");
         let long: Vec<f64> = (0..40).map(f64::from).collect();
         assert_eq!(sparkline(&long).chars().count(), SPARK_WIDTH);
+    }
+
+    #[test]
+    fn a_watch_without_events_says_so_instead_of_an_empty_table() {
+        let summary = WatchSummary {
+            intervals: 40,
+            wall_s: 40.0,
+            measuring_s: 2.0,
+            measuring_cpu_s: Some(1.8),
+            cpu_s: None,
+            process_wall_s: None,
+            steal_mean: None,
+            interrupted: false,
+            series: Vec::new(),
+            notes: vec!["settle pass: L3 edge <14.7 MiB, under the sweep's pooled bounds".into()],
+        };
+        let t = event_table(&summary);
+        assert_eq!(t.columns.len(), 1);
+        assert_eq!(t.rows.len(), 1);
+        assert!(t.text().contains(NO_EVENTS), "{}", t.text());
+        // The settle pass's disagreement shows under the summary.
+        assert!(
+            summary_table(&summary)
+                .text()
+                .contains("settle pass: L3 edge")
+        );
     }
 
     #[test]

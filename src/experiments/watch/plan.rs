@@ -6,13 +6,12 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::analysis::detect::{crossing_size, leave_threshold};
 use crate::experiments::plateaus::{LevelSize, MeasuredLevels, Plateau};
 
-/// Probe sizes across the shared level's edge: enough to place it to a
+/// Probe sizes across the shared level's edge: enough to bracket it to a
 /// ratio of about (hi/lo)^(1/3) between the bounds, few enough that their
-/// warm passes (two streaming reads each, to put the buffer back in the
-/// cache) fit the duty cycle.
+/// warm walks (two whole cycles of each chain where the budget allows) fit
+/// the duty cycle.
 pub const EDGE_PROBES: usize = 4;
 
 /// The default share of each interval spent measuring.
@@ -128,37 +127,13 @@ pub fn edge_plan(plateau: &Plateau, line: u64) -> EdgePlan {
     }
 }
 
-/// The edge from one interval's readings: where the probes' latency
-/// leaves the level (`level_ns`: the plateau's latency as the sweep
-/// measured it, the latency the level serves at) for memory, by the
-/// detector's own definition of a capacity
-/// ([`crate::analysis::detect::CAPACITY_DEFINITION`]): the latency reaches
-/// the geometric mean of the level's and memory's, or twice the level's if
-/// lower, placed between the last probe served and the first not by
-/// log-log interpolation. Between probes a factor of 2 apart, a probe near
-/// the limit would otherwise flip the edge by 2x with a few ns of noise.
-/// The largest probe when every probe is served (the edge is at least
-/// there); `None` when the smallest is not. A larger probe read fast after
-/// a slow smaller one is noise (another tenant's burst on the smaller one),
-/// not an edge beyond it.
+/// The edge from one interval's readings, as `edge_bytes` records it: the
+/// largest bytes a probe found served, `h S` with `h = (M - ns) / (M - L)`
+/// from the same interval's level (`level_ns`, its middle's probe) and
+/// memory (`memory_ns`); `None` below the smallest probe or when the
+/// references do not hold. See [`super::edge`].
 pub fn edge_bytes(sizes: &[u64], ns: &[f64], level_ns: f64, memory_ns: f64) -> Option<u64> {
-    let limit = leave_threshold(level_ns, memory_ns);
-    if !limit.is_finite() {
-        return None;
-    }
-    let served = sizes
-        .iter()
-        .zip(ns)
-        .take_while(|&(_, &ns)| ns.is_finite() && ns < limit)
-        .count();
-    if served == 0 {
-        return None;
-    }
-    let last = (sizes[served - 1], ns[served - 1]);
-    match (sizes.get(served), ns.get(served)) {
-        (Some(&size), Some(&ns)) if ns.is_finite() => Some(crossing_size(last, (size, ns), limit)),
-        _ => Some(last.0),
-    }
+    super::edge::edge_reading(sizes, ns, level_ns, memory_ns)?.edge_bytes()
 }
 
 /// The shortest interval: each one samples every level once, a few
@@ -279,34 +254,21 @@ mod tests {
     }
 
     #[test]
-    fn the_edge_is_where_the_probes_leave_the_level() {
+    fn the_edge_is_the_largest_share_a_probe_found_served() {
         let sizes = [4 << 20, 6 << 20, 9 << 20, 12 << 20];
-        // L3 16 ns, memory 146 ns: leaving at min(sqrt(16 x 146) = 48, 32) ns,
-        // crossed between 9 MiB (31 ns) and 12 MiB (80 ns): ln(32/31) /
-        // ln(80/31) = 0.0334 of the way in log size.
+        // L3 16 ns, memory 146 ns: 9 MiB at 31 ns is 88% hits, 7.9 MiB of
+        // it served, more than 6 MiB whole.
         let edge = edge_bytes(&sizes, &[16.0, 20.0, 31.0, 80.0], 16.0, 146.0).unwrap();
-        let expected = 9.0 * (12.0f64 / 9.0).powf((32.0f64 / 31.0).ln() / (80.0f64 / 31.0).ln());
+        let expected = 9.0 * (146.0 - 31.0) / 130.0;
         assert!((edge as f64 / 1048576.0 - expected).abs() < 1e-3, "{edge}");
-        // A few ns more or less at the probe past the edge moves the edge
-        // a little, not by a whole probe step.
-        let nearer = edge_bytes(&sizes, &[16.0, 20.0, 31.0, 40.0], 16.0, 146.0).unwrap();
-        assert!(nearer > edge && nearer < 12 << 20, "{nearer}");
-        // Served only below a slow probe: the edge is before it.
-        let before = edge_bytes(&sizes, &[16.0, 40.0, 31.0, 80.0], 16.0, 146.0).unwrap();
-        assert!((4 << 20..6 << 20).contains(&before), "{before}");
-        // A probe with no reading after the last served: the edge is there
-        // at least, as far as this interval can say.
+        // Every probe served: the largest, at least.
         assert_eq!(
-            edge_bytes(&sizes, &[16.0, 20.0, f64::NAN, 80.0], 16.0, 146.0),
-            Some(6 << 20)
-        );
-        // Every probe served: at least the largest.
-        assert_eq!(
-            edge_bytes(&sizes, &[16.0, 20.0, 25.0, 30.0], 16.0, 146.0),
+            edge_bytes(&sizes, &[16.0, 20.0, 16.0, 15.0], 16.0, 146.0),
             Some(12 << 20)
         );
+        // None served whole and no share reaching the smallest: below it.
         assert_eq!(
-            edge_bytes(&sizes, &[50.0, 60.0, 70.0, 80.0], 16.0, 146.0),
+            edge_bytes(&sizes, &[140.0, 146.0, 146.0, 146.0], 16.0, 146.0),
             None
         );
         assert_eq!(edge_bytes(&sizes, &[16.0; 4], f64::NAN, 146.0), None);

@@ -7,6 +7,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::edge::SettleEdge;
 use super::plan::WatchPlan;
 use crate::analysis::changepoint::{self, Shift};
 use crate::experiments::plateaus::MeasuredLevels;
@@ -26,8 +27,13 @@ pub struct WatchHeader {
     pub line: u64,
     /// The kernel that walks them.
     pub kernel: String,
-    /// What to keep in mind (page backing obtained, fallbacks).
+    /// What to keep in mind (page backing obtained, fallbacks, and the
+    /// settle pass's edge when it disagrees with the sweep's bounds).
     pub notes: Vec<String>,
+    /// The settle pass's edge against the pooled bounds of the sweep the
+    /// plan came from; null in files written before it was checked.
+    #[serde(default)]
+    pub settle_edge: Option<SettleEdge>,
 }
 
 /// One interval's readings.
@@ -43,11 +49,33 @@ pub struct Interval {
     pub ns: Vec<f64>,
     /// ns per load at each edge probe, ascending sizes.
     pub edge_ns: Vec<f64>,
-    /// Where the probes' latency leaves the level, bytes, interpolated
-    /// between the probes either side (see [`super::plan::edge_bytes`]);
-    /// the largest probe when all were served; null when none was, or no
-    /// edge is tracked.
+    /// The bytes the level served, the largest `h S` over the probes (see
+    /// [`super::edge`]); the largest probe when it was served whole (the
+    /// edge is at least there); null when it lies below the smallest probe,
+    /// or no edge is tracked. (Files written before issue 36 hold where the
+    /// probes' latency crossed a threshold half-way to memory.)
     pub edge_bytes: Option<u64>,
+    /// Each edge probe's hit fraction `h = (M - ns) / (M - L)`, clamped to
+    /// [0, 1], with `L` and `M` this interval's readings of the level's
+    /// middle and of memory (in `ns`); null where it could not be read.
+    #[serde(default)]
+    pub edge_hit: Vec<Option<f64>>,
+    /// The largest `h S`, bytes, below the smallest probe too (where
+    /// `edge_bytes` is null): under adaptive or random replacement about
+    /// the capacity, under LRU noise. Null when the references did not hold.
+    #[serde(default)]
+    pub edge_served_bytes: Option<u64>,
+    /// The probes' sizes around `edge_served_bytes`: the largest at or
+    /// below it (null: below the smallest) and the smallest above it
+    /// (null: the largest was served whole).
+    #[serde(default)]
+    pub edge_bracket_bytes: [Option<u64>; 2],
+    /// Each edge probe's warm walk before its timed runs, in cycles of its
+    /// chain (the watch aims at 2, `WARM_CYCLES`): from 1 on, every line it
+    /// timed was last used one cycle of its own loads before, as in a
+    /// full-cycle chase; less where the duty budget cut it short.
+    #[serde(default)]
+    pub edge_warm_cycles: Vec<f64>,
     /// The share of the CPU's time the hypervisor gave to others since the
     /// interval before (steal in /proc/stat); null where it is not reported.
     pub steal: Option<f64>,
@@ -155,6 +183,10 @@ pub struct WatchSummary {
     pub interrupted: bool,
     /// Each level, then the edge.
     pub series: Vec<SeriesSummary>,
+    /// What to keep in mind about the whole watch: the settle pass's edge
+    /// when it disagreed with the sweep's bounds.
+    #[serde(default)]
+    pub notes: Vec<String>,
 }
 
 /// A watch read back.
@@ -316,6 +348,12 @@ pub fn summarise(
         steal_mean: (!steals.is_empty()).then(|| steals.iter().sum::<f64>() / steals.len() as f64),
         interrupted,
         series,
+        notes: header
+            .settle_edge
+            .iter()
+            .filter(|s| s.agrees == Some(false))
+            .map(|s| s.note.clone())
+            .collect(),
     }
 }
 

@@ -103,6 +103,12 @@ pub fn run(args: &WatchArgs) -> Result<()> {
                 break;
             }
         };
+        if intervals.is_empty()
+            && let Some(check) = &watch.header().settle_edge
+            && check.agrees == Some(false)
+        {
+            notice(&check.note);
+        }
         let file_ok = file.as_mut().is_none_or(|f| {
             f.append(&Tagged {
                 record: "interval",
