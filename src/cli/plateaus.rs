@@ -98,23 +98,33 @@ pub fn remember(result: &SweepResult) {
         ));
         return;
     }
-    let Some(dir) = plateaus::remembered_dir(&host) else {
+    let Some(path) = plateaus::remembered_dir(&host) else {
+        super::common::notice(
+            "not remembered as this machine's plateaus: neither HOME nor XDG_CACHE_HOME is set, so memlat has no cache folder; set one, or give this sweep's JSON with --plateaus FILE",
+        );
         return;
     };
-    let path = dir.join(plateaus::remembered_name(&result.started));
-    let written = std::fs::create_dir_all(&dir)
+    // Never through a link another user owns, at any component of the
+    // folder (sudo -E with a HOME root does not own): crate::safe_fs.
+    let written = crate::safe_fs::Dir::create_all(&path, 0o755)
         .map_err(anyhow::Error::from)
-        .and_then(|()| {
+        .and_then(|dir| {
             let json = serde_json::to_string(result)?;
-            crate::cli::files::replace(&path, &json)
+            // Two sweeps started in the same second take two names.
+            let first = plateaus::remembered_name(&result.started);
+            let stem = first.trim_end_matches(".json").to_string();
+            let names = std::iter::once(first.into())
+                .chain((2..100).map(|n| format!("{stem}-{n}.json").into()));
+            let name = crate::safe_fs::create_unique(&dir, json.as_bytes(), names)?;
+            Ok((dir, name))
         });
     match written {
-        Ok(()) => {
-            forget_old(&plateaus::remembered_files(&host));
+        Ok((dir, name)) => {
+            forget_old(&dir, &name);
             super::common::notice(&format!(
                 "remembered with this machine's other sweeps of the last {} days, combined where they agree, for `memlat`, loaduse, levels, mlp (--plateaus auto): {}",
                 plateaus::REMEMBER_DAYS,
-                path.display()
+                path.join(&name).display()
             ))
         }
         Err(e) => super::common::notice(&format!(
@@ -124,15 +134,24 @@ pub fn remember(result: &SweepResult) {
     }
 }
 
-/// Removes remembered sweeps (`files`, oldest first) past the week or past
-/// the newest [`KEEP_SWEEPS`]; a file that cannot be removed stays (it is
-/// read and set aside by age).
-fn forget_old(files: &[std::path::PathBuf]) {
-    let surplus = files.len().saturating_sub(KEEP_SWEEPS);
-    for (k, path) in files.iter().enumerate() {
-        let old = plateaus::written_ago(path).is_some_and(|age| age > plateaus::REMEMBERED_FOR);
-        if k < surplus || old {
-            let _ = std::fs::remove_file(path);
+/// Removes remembered sweeps in the store's folder `dir` past the week or
+/// past the newest [`KEEP_SWEEPS`] by the time they were written (never
+/// `kept`, the sweep just remembered), by name within the folder opened (a
+/// link there is removed itself, never followed); a file that cannot be
+/// removed stays (it is read and set aside by age).
+fn forget_old(dir: &crate::safe_fs::Dir, kept: &std::ffi::OsStr) {
+    let files: Vec<plateaus::Stored> = plateaus::stored(dir)
+        .into_iter()
+        .filter(|s| s.name != kept)
+        .collect();
+    let surplus = (files.len() + 1).saturating_sub(KEEP_SWEEPS);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    let week = plateaus::REMEMBERED_FOR.as_secs() as i64;
+    for (k, file) in files.iter().enumerate() {
+        if k < surplus || now.saturating_sub(file.modified) > week {
+            let _ = dir.remove_file(&file.name);
         }
     }
 }
