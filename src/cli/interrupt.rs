@@ -4,24 +4,46 @@
 //! the process at once. The files are valid either way: they are replaced
 //! atomically after each point.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// The signal that interrupted (SIGINT or SIGTERM), 0 before any.
+static SIGNAL: AtomicI32 = AtomicI32::new(0);
 
 const MESSAGE: &[u8] =
     b"\nmemlat: interrupted; stopping after this point (press Ctrl-C again to quit now)\n";
 
-extern "C" fn on_sigint(_signal: libc::c_int) {
+const TERMINATED: &[u8] =
+    b"\nmemlat: terminated (SIGTERM); stopping after this point (a second SIGTERM or Ctrl-C quits now)\n";
+
+extern "C" fn on_sigint(signal: libc::c_int) {
     if INTERRUPTED.swap(true, Ordering::SeqCst) {
         // Second Ctrl-C: put the prefetchers back (async-signal-safe), then quit.
         crate::platform::prefetch::msr::restore_saved();
         // SAFETY: _exit is async-signal-safe and ends the process at once.
         unsafe { libc::_exit(130) };
     }
-    // SAFETY: write(2) is async-signal-safe; MESSAGE is a static byte string
-    // and its length is passed with it. A failed write is harmless.
+    SIGNAL.store(signal, Ordering::SeqCst);
+    let message = if signal == libc::SIGTERM {
+        TERMINATED
+    } else {
+        MESSAGE
+    };
+    // SAFETY: write(2) is async-signal-safe; the message is a static byte
+    // string and its length is passed with it. A failed write is harmless.
     unsafe {
-        libc::write(libc::STDERR_FILENO, MESSAGE.as_ptr().cast(), MESSAGE.len());
+        libc::write(libc::STDERR_FILENO, message.as_ptr().cast(), message.len());
+    }
+}
+
+/// What interrupted the run, in words: `SIGTERM` when that signal did
+/// (characterize takes it as Ctrl-C), else `Ctrl-C`.
+pub fn cause() -> &'static str {
+    if SIGNAL.load(Ordering::SeqCst) == libc::SIGTERM {
+        "SIGTERM"
+    } else {
+        "Ctrl-C"
     }
 }
 
