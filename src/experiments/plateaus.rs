@@ -215,7 +215,9 @@ pub fn remembered_files(host: &Host) -> Vec<PathBuf> {
         .collect();
     if let (Some(path), Some(dir)) = (remembered_dir(host), store_dir(host)) {
         let all = stored(&dir);
-        let newest = &all[all.len().saturating_sub(super::plateau_history::KEEP_SWEEPS)..];
+        let newest = &all[all
+            .len()
+            .saturating_sub(super::plateau_history::KEEP_SWEEPS)..];
         files.extend(newest.iter().map(|s| path.join(&s.name)));
     }
     files

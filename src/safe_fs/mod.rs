@@ -119,12 +119,7 @@ fn parts(path: &Path) -> VecDeque<Component<'_>> {
 
 fn open_start(absolute: bool) -> io::Result<OwnedFd> {
     let start = if absolute { c"/" } else { c"." };
-    open_at(
-        libc::AT_FDCWD,
-        start,
-        libc::O_PATH | libc::O_DIRECTORY,
-        0,
-    )
+    open_at(libc::AT_FDCWD, start, libc::O_PATH | libc::O_DIRECTORY, 0)
 }
 
 /// Walks `path` to a directory; see the module's note.
@@ -341,7 +336,11 @@ impl Dir {
 
     /// `name` in this directory, for messages.
     pub fn show(&self, name: &OsStr) -> PathBuf {
-        self.shown.join(name)
+        if self.shown == Path::new(".") {
+            PathBuf::from(name)
+        } else {
+            self.shown.join(name)
+        }
     }
 
     /// A path for `name` in exactly this directory, for a library that
@@ -456,9 +455,7 @@ impl Dir {
         let (f, t) = (cstring(from)?, cstring(to)?);
         let fd = self.fd.as_raw_fd();
         // SAFETY: valid descriptors and NUL-terminated names.
-        let r = unsafe {
-            libc::renameat2(fd, f.as_ptr(), fd, t.as_ptr(), libc::RENAME_NOREPLACE)
-        };
+        let r = unsafe { libc::renameat2(fd, f.as_ptr(), fd, t.as_ptr(), libc::RENAME_NOREPLACE) };
         if r == 0 {
             return Ok(());
         }

@@ -22,7 +22,10 @@ fn directories_are_created_and_walked_through_own_links() {
     // A link of one's own, relative, with .. in it, is followed.
     std::os::unix::fs::symlink("a/./b/../b", tmp.path().join("mine")).unwrap();
     let via = Dir::open(&tmp.path().join("mine/c")).unwrap();
-    assert_eq!(via.entry(OsStr::new("f")).unwrap().unwrap().kind, Kind::File(0));
+    assert_eq!(
+        via.entry(OsStr::new("f")).unwrap().unwrap().kind,
+        Kind::File(0)
+    );
     // A file on the way is no directory.
     assert!(Dir::open(&deep.join("f/x")).is_err());
     // A loop ends.
@@ -68,7 +71,10 @@ fn replace_writes_a_private_temporary_and_renames_it() {
     let sub = tmp.path().join("sub");
     std::fs::create_dir(&sub).unwrap();
     let err = replace(&sub, b"x").unwrap_err().to_string();
-    assert!(err.contains("is a directory") && err.contains("kept in"), "{err}");
+    assert!(
+        err.contains("is a directory") && err.contains("kept in"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -112,6 +118,8 @@ fn names_are_listed_up_to_a_bound() {
     let (names, more) = dir.names(100).unwrap();
     assert_eq!((names.len(), more), (10, false));
     dir.rename_new(OsStr::new("0"), OsStr::new("new")).unwrap();
-    let taken = dir.rename_new(OsStr::new("1"), OsStr::new("new")).unwrap_err();
+    let taken = dir
+        .rename_new(OsStr::new("1"), OsStr::new("new"))
+        .unwrap_err();
     assert_eq!(taken.kind(), io::ErrorKind::AlreadyExists);
 }

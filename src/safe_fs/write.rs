@@ -183,7 +183,10 @@ pub fn write_via(
     let (dir, name) = Dir::parent(path)?;
     let private = PrivateDir::create(&dir)?;
     draw(&private.dir.path_for(&name))?;
-    if !matches!(private.dir.entry(&name)?.map(|e| e.kind), Some(Kind::File(_))) {
+    if !matches!(
+        private.dir.entry(&name)?.map(|e| e.kind),
+        Some(Kind::File(_))
+    ) {
         anyhow::bail!("the drawing made no file");
     }
     replaceable(&dir, &name, &private.dir.show(&name))?;

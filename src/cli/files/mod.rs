@@ -9,8 +9,8 @@ use anyhow::{Context, Result};
 
 use crate::error::UsageError;
 use crate::output::plot::ImageFormat;
-use crate::safe_fs::{Dir, Kind, Lock, temporary_name};
 pub use crate::safe_fs::parent_of;
+use crate::safe_fs::{Dir, Kind, Lock, temporary_name};
 
 mod sweep;
 
@@ -138,7 +138,6 @@ fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
-
 /// Where a command's output goes: standard output, or a file (`-o`) that is
 /// replaced only when the command succeeds, atomically, and that no other
 /// memlat run writes meanwhile (a [`Lock`] held from the check to the end).
@@ -178,9 +177,7 @@ impl Output {
 
     fn claim(path: Option<&Path>, flag: &str, existing: Existing) -> Result<Output> {
         let path = path.filter(|p| p.as_os_str() != "-");
-        let lock = path
-            .map(|path| claim(path, flag, existing))
-            .transpose()?;
+        let lock = path.map(|path| claim(path, flag, existing)).transpose()?;
         Ok(Output {
             path: path.map(Path::to_path_buf),
             _lock: lock,

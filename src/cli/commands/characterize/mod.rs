@@ -236,8 +236,9 @@ fn prepare_dir(dir: &Path, force: bool, resume: bool) -> Result<Option<Summary>>
             dir.display(),
             dir.display()
         )),
-        Err(_) => std::fs::create_dir_all(dir)
-            .map(|()| None)
+        // Never through a link another user owns, at any component.
+        Err(_) => crate::safe_fs::Dir::create_all(dir, 0o755)
+            .map(|_| None)
             .map_err(|e| UsageError(format!("-o {}: cannot create it: {e}", dir.display())).into()),
     }
 }
