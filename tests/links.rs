@@ -259,7 +259,7 @@ fn a_heatmap_is_drawn_in_a_private_directory_no_link_can_reach() {
     let secret = tmp.path().join("secret");
     std::fs::write(&secret, "precious").unwrap();
     let plot = shared.join("c.svg");
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("memlat"))
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("memlat"))
         .args(["c2c", "--no-progress", "--plot"])
         .arg(&plot)
         .env("XDG_CACHE_HOME", tmp.path())
