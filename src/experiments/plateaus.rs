@@ -109,10 +109,17 @@ pub fn probe(engine: &mut Engine, plan: &SweepPlan) -> Result<MeasuredLevels> {
 
 /// `$XDG_CACHE_HOME/memlat/` (or `~/.cache/memlat/`) and this machine's id.
 fn cache_base(host: &Host) -> Option<(PathBuf, String)> {
+    // Only absolute paths (as the XDG spec asks): an empty or relative HOME
+    // would put the store under the current directory.
     let base = std::env::var_os("XDG_CACHE_HOME")
-        .filter(|v| !v.is_empty())
         .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache")))?;
+        .filter(|v| v.is_absolute())
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .filter(|h| h.is_absolute())
+                .map(|h| h.join(".cache"))
+        })?;
     let id: String = host
         .machine_id
         .chars()

@@ -246,9 +246,14 @@ fn prepare_dir(dir: &Path, force: bool, resume: bool) -> Result<Option<Summary>>
 /// Whether characterize writes a file of this name (a stage's JSON, the
 /// summary, the report, a sweep's siblings, or a temporary beside one).
 fn written_here(name: &str) -> bool {
+    // A killed stage's lock (`.NAME.lock`) or temporary (`.NAME.PID.TAG.tmp`).
     let base = name
         .strip_prefix('.')
-        .and_then(|n| n.split_once(".json.").map(|(b, _)| format!("{b}.json")))
+        .and_then(|n| {
+            n.strip_suffix(".lock")
+                .map(str::to_string)
+                .or_else(|| n.split_once(".json.").map(|(b, _)| format!("{b}.json")))
+        })
         .unwrap_or_else(|| name.to_string());
     let stage = base
         .strip_suffix(".json")
