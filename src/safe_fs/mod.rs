@@ -297,8 +297,8 @@ impl Entry {
         Entry {
             kind,
             uid: st.st_uid,
-            id: (st.st_dev as u64, st.st_ino as u64),
-            modified: st.st_mtime as i64,
+            id: (st.st_dev, st.st_ino),
+            modified: st.st_mtime,
         }
     }
 }
