@@ -336,7 +336,7 @@ if [ "$(id -u)" = 0 ]; then
   echo "-- 5: the remembered store behind a link in a HOME root does not own"
   mkdir -p home/.cache/memlat victim5 && chown -R 65534 home && touch -d '30 days ago' victim5/sweep-20200101000000.json
   as_nobody ln -s "$W/victim5" "home/.cache/memlat/sweeps-$ID"
-  check links 0 20 -- env HOME="$W/home" -u XDG_CACHE_HOME "$M" sweep --to 64K --no-progress $SIZES --json s5.json
+  check links 0 20 -- env -u XDG_CACHE_HOME HOME="$W/home" "$M" sweep --to 64K --no-progress $SIZES --json s5.json
   [ -f victim5/sweep-20200101000000.json ] && [ "$(ls victim5 | wc -l)" = 1 ] && ok links || ko links "victim5 changed: $(ls victim5)"
   # (Writing the store needs a sweep that ends flat at DRAM: the planted link at
   # any component is the unit test a_store_reached_through_another_users_link_is_left_alone.)
