@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Replays the hostile-input audits of issues 22 and 28 against a memlat
+# Replays the hostile-input audits of issues 22, 28 and 37 against a memlat
 # build and prints, per class, how many cases behaved: exit 2 with one clear
 # line (or 130 where interrupted), no result lost, no panic, no hang past the
 # time allowed, no more than 300 MiB. Register-state cases need the debug
@@ -311,10 +311,78 @@ refuse memlat-results -- setpriv --reuid=65534 --regid=65534 --clear-groups sh -
 cp r.json 'a<b>.json'
 "$M" compare 'a<b>.json' r.json --format markdown >cmp.md 2>/dev/null
 grep -q "a&lt;b&gt;.json" cmp.md && ok wording || ko wording "compare cut a<b>.json"
+echo "== issue 37"
+NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+as_nobody() { "${NOBODY[@]}" "$@"; }
+chmod o+x "$W"
+if [ "$(id -u)" = 0 ]; then
+  echo "-- 1: a heatmap's temporary, planted by another user while it measures"
+  echo precious >secret
+  for c in numa c2c; do
+    "$M" $c --plot pub/h-$c.svg >/dev/null 2>&1 &
+    p=$!; as_nobody ln -s "$W/secret" "pub/.$p.h-$c.svg"; wait $p
+    [ "$(cat secret)" = precious ] && ok links || ko links "$c --plot wrote through pub/.$p.h-$c.svg"
+    ls -a pub | grep -q '^\.memlat-' && ko links "$c left its private directory" || ok links
+  done
+  echo "-- 4: memlat-results (and any ancestor) planted in a shared working directory"
+  mkdir -p victim4/sub
+  as_nobody ln -s "$W/victim4" pub/memlat-results
+  as_nobody ln -s "$W/victim4" pub/up
+  RCLASS=links refuse --json -- sh -c "cd '$W/pub' && exec '$M' sweep --to 16K --no-progress $SIZES"
+  RCLASS=links refuse --csv -- sh -c "cd '$W/pub' && exec '$M' levels --iterations 1 --plateaus probe"
+  RCLASS=links refuse -o/--output -- "$M" run -n 16K $SIZES -o pub/up/sub/r.json
+  RCLASS=links refuse -o/--output -- "$M" report r.json -o pub/up/r.html
+  [ "$(find victim4 -mindepth 1 | wc -l)" = 1 ] && ok links || ko links "files created in victim4: $(find victim4 -mindepth 1)"
+  echo "-- 5: the remembered store behind a link in a HOME root does not own"
+  mkdir -p home/.cache/memlat victim5 && chown -R 65534 home && touch -d '30 days ago' victim5/sweep-20200101000000.json
+  as_nobody ln -s "$W/victim5" "home/.cache/memlat/sweeps-$ID"
+  check links 0 20 -- env -u XDG_CACHE_HOME HOME="$W/home" "$M" sweep --to 64K --no-progress $SIZES --json s5.json
+  [ -f victim5/sweep-20200101000000.json ] && [ "$(ls victim5 | wc -l)" = 1 ] && ok links || ko links "victim5 changed: $(ls victim5)"
+  # (Writing the store needs a sweep that ends flat at DRAM: the planted link at
+  # any component is the unit test a_store_reached_through_another_users_link_is_left_alone.)
+else
+  echo "  (not root: the links another user plants are skipped)"
+fi
+echo "-- 2, 3: watch's -o: one run at a time, an earlier result kept without --force"
+cp "$FIX" x.json; hx=$(md5sum <x.json)
+refuse x.json -- "$M" watch --plateaus x.json -o x.json; same loss x.json "$hx"
+refuse --force -- "$M" run -n 16K $SIZES -o x.json; same loss x.json "$hx"
+refuse --force -- "$M" watch --duration 1s -o x.json; same loss x.json "$hx"
+"$M" watch --plain --duration 4s --interval 200ms --plateaus probe -o w.jsonl >/dev/null 2>w1.err &
+p=$!; sleep 1
+refuse w.jsonl -- "$M" watch --duration 1s --force -o w.jsonl
+grep -q "another memlat run" err.txt && ok loss || ko loss "second watch: $(cat err.txt)"
+wait $p && grep -q '"summary"' w.jsonl && ok loss || ko loss "first watch lost its file: $(tail -1 w1.err)"
+echo "-- 11: characterize --resume with a summary naming a file outside its directory"
+mkdir -p c11 && python3 - "$(dirname "$FIX")/../hostile/bad_characterize_file_outside.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); d["complete"] = False; d["report"] = None
+json.dump(d, open("c11/characterize.json", "w"))
+PY
+refuse "stages[0].file" -- "$M" characterize --quick --stages doctor --resume c11
+[ ! -f c11/report.html ] && ok files || ko files "c11/report.html written"
+echo "-- 14: the store: same second, junk sorting last, 10^5 entries"
+mkdir -p c14/memlat/sweeps-$ID
+python3 - "c14/memlat/sweeps-$ID" <<'PY'
+import os, sys
+d = sys.argv[1]
+for k in range(100000):
+    open(os.path.join(d, "junk-%06d" % k), "w").close()
+for k in range(30):
+    p = os.path.join(d, "sweep-999999999999%02d.json" % k); open(p, "w").write("{}")
+    os.utime(p, (4102444800, 4102444800))
+PY
+check store 0 5 -- env XDG_CACHE_HOME="$W/c14" "$M" sweep --to 16K --no-progress $SIZES --json s14.json
+echo "-- 15: stale temporaries, SIGTERM's name"
+touch .w2.jsonl.4194304.00000000000000aa.tmp
+"$M" watch --plain --duration 1s --interval 200ms --plateaus probe -o w2.jsonl >/dev/null 2>&1
+[ ! -e .w2.jsonl.4194304.00000000000000aa.tmp ] && ok files || ko files "watch left a stale temporary"
+grep -q SIGTERM cs/characterize.json cs.err && ok wording || ko wording "characterize's SIGTERM said Ctrl-C"
+
 ls -l /dev/null /dev/full | awk '{print "  " $1, $NF}'
 [ -c /dev/null ] && [ -c /dev/full ] && ok links || ko links "/dev/null or /dev/full is no longer a device"
 
 echo
 echo "class       passed  failed"
-for c in results registers files wrong loss links hangs refusals deadends panics memory wording; do printf '%-10s %7d %7d\n' "$c" "${pass[$c]:-0}" "${fail[$c]:-0}"; done
+for c in results registers files wrong loss links hangs refusals deadends panics memory wording store; do printf '%-10s %7d %7d\n' "$c" "${pass[$c]:-0}" "${fail[$c]:-0}"; done
 rm -rf "$W"

@@ -48,6 +48,7 @@ pub mod limits;
 pub mod output;
 pub mod platform;
 pub mod readback;
+pub mod safe_fs;
 
 pub use engine::{Engine, EngineBuilder, Error, Measurement, Point};
 pub mod units;

@@ -319,7 +319,12 @@ fn a_failed_or_interrupted_run_leaves_an_existing_output_file_as_it_was() {
     let path = dir.path().join("existing.txt");
     std::fs::write(&path, "an earlier result\n").unwrap();
     let o = path.to_str().unwrap();
-    memlat_run(&["-n", "16K", "-e", "no-such", "-o", o])
+    // Without --force, an earlier result is kept and the run refused.
+    memlat_run(&["-n", "16K", "-o", o])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--force"));
+    memlat_run(&["-n", "16K", "-e", "no-such", "--force", "-o", o])
         .assert()
         .code(2);
     assert_eq!(
@@ -336,6 +341,7 @@ fn a_failed_or_interrupted_run_leaves_an_existing_output_file_as_it_was() {
             "100000",
             "--sample-ms",
             "5",
+            "--force",
             "-o",
             o,
         ])
@@ -351,7 +357,7 @@ fn a_failed_or_interrupted_run_leaves_an_existing_output_file_as_it_was() {
         "an earlier result\n"
     );
     // And a successful run replaces it whole.
-    memlat_run(&["-n", "16K", "--format", "json", "-o", o])
+    memlat_run(&["-n", "16K", "--format", "json", "--force", "-o", o])
         .assert()
         .success();
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();

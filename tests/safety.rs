@@ -265,3 +265,110 @@ fn runs_are_honest_or_refused() {
     );
     assert!(started.elapsed() < Duration::from_secs(5));
 }
+
+#[test]
+fn a_file_several_runs_could_name_is_held_by_one_and_replaced_only_with_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let s = sweep_file(dir.path(), "s.json", |_| {});
+    let before = std::fs::read(&s).unwrap();
+    // watch reads --plateaus FILE: -o may not name it (issue 37 #2).
+    refused(
+        memlat()
+            .current_dir(dir.path())
+            .args(["watch", "--plateaus", "s.json", "-o", "s.json"]),
+        "both name",
+    );
+    // run -o and watch -o keep an earlier result unless --force (#3).
+    refused(
+        memlat()
+            .current_dir(dir.path())
+            .args(["run", "-n", "16K", "-o", "s.json"]),
+        "--force",
+    );
+    refused(
+        memlat()
+            .current_dir(dir.path())
+            .env("XDG_CACHE_HOME", &cache)
+            .args(["watch", "--duration", "1s", "-o", "s.json"]),
+        "--force",
+    );
+    assert_eq!(std::fs::read(&s).unwrap(), before, "s.json byte-identical");
+    // Two watches on one -o: the second is refused at once, not both "written".
+    let w = dir.path().join("w.jsonl");
+    let mut first = std::process::Command::new(assert_cmd::cargo::cargo_bin("memlat"))
+        .args([
+            "watch",
+            "--plain",
+            "--duration",
+            "3s",
+            "--interval",
+            "200ms",
+        ])
+        .args(["--plateaus", "probe", "-o"])
+        .arg(&w)
+        .env("XDG_CACHE_HOME", &cache)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let started = Instant::now();
+    refused(
+        memlat()
+            .env("XDG_CACHE_HOME", &cache)
+            .args(["watch", "--duration", "1s", "--force", "-o"])
+            .arg(&w),
+        "another memlat run is writing it",
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "refused at once"
+    );
+    let status = first.wait().unwrap();
+    if status.success() {
+        let text = std::fs::read_to_string(&w).unwrap();
+        assert!(text.contains("\"summary\""), "{text}");
+    }
+    // No temporary or lock left beside it.
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(names.is_empty(), "{names:?}");
+}
+
+#[test]
+fn a_resumed_characterize_reads_no_stage_file_outside_its_directory() {
+    // Issue 37 #11: the summary's stage files go through the readers' gate.
+    let hostile = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hostile");
+    for name in [
+        "bad_characterize_file_outside.json",
+        "bad_characterize_file_absolute.json",
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let ch = dir.path().join("ch");
+        std::fs::create_dir(&ch).unwrap();
+        let mut v: Value =
+            serde_json::from_str(&std::fs::read_to_string(hostile.join(name)).unwrap()).unwrap();
+        v["complete"] = false.into();
+        v["report"] = Value::Null;
+        std::fs::write(ch.join("characterize.json"), v.to_string()).unwrap();
+        refused(
+            memlat()
+                .current_dir(dir.path())
+                .env("XDG_CACHE_HOME", dir.path())
+                .args([
+                    "characterize",
+                    "--quick",
+                    "--stages",
+                    "doctor",
+                    "--resume",
+                    "ch",
+                ]),
+            "stages[0].file",
+        );
+        assert!(!ch.join("report.html").exists(), "{name}");
+    }
+}

@@ -16,7 +16,7 @@ const MESSAGE: &[u8] =
     b"\nmemlat: interrupted; stopping after this point (press Ctrl-C again to quit now)\n";
 
 const TERMINATED: &[u8] =
-    b"\nmemlat: terminated (SIGTERM); stopping after this point and keeping what was measured\n";
+    b"\nmemlat: terminated (SIGTERM); stopping after this point (a second SIGTERM or Ctrl-C quits now)\n";
 
 extern "C" fn on_sigint(signal: libc::c_int) {
     if INTERRUPTED.swap(true, Ordering::SeqCst) {
@@ -35,6 +35,16 @@ extern "C" fn on_sigint(signal: libc::c_int) {
     // string and its length is passed with it. A failed write is harmless.
     unsafe {
         libc::write(libc::STDERR_FILENO, message.as_ptr().cast(), message.len());
+    }
+}
+
+/// What interrupted the run, in words: `SIGTERM` when that signal did
+/// (characterize takes it as Ctrl-C), else `Ctrl-C`.
+pub fn cause() -> &'static str {
+    if SIGNAL.load(Ordering::SeqCst) == libc::SIGTERM {
+        "SIGTERM"
+    } else {
+        "Ctrl-C"
     }
 }
 

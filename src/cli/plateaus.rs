@@ -93,56 +93,197 @@ fn probe(engine: &mut Engine, template: &Point) -> Result<MeasuredLevels> {
 /// beside the others of the last week; a failure to write it is a notice,
 /// never an error (the sweep's own files are written).
 pub fn remember(result: &SweepResult) {
-    let host = Host::this();
+    if let Some(said) = remember_at(plateaus::remembered_dir(&Host::this()).as_deref(), result) {
+        super::common::notice(&said);
+    }
+}
+
+/// [`remember`] into the store's folder `store` (`None`: there is none,
+/// HOME and XDG_CACHE_HOME unset); what to tell the user is returned.
+fn remember_at(store: Option<&std::path::Path>, result: &SweepResult) -> Option<String> {
     if !result.complete || result.detection_series().is_none() {
-        return;
+        return None;
     }
     // The sweep's own noise verdict (steal above 2%, repeats' cv above 5%,
     // or the canary moved by more than 5%): plateaus are told apart by
     // latency bands a few percent wide, so a machine that moved more than
     // that under the sweep may have drawn them where they are not.
     if let Some(noise) = result.noise.filter(|n| n.noisy()) {
-        super::common::notice(&format!(
+        return Some(format!(
             "not remembered as this machine's plateaus: the machine was noisy during the sweep ({})",
             noise.describe()
         ));
-        return;
     }
-    let Some(dir) = plateaus::remembered_dir(&host) else {
-        return;
+    let Some(path) = store else {
+        return Some(
+            "not remembered as this machine's plateaus: neither HOME nor XDG_CACHE_HOME is set, so memlat has no cache folder; set one, or give this sweep's JSON with --plateaus FILE".into(),
+        );
     };
-    let path = dir.join(plateaus::remembered_name(&result.started));
-    let written = std::fs::create_dir_all(&dir)
+    // Never through a link another user owns, at any component of the
+    // folder (sudo -E with a HOME root does not own): crate::safe_fs.
+    let written = crate::safe_fs::Dir::create_all(path, 0o755)
         .map_err(anyhow::Error::from)
-        .and_then(|()| {
+        .and_then(|dir| {
             let json = serde_json::to_string(result)?;
-            crate::cli::files::replace(&path, &json)
+            // Two sweeps started in the same second take two names.
+            let first = plateaus::remembered_name(&result.started);
+            let stem = first.trim_end_matches(".json").to_string();
+            let names = std::iter::once(first.into())
+                .chain((2..100).map(|n| format!("{stem}-{n}.json").into()));
+            let name = crate::safe_fs::create_unique(&dir, json.as_bytes(), names)?;
+            Ok((dir, name))
         });
-    match written {
-        Ok(()) => {
-            forget_old(&plateaus::remembered_files(&host));
-            super::common::notice(&format!(
+    Some(match written {
+        Ok((dir, name)) => {
+            forget_old(&dir, &name);
+            format!(
                 "remembered with this machine's other sweeps of the last {} days, combined where they agree, for `memlat`, loaduse, levels, mlp (--plateaus auto): {}",
                 plateaus::REMEMBER_DAYS,
-                path.display()
-            ))
+                path.join(&name).display()
+            )
         }
-        Err(e) => super::common::notice(&format!(
+        Err(e) => format!(
             "could not remember this sweep's plateaus in {}: {e:#}",
             path.display()
-        )),
+        ),
+    })
+}
+
+/// Removes remembered sweeps in the store's folder `dir` past the week or
+/// past the newest [`KEEP_SWEEPS`] by the time they were written (never
+/// `kept`, the sweep just remembered), by name within the folder opened (a
+/// link there is removed itself, never followed); a file that cannot be
+/// removed stays (it is read and set aside by age).
+fn forget_old(dir: &crate::safe_fs::Dir, kept: &std::ffi::OsStr) {
+    let files: Vec<plateaus::Stored> = plateaus::stored(dir)
+        .into_iter()
+        .filter(|s| s.name != kept)
+        .collect();
+    let surplus = (files.len() + 1).saturating_sub(KEEP_SWEEPS);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    let week = plateaus::REMEMBERED_FOR.as_secs() as i64;
+    for (k, file) in files.iter().enumerate() {
+        if k < surplus || now.saturating_sub(file.modified) > week {
+            let _ = dir.remove_file(&file.name);
+        }
     }
 }
 
-/// Removes remembered sweeps (`files`, oldest first) past the week or past
-/// the newest [`KEEP_SWEEPS`]; a file that cannot be removed stays (it is
-/// read and set aside by age).
-fn forget_old(files: &[std::path::PathBuf]) {
-    let surplus = files.len().saturating_sub(KEEP_SWEEPS);
-    for (k, path) in files.iter().enumerate() {
-        let old = plateaus::written_ago(path).is_some_and(|age| age > plateaus::REMEMBERED_FOR);
-        if k < surplus || old {
-            let _ = std::fs::remove_file(path);
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::{Path, PathBuf};
+
+    /// A complete, quiet sweep of this machine, started now.
+    fn sweep() -> SweepResult {
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/curves/amd-epyc-zen3-fc-thp-b.json");
+        let mut r = SweepResult::load(&fixture).unwrap();
+        r.host = Some(Host::this());
+        r.complete = true;
+        r.noise = None;
+        r.started = crate::experiments::sweep::utc_timestamp(std::time::SystemTime::now());
+        r
+    }
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// Sets `path`'s modification time `secs` from now.
+    fn age(path: &Path, secs: i64) {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs() as i64;
+        let t = libc::timespec {
+            tv_sec: now + secs,
+            tv_nsec: 0,
+        };
+        let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+        // SAFETY: a valid path and two valid timespecs.
+        assert_eq!(
+            unsafe { libc::utimensat(libc::AT_FDCWD, c.as_ptr(), [t, t].as_ptr(), 0) },
+            0
+        );
+    }
+
+    #[test]
+    fn two_sweeps_of_one_second_are_both_remembered() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = tmp.path().join("memlat/sweeps-x");
+        let r = sweep();
+        let a = remember_at(Some(&store), &r).unwrap();
+        let b = remember_at(Some(&store), &r).unwrap();
+        assert!(
+            a.contains("remembered") && b.contains("remembered"),
+            "{a}\n{b}"
+        );
+        assert_ne!(a, b);
+        assert_eq!(names(&store).len(), 2, "{:?}", names(&store));
+    }
+
+    #[test]
+    fn junk_named_to_sort_last_or_dated_ahead_never_evicts_a_new_sweep() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = tmp.path().join("sweeps-x");
+        std::fs::create_dir_all(&store).unwrap();
+        let mut junk: Vec<PathBuf> = Vec::new();
+        for k in 0..KEEP_SWEEPS {
+            let p = store.join(format!("sweep-9999999999999{k:02}.json"));
+            std::fs::write(&p, "junk").unwrap();
+            // Half an hour old, or a year ahead.
+            age(&p, if k % 2 == 0 { -1800 } else { 365 * 86_400 });
+            junk.push(p);
         }
+        let said = remember_at(Some(&store), &sweep()).unwrap();
+        assert!(said.contains("remembered"), "{said}");
+        let kept = names(&store);
+        assert!(kept.iter().any(|n| n.starts_with("sweep-20")), "{kept:?}");
+        // The ones dated ahead count as the oldest and went; the others stay.
+        assert_eq!(kept.len(), KEEP_SWEEPS / 2 + 1, "{kept:?}");
+        assert!(junk.iter().step_by(2).all(|p| p.exists()));
+    }
+
+    #[test]
+    fn without_home_a_sweep_says_it_is_not_remembered() {
+        let said = remember_at(None, &sweep()).unwrap();
+        assert!(said.contains("HOME"), "{said}");
+    }
+
+    #[test]
+    fn a_store_reached_through_another_users_link_is_left_alone() {
+        if crate::safe_fs::euid() != 0 {
+            eprintln!("skipped: not root, so no link can be given to another user");
+            return;
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        let victim = tmp.path().join("victim");
+        std::fs::create_dir(&victim).unwrap();
+        let old = victim.join("sweep-20200101000000.json");
+        std::fs::write(&old, "{}").unwrap();
+        age(&old, -30 * 86_400);
+        let base = tmp.path().join("cache/memlat");
+        std::fs::create_dir_all(&base).unwrap();
+        let link = base.join("sweeps-x");
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        let c = std::ffi::CString::new(link.to_str().unwrap()).unwrap();
+        // SAFETY: a valid path; lchown changes the link's own owner.
+        assert_eq!(unsafe { libc::lchown(c.as_ptr(), 65534, 65534) }, 0);
+        for store in [link.clone(), tmp.path().join("cache/memlat/sweeps-x/sub")] {
+            let said = remember_at(Some(&store), &sweep()).unwrap();
+            assert!(
+                said.contains("could not remember") && said.contains("nobody"),
+                "{said}"
+            );
+        }
+        assert_eq!(names(&victim), vec!["sweep-20200101000000.json"]);
     }
 }

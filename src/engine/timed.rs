@@ -172,10 +172,9 @@ fn dump_for_debugging(ticks: &[u32], group: u32, cost: TimerCost) {
     if let Some(path) = std::env::var_os("MEMLAT_DEBUG_TIMELINE") {
         use std::io::Write;
         let bytes: Vec<u8> = ticks.iter().flat_map(|t| t.to_le_bytes()).collect();
-        let written = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
+        let path = std::path::PathBuf::from(path);
+        let written = crate::safe_fs::Dir::parent(&path)
+            .and_then(|(dir, name)| dir.create_new(&name, 0o644))
             .and_then(|mut f| f.write_all(&bytes));
         eprintln!(
             "debug: timeline {written:?} to {path:?}: group {group}, ns/tick {}, overhead {} ns",

@@ -127,10 +127,17 @@ pub fn probe_until(
 
 /// `$XDG_CACHE_HOME/memlat/` (or `~/.cache/memlat/`) and this machine's id.
 fn cache_base(host: &Host) -> Option<(PathBuf, String)> {
+    // Only absolute paths (as the XDG spec asks): an empty or relative HOME
+    // would put the store under the current directory.
     let base = std::env::var_os("XDG_CACHE_HOME")
-        .filter(|v| !v.is_empty())
         .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cache")))?;
+        .filter(|v| v.is_absolute())
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .filter(|h| h.is_absolute())
+                .map(|h| h.join(".cache"))
+        })?;
     let id: String = host
         .machine_id
         .chars()
@@ -160,26 +167,84 @@ pub fn remembered_name(started: &str) -> String {
     format!("sweep-{digits}.json")
 }
 
-/// The remembered sweep files of this machine, oldest first (the 0.1 file
-/// first of all).
-pub fn remembered_files(host: &Host) -> Vec<PathBuf> {
-    let mut kept: Vec<PathBuf> = remembered_dir(host)
-        .and_then(|dir| std::fs::read_dir(dir).ok())
+/// At most this many names are read from the store's folder (10^6 files
+/// there would otherwise slow every command that reads it by seconds).
+pub const STORE_SCAN: usize = 4096;
+
+/// Whether `name` is one the store writes: `sweep-DIGITS.json`, or
+/// `sweep-DIGITS-N.json` for a second sweep started in the same second.
+pub fn is_store_name(name: &str) -> bool {
+    let Some(middle) = name
+        .strip_prefix("sweep-")
+        .and_then(|n| n.strip_suffix(".json"))
+    else {
+        return false;
+    };
+    let (stamp, n) = middle.split_once('-').unwrap_or((middle, "1"));
+    let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    digits(stamp) && digits(n)
+}
+
+/// One remembered sweep in the store's folder.
+#[derive(Debug, Clone)]
+pub struct Stored {
+    /// Its file name.
+    pub name: std::ffi::OsString,
+    /// When it was written, seconds since the epoch.
+    pub modified: i64,
+}
+
+/// The store's folder, opened without following a link another user owns
+/// (`sudo -E` with a HOME root does not own: [`crate::safe_fs`]), when it exists.
+pub fn store_dir(host: &Host) -> Option<crate::safe_fs::Dir> {
+    crate::safe_fs::Dir::open(&remembered_dir(host)?).ok()
+}
+
+/// The sweep files in the store's folder `dir` (regular files of the
+/// store's names, among the first [`STORE_SCAN`] names), oldest first by
+/// the time they were written, not by name: a file dated in the future
+/// counts as the oldest, so no name or date planted there outlives a new sweep.
+pub fn stored(dir: &crate::safe_fs::Dir) -> Vec<Stored> {
+    let now = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    let Ok((names, _)) = dir.names(STORE_SCAN) else {
+        return Vec::new();
+    };
+    let mut kept: Vec<Stored> = names
         .into_iter()
-        .flatten()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("sweep-") && n.ends_with(".json"))
+        .filter(|n| n.to_str().is_some_and(is_store_name))
+        .filter_map(|name| {
+            let entry = dir.entry(&name).ok()??;
+            matches!(entry.kind, crate::safe_fs::Kind::File(_)).then(|| Stored {
+                modified: if entry.modified > now + 86_400 {
+                    i64::MIN
+                } else {
+                    entry.modified
+                },
+                name,
+            })
         })
         .collect();
-    kept.sort();
+    kept.sort_by(|a, b| (a.modified, &a.name).cmp(&(b.modified, &b.name)));
+    kept
+}
+
+/// The remembered sweep files of this machine, oldest first: the 0.1 file
+/// first of all, then the newest [`super::plateau_history::KEEP_SWEEPS`]
+/// of the store's folder, by the time they were written.
+pub fn remembered_files(host: &Host) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = remembered_path(host)
-        .filter(|p| p.is_file())
+        .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file()))
         .into_iter()
         .collect();
-    files.extend(kept);
+    if let (Some(path), Some(dir)) = (remembered_dir(host), store_dir(host)) {
+        let all = stored(&dir);
+        let newest = &all[all
+            .len()
+            .saturating_sub(super::plateau_history::KEEP_SWEEPS)..];
+        files.extend(newest.iter().map(|s| path.join(&s.name)));
+    }
     files
 }
 
@@ -510,6 +575,21 @@ mod tests {
         let b = remembered_name("2026-11-25T10:00:00Z");
         assert_eq!(a, "sweep-20261125095959.json");
         assert!(a < b);
+    }
+
+    #[test]
+    fn only_the_stores_own_names_are_read() {
+        assert!(is_store_name("sweep-20261125095959.json"));
+        assert!(is_store_name("sweep-20261125095959-2.json"));
+        for junk in [
+            "sweep-.json",
+            "sweep-zzz.json",
+            "sweep-2026-.json",
+            "sweep-1.json.tmp",
+            ".sweep-1.json",
+        ] {
+            assert!(!is_store_name(junk), "{junk}");
+        }
     }
 
     #[test]

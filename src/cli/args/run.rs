@@ -47,6 +47,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
 
+    /// Replace the -o file when it holds anything (without it, run refuses
+    /// to overwrite an earlier result, a sweep's included).
+    #[arg(long)]
+    pub force: bool,
+
     /// Flags shared with the other measuring commands.
     #[command(flatten)]
     pub measure: MeasureArgs,

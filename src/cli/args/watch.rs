@@ -36,6 +36,11 @@ pub struct WatchArgs {
     #[arg(long, value_name = "FILE")]
     pub plot: Option<PathBuf>,
 
+    /// Replace the -o file when it holds anything (without it, watch
+    /// refuses to overwrite an earlier result, a sweep or a watch).
+    #[arg(long)]
+    pub force: bool,
+
     /// Plain lines even on a terminal (no sparklines, no line updated in place).
     #[arg(long)]
     pub plain: bool,

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::Serialize;
 
 use crate::chain::Pattern;
@@ -188,10 +188,16 @@ pub fn run(args: &LevelsArgs) -> Result<()> {
     output.write(&content)
 }
 
-/// `memlat-results/results_{name}.csv`, its directory created: results go
-/// under memlat-results/ unless --csv names a path.
+/// `memlat-results/results_{name}.csv`, its directory created (never
+/// through a link another user owns): results go under memlat-results/
+/// unless --csv names a path.
 fn default_csv(name: &str) -> Result<PathBuf> {
     let dir = PathBuf::from(crate::cli::files::RESULTS_DIR);
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    crate::safe_fs::Dir::create_all(&dir, 0o755).map_err(|e| {
+        crate::error::UsageError(format!(
+            "cannot create {}: {e}; name the file with --csv FILE, or run where you can write",
+            dir.display()
+        ))
+    })?;
     Ok(dir.join(format!("results_{name}.csv")))
 }

@@ -57,7 +57,7 @@ fn measure_and_print(args: &RunArgs, view: View) -> Result<()> {
         .map_err(UsageError::from)?;
     let distribution = distribution_time(args)?;
     crate::cli::files::check_output_and_plot(args.measure.output.as_deref(), args.plot.as_deref())?;
-    let output = Output::create(args.measure.output.as_deref())?;
+    let output = Output::create_forced(args.measure.output.as_deref(), args.force)?;
     let mut notes = Vec::new();
     if size != args.size {
         notes.push(format!(

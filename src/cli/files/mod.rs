@@ -4,12 +4,13 @@
 //! rewritten after every point, are in `sweep.rs`.
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
 
 use anyhow::{Context, Result};
 
 use crate::error::UsageError;
 use crate::output::plot::ImageFormat;
+pub use crate::safe_fs::parent_of;
+use crate::safe_fs::{Dir, Kind, Lock, temporary_name};
 
 mod sweep;
 
@@ -137,17 +138,22 @@ fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
-fn parent_of(path: &Path) -> &Path {
-    match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    }
-}
-
 /// Where a command's output goes: standard output, or a file (`-o`) that is
-/// replaced only when the command succeeds, atomically.
+/// replaced only when the command succeeds, atomically, and that no other
+/// memlat run writes meanwhile (a [`Lock`] held from the check to the end).
 pub struct Output {
     path: Option<PathBuf>,
+    _lock: Option<Lock>,
+}
+
+/// Whether an existing file may be replaced without asking.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Existing {
+    /// Replaced (a report, a table: the command's own output).
+    Replace,
+    /// Replaced only with --force when it holds anything (`run -o`,
+    /// `watch -o`: a name that may hold a sweep or an earlier watch).
+    NeedsForce(bool),
 }
 
 impl Output {
@@ -160,15 +166,21 @@ impl Output {
 
     /// [`Output::create`] for a file another flag names (`--csv`).
     pub fn create_for(path: Option<&Path>, flag: &str) -> Result<Output> {
+        Self::claim(path, flag, Existing::Replace)
+    }
+
+    /// [`Output::create`], refusing a file that holds anything unless
+    /// `force` (`--force`).
+    pub fn create_forced(path: Option<&Path>, force: bool) -> Result<Output> {
+        Self::claim(path, "-o/--output", Existing::NeedsForce(force))
+    }
+
+    fn claim(path: Option<&Path>, flag: &str, existing: Existing) -> Result<Output> {
         let path = path.filter(|p| p.as_os_str() != "-");
-        if let Some(path) = path {
-            writable(path).map_err(|e| {
-                UsageError(format!("{flag} {}: cannot write it: {e}", path.display()))
-            })?;
-            remove_stale_temporaries(path);
-        }
+        let lock = path.map(|path| claim(path, flag, existing)).transpose()?;
         Ok(Output {
             path: path.map(Path::to_path_buf),
+            _lock: lock,
         })
     }
 
@@ -194,133 +206,135 @@ impl Output {
     }
 }
 
-/// Whether `path` can be written, without changing it: an existing file is
-/// opened for appending (nothing appended), a new one's directory must let a
-/// file be created there (a probe file is created and removed). Refused: a
-/// symbolic link (dangling or not: memlat never writes through one, so a
-/// link planted in a shared directory cannot aim a root run elsewhere), and
-/// anything that is not a regular file (a FIFO would block, a device would
-/// be written or, renamed over, destroyed).
+/// Checks `path` as [`writable`] does, takes its [`Lock`] (refused at once
+/// when another run holds it), and, with [`Existing::NeedsForce`], refuses
+/// a file that holds anything without --force; stale temporaries of a
+/// killed run are removed. Every refusal names `flag` (exit 2).
+pub fn claim(path: &Path, flag: &str, existing: Existing) -> Result<Lock> {
+    let refuse = |e: &dyn std::fmt::Display| {
+        UsageError(format!("{flag} {}: cannot write it: {e}", path.display()))
+    };
+    writable(path).map_err(|e| refuse(&e))?;
+    let lock = Lock::take(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::WouldBlock => UsageError(format!(
+            "{flag} {}: {e}; wait for it to end, or name another file",
+            path.display()
+        )),
+        _ => refuse(&e),
+    })?;
+    if existing == Existing::NeedsForce(false)
+        && fs::symlink_metadata(path).is_ok_and(|m| m.is_file() && m.len() > 0)
+    {
+        return Err(UsageError(format!(
+            "{flag} {}: the file exists and holds an earlier result; replace it with --force, or name another file",
+            path.display()
+        ))
+        .into());
+    }
+    remove_stale_temporaries(path);
+    Ok(lock)
+}
+
+/// Whether `path` can be written, without changing it: every directory on
+/// the way is reached without a link another user owns
+/// ([`crate::safe_fs`]); an existing file is opened for appending (nothing
+/// appended), a new one's directory must let a file be created there (a
+/// probe file is created and removed). Refused: a symbolic link (dangling
+/// or not: memlat never writes through one, so a link planted in a shared
+/// directory cannot aim a root run elsewhere), and anything that is not a
+/// regular file (a FIFO would block, a device would be written or, renamed
+/// over, destroyed).
 pub fn writable(path: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
-    match fs::symlink_metadata(path) {
-        Ok(m) if m.file_type().is_symlink() => {
+    let (dir, name) = Dir::parent(path)?;
+    match dir.entry(&name)? {
+        Some(e) if e.kind == Kind::Link => {
             let target = fs::read_link(path).unwrap_or_default();
             Err(std::io::Error::other(format!(
                 "it is a symbolic link (to {}); memlat writes no file through a link: name the file itself",
                 target.display()
             )))
         }
-        Ok(m) if m.is_dir() => Err(std::io::Error::other("it is a directory")),
-        Ok(m) if !m.is_file() => Err(std::io::Error::other(format!(
-            "it is {}, not a regular file; name a file, or leave the flag out for standard output",
-            crate::input::kind_of(&m)
-        ))),
-        // O_NONBLOCK: should a FIFO appear here since, the open fails at once.
-        Ok(_) => fs::OpenOptions::new()
-            .append(true)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-            .open(path)
-            .map(drop),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let probe = temporary_beside(path);
-            create_new(&probe)?;
-            fs::remove_file(&probe)
+        Some(e) if e.kind == Kind::Dir => Err(std::io::Error::other("it is a directory")),
+        Some(e) if !matches!(e.kind, Kind::File(_)) => {
+            let m = fs::symlink_metadata(path)?;
+            Err(std::io::Error::other(format!(
+                "it is {}, not a regular file; name a file, or leave the flag out for standard output",
+                crate::input::kind_of(&m)
+            )))
         }
-        Err(e) => Err(e),
+        Some(_) => dir
+            .open_file(&name, libc::O_WRONLY | libc::O_APPEND)
+            .map(drop),
+        None => {
+            let probe = temporary_name(&name);
+            dir.create_new(&probe, 0o600)?;
+            dir.remove_file(&probe)
+        }
     }
 }
 
-/// Removes temporaries a killed run left beside `path` (`.NAME.PID.TAG.tmp`,
-/// see [`temporary_beside`]): only regular files of a process that is gone.
+/// Removes what a killed run left beside `path`: its temporaries
+/// (`.NAME.PID.TAG.tmp`) and private drawing directories
+/// (`.memlat-PID-TAG`), only those of a process that is gone, and only
+/// regular files (a directory's own files first).
 pub fn remove_stale_temporaries(path: &Path) {
     let Some(name) = path.file_name().map(|n| n.to_string_lossy().into_owned()) else {
         return;
     };
-    let prefix = format!(".{name}.");
-    let Ok(entries) = fs::read_dir(parent_of(path)) else {
+    let Ok(dir) = Dir::open(parent_of(path)) else {
         return;
     };
-    for entry in entries.flatten() {
-        let file = entry.file_name().to_string_lossy().into_owned();
-        let Some(rest) = file
-            .strip_prefix(&prefix)
-            .and_then(|r| r.strip_suffix(".tmp"))
-        else {
-            continue;
-        };
-        let Some(pid) = rest.split('.').next().and_then(|p| p.parse::<i32>().ok()) else {
-            continue;
+    let prefix = format!(".{name}.");
+    let Ok((entries, _)) = dir.names(STALE_SCAN) else {
+        return;
+    };
+    let gone = |pid: Option<&str>| {
+        let Some(pid) = pid.and_then(|p| p.parse::<i32>().ok()) else {
+            return false;
         };
         // SAFETY: kill with signal 0 only asks whether the process exists.
         let alive = unsafe { libc::kill(pid, 0) } == 0
             || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
-        let regular = entry.file_type().is_ok_and(|t| t.is_file());
-        if !alive && regular {
-            let _ = fs::remove_file(entry.path());
+        !alive
+    };
+    for entry in entries {
+        let file = entry.to_string_lossy().into_owned();
+        let kind = dir.entry(&entry).ok().flatten().map(|e| e.kind);
+        if let Some(rest) = file
+            .strip_prefix(&prefix)
+            .and_then(|r| r.strip_suffix(".tmp"))
+            && gone(rest.split('.').next())
+            && matches!(kind, Some(Kind::File(_)))
+        {
+            let _ = dir.remove_file(&entry);
+        }
+        if let Some(rest) = file.strip_prefix(".memlat-")
+            && gone(rest.split('-').next())
+            && kind == Some(Kind::Dir)
+            && let Ok(private) = Dir::open(&dir.show(&entry))
+            && let Ok((inside, _)) = private.names(64)
+        {
+            for f in inside {
+                if matches!(private.entry(&f), Ok(Some(e)) if matches!(e.kind, Kind::File(_))) {
+                    let _ = private.remove_file(&f);
+                }
+            }
+            let _ = dir.remove_dir(&entry);
         }
     }
 }
 
-/// A name for a temporary file beside `path` that no one can guess ahead
-/// (process id, time and a counter), so none can be planted there first.
-fn temporary_beside(path: &Path) -> PathBuf {
-    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let name = path
-        .file_name()
-        .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
-    let nanos = SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64);
-    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let tag = nanos ^ (n.wrapping_mul(0x9E37_79B9_7F4A_7C15)) ^ u64::from(std::process::id()) << 40;
-    parent_of(path).join(format!(".{name}.{}.{tag:016x}.tmp", std::process::id()))
-}
+/// How many names [`remove_stale_temporaries`] looks at in one directory.
+const STALE_SCAN: usize = 4096;
 
-/// Creates a new file at `path`: never an existing one, never through a
-/// symbolic link (O_CREAT | O_EXCL | O_NOFOLLOW).
-pub fn create_new(path: &Path) -> std::io::Result<fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .custom_flags(libc::O_NOFOLLOW)
-        .mode(0o644)
-        .open(path)
-}
-
-/// Writes `content` to `path` so a reader never sees a half-written file:
-/// into a temporary file beside it (created with O_CREAT | O_EXCL |
-/// O_NOFOLLOW), then renamed over it. Nothing is written through a link or
-/// into a FIFO: rename replaces the name, never follows it. A device or a
-/// directory at `path` is never replaced (as root, renaming over /dev/null
-/// would destroy it): the content stays in the temporary file, which the
-/// error names.
+/// Writes `content` to `path` so a reader never sees a half-written file
+/// ([`crate::safe_fs::replace`]: a private temporary beside it, renamed over
+/// it). A device or a directory at `path` is never replaced (as root,
+/// renaming over /dev/null would destroy it): the content stays in the
+/// temporary file, which the error names.
 pub fn replace(path: &Path, content: &str) -> Result<()> {
-    use std::os::unix::fs::FileTypeExt;
-    let context = || format!("writing {}", path.display());
-    let temporary = temporary_beside(path);
-    let written = create_new(&temporary).and_then(|mut file| {
-        use std::io::Write;
-        file.write_all(content.as_bytes())?;
-        file.sync_data()
-    });
-    if let Err(e) = written {
-        let _ = fs::remove_file(&temporary);
-        return Err(e).with_context(context);
-    }
-    if let Ok(m) = fs::symlink_metadata(path) {
-        let t = m.file_type();
-        if t.is_dir() || t.is_char_device() || t.is_block_device() {
-            anyhow::bail!(
-                "{} is {}, not a file memlat may replace; the output is kept in {}",
-                path.display(),
-                crate::input::kind_of(&m),
-                temporary.display()
-            );
-        }
-    }
-    fs::rename(&temporary, path).with_context(context)
+    crate::safe_fs::replace(path, content.as_bytes())
+        .with_context(|| format!("writing {}", path.display()))
 }
 
 #[cfg(test)]
@@ -344,11 +358,13 @@ mod tests {
         fs::write(&victim, "precious").unwrap();
         let link = dir.path().join("planted");
         std::os::unix::fs::symlink(&victim, &link).unwrap();
-        assert!(create_new(&link).is_err());
+        let here = Dir::open(dir.path()).unwrap();
+        assert!(here.create_new(link.file_name().unwrap(), 0o600).is_err());
         assert_eq!(fs::read_to_string(&victim).unwrap(), "precious");
         // Temporary names differ from call to call: none can be planted ahead.
         let target = dir.path().join("r.html");
-        assert_ne!(temporary_beside(&target), temporary_beside(&target));
+        let name = target.file_name().unwrap();
+        assert_ne!(temporary_name(name), temporary_name(name));
         replace(&target, "report").unwrap();
         assert_eq!(fs::read_to_string(&target).unwrap(), "report");
         assert_eq!(fs::read_to_string(&victim).unwrap(), "precious");
@@ -435,11 +451,33 @@ mod tests {
         let target = dir.path().join("s.json");
         // pid_max is at most 2^22 on Linux: this process cannot exist.
         let dead = dir.path().join(".s.json.4194304.00000000000000aa.tmp");
-        let live = temporary_beside(&target);
+        let live = dir.path().join(temporary_name(target.file_name().unwrap()));
         fs::write(&dead, "x").unwrap();
         fs::write(&live, "x").unwrap();
         remove_stale_temporaries(&target);
         assert!(!dead.exists());
         assert!(live.exists());
+    }
+
+    #[test]
+    fn an_output_is_locked_and_replaced_only_with_force_when_asked() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("w.jsonl");
+        fs::write(&path, "an earlier watch").unwrap();
+        let err = Output::create_forced(Some(&path), false)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("--force"), "{err}");
+        let held = Output::create_forced(Some(&path), true).unwrap();
+        let err = Output::create(Some(&path)).err().unwrap().to_string();
+        assert!(err.contains("another memlat run"), "{err}");
+        held.write("new").unwrap();
+        drop(held);
+        assert_eq!(fs::read_to_string(&path).unwrap(), "new");
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+        // An empty file (a run killed before it wrote) holds nothing.
+        fs::write(&path, "").unwrap();
+        Output::create_forced(Some(&path), false).unwrap();
     }
 }

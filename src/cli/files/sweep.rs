@@ -1,18 +1,18 @@
 //! A sweep's own files: the CSV, JSON and plots it rewrites after every
 //! point, the observer that rewrites them, and the fresh results directory.
 
-use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use anyhow::Result;
 
-use super::{parent_of, remove_stale_temporaries, replace, writable};
+use super::{Existing, claim, parent_of, replace};
 use crate::error::UsageError;
 use crate::experiments::sweep::{SweepResult, utc_timestamp};
 use crate::output;
 use crate::output::plot::sweep::{self as views, Metric};
 use crate::output::plot::{self, ImageFormat};
+use crate::safe_fs::{Dir, Lock};
 
 /// Where the default results directories go, under the current directory.
 pub const RESULTS_DIR: &str = "memlat-results";
@@ -47,7 +47,9 @@ impl SweepFiles {
     /// the CSV and JSON can be created (they are, holding `result`, each
     /// written whole under a temporary name and renamed: a full disk, Ctrl-C
     /// or SIGKILL leaves either no file or a valid one, never 0 bytes).
-    pub fn create(&self, result: &SweepResult) -> Result<()> {
+    /// The CSV's and JSON's locks are returned, to hold while the sweep runs:
+    /// a second sweep naming one of them is refused.
+    pub fn create(&self, result: &SweepResult) -> Result<Vec<Lock>> {
         for plot in &self.plots {
             ImageFormat::of(plot, "--plot")?;
             let parent = parent_of(plot);
@@ -60,15 +62,14 @@ impl SweepFiles {
                 .into());
             }
         }
+        let mut locks = Vec::new();
         for (flag, path) in [("--csv", &self.csv), ("--json", &self.json)] {
             if let Some(path) = path {
-                writable(path).map_err(|e| {
-                    UsageError(format!("{flag} {}: cannot write it: {e}", path.display()))
-                })?;
-                remove_stale_temporaries(path);
+                locks.push(claim(path, flag, Existing::Replace)?);
             }
         }
-        self.write(result)
+        self.write(result)?;
+        Ok(locks)
     }
 
     /// Replaces the CSV, then the JSON, with `result` (a process killed between
@@ -157,7 +158,9 @@ impl crate::experiments::Observer<SweepResult> for SweepObserver<'_> {
 }
 
 /// Creates a fresh `memlat-results/sweep-YYYYMMDD-HHMMSS` under `base`
-/// (with `-2`, `-3`... when one of that second exists).
+/// (with `-2`, `-3`... when one of that second exists), never through a
+/// link another user owns (a `memlat-results` planted in a shared working
+/// directory, or any directory above it: [`crate::safe_fs`]).
 pub fn results_dir(base: &Path) -> Result<PathBuf> {
     let root = base.join(RESULTS_DIR);
     // A usage error, as for a named file: the fix is a flag or a directory.
@@ -167,7 +170,7 @@ pub fn results_dir(base: &Path) -> Result<PathBuf> {
             dir.display()
         ))
     };
-    fs::create_dir_all(&root).map_err(|e| refuse(&root, e))?;
+    let made = Dir::create_all(&root, 0o755).map_err(|e| refuse(&root, e))?;
     let stamp = utc_timestamp(SystemTime::now())
         .replace(['-', ':'], "")
         .replace('T', "-")
@@ -178,9 +181,9 @@ pub fn results_dir(base: &Path) -> Result<PathBuf> {
             1 => format!("sweep-{stamp}"),
             n => format!("sweep-{stamp}-{n}"),
         };
-        let dir = root.join(name);
-        match fs::create_dir(&dir) {
-            Ok(()) => return Ok(dir),
+        let dir = root.join(&name);
+        match made.create_dir(name.as_ref(), 0o755) {
+            Ok(_) => return Ok(dir),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(refuse(&dir, e).into()),
         }

@@ -46,25 +46,19 @@ fn drawing<E: std::fmt::Display>(error: E) -> anyhow::Error {
 pub fn draw(path: &Path, map: &Heatmap) -> Result<()> {
     let format = ImageFormat::of(path, "the plot file")?;
     register_font();
-    let name = path
-        .file_name()
-        .map_or_else(|| "heatmap".into(), |n| n.to_string_lossy().into_owned());
-    let temporary = path.with_file_name(format!(".{}.{name}", std::process::id()));
-    let drawn = match format {
+    // Drawn in a fresh private directory beside the target, as every plot
+    // is (the backend opens its file by name, following links), then renamed.
+    crate::safe_fs::write_via(path, |temporary| match format {
         ImageFormat::Svg => {
-            let root = SVGBackend::new(&temporary, canvas(map)).into_drawing_area();
+            let root = SVGBackend::new(temporary, canvas(map)).into_drawing_area();
             paint(&root, map).and_then(|()| root.present().map_err(drawing))
         }
         ImageFormat::Png => {
-            let root = BitMapBackend::new(&temporary, canvas(map)).into_drawing_area();
+            let root = BitMapBackend::new(temporary, canvas(map)).into_drawing_area();
             paint(&root, map).and_then(|()| root.present().map_err(drawing))
         }
-    }
-    .and_then(|()| std::fs::rename(&temporary, path).map_err(anyhow::Error::from));
-    if drawn.is_err() {
-        let _ = std::fs::remove_file(&temporary);
-    }
-    drawn.map_err(|e| e.context(format!("writing {}", path.display())))
+    })
+    .map_err(|e| e.context(format!("writing {}", path.display())))
 }
 
 /// `map` drawn as SVG and returned as text (for an HTML report): drawn in

@@ -21,7 +21,7 @@ pub mod watch;
 
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use crate::error::UsageError;
 
@@ -149,61 +149,27 @@ pub fn figure(path: &Path, charts: &[Chart]) -> Result<()> {
     if charts.is_empty() {
         anyhow::bail!("nothing to plot in {}", path.display());
     }
-    let name = path
-        .file_name()
-        .map_or_else(|| "plot".into(), |n| n.to_string_lossy().into_owned());
     // Drawn in a fresh private directory beside the target (the backend
     // opens its file by name, following links: none can be planted inside),
-    // then renamed over it. The temporary keeps the extension: it tells the
-    // backend what to draw.
-    use std::os::unix::fs::DirBuilderExt;
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let private = parent.join(format!(
-        ".memlat-{}-{}-{}",
-        std::process::id(),
-        SVG_COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos())
-    ));
-    std::fs::DirBuilder::new()
-        .mode(0o700)
-        .create(&private)
-        .with_context(|| format!("writing {}", path.display()))?;
-    let temporary = private.join(&name);
-    let drawn = draw::figure(&temporary, format, charts)
-        .and_then(|()| std::fs::rename(&temporary, path).map_err(anyhow::Error::from));
-    let _ = std::fs::remove_dir_all(&private);
-    drawn.map_err(|e| e.context(format!("writing {}", path.display())))
+    // then renamed over it. The temporary keeps the name and so the
+    // extension: it tells the backend what to draw.
+    crate::safe_fs::write_via(path, |temporary| draw::figure(temporary, format, charts))
+        .map_err(|e| e.context(format!("writing {}", path.display())))
 }
 
-/// `charts` drawn as SVG and returned as text (for an HTML report): drawn to
-/// a temporary file, read back and removed.
+/// `charts` drawn as SVG and returned as text (for an HTML report): drawn
+/// in a fresh private directory under the temporary directory, read back
+/// and removed with it.
 pub fn svg_string(charts: &[Chart]) -> Result<String> {
-    // A fresh directory only this process can write (create_dir fails on
-    // anything planted at the name), so the drawing cannot be redirected.
-    use std::os::unix::fs::DirBuilderExt;
-    let dir = std::env::temp_dir().join(format!(
-        "memlat-{}-{}-{}",
-        std::process::id(),
-        SVG_COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos())
-    ));
-    std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
-    let path = dir.join("chart.svg");
-    let drawn = figure(&path, charts);
-    let text = std::fs::read_to_string(&path);
-    let _ = std::fs::remove_dir_all(&dir);
-    drawn?;
-    Ok(text?)
+    let tmp = crate::safe_fs::Dir::open(&std::env::temp_dir())?;
+    let private = crate::safe_fs::PrivateDir::create(&tmp)?;
+    let path = private.dir.path_for("chart.svg".as_ref());
+    if charts.is_empty() {
+        anyhow::bail!("nothing to plot");
+    }
+    draw::figure(&path, ImageFormat::Svg, charts)?;
+    Ok(std::fs::read_to_string(&path)?)
 }
-
-static SVG_COUNTER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 #[cfg(test)]
 mod tests {

@@ -100,7 +100,7 @@ pub fn run(args: &CharacterizeArgs) -> Result<()> {
             eprintln!("{label}: skipped: {why}");
             skipped(p, why)
         } else if interrupt::interrupted() {
-            skipped(p, "not started: Ctrl-C")
+            skipped(p, &format!("not started: {}", interrupt::cause()))
         } else {
             let left: Vec<f64> = planned[k..].iter().map(|p| p.estimate).collect();
             eprintln!(
@@ -153,7 +153,8 @@ pub fn run(args: &CharacterizeArgs) -> Result<()> {
     );
     if interrupted {
         return Err(Interrupted(format!(
-            "memlat characterize: interrupted; the report holds the {} stage(s) done and what the interrupted one measured",
+            "memlat characterize: interrupted ({}); the report holds the {} stage(s) done and what the interrupted one measured",
+            interrupt::cause(),
             summary.with(Status::Done).len()
         ))
         .into());
@@ -203,7 +204,12 @@ fn prepare_dir(dir: &Path, force: bool, resume: bool) -> Result<Option<Summary>>
             if names.is_empty() || force {
                 return Ok(None);
             }
-            let earlier = Summary::load(&dir.join(SUMMARY));
+            let earlier = Summary::load(&dir.join(SUMMARY)).map_err(|e| {
+                UsageError(format!(
+                    "{flag} {}: {e}; its summary is not one characterize wrote: give a new or empty directory, or --force to measure again",
+                    dir.display()
+                ))
+            })?;
             match earlier {
                 Some(s) if s.complete && s.report.is_some() => usage(format!(
                     "{flag} {}: holds a complete characterization ({REPORT}); give a new or empty directory, or --force to measure again",
@@ -230,8 +236,9 @@ fn prepare_dir(dir: &Path, force: bool, resume: bool) -> Result<Option<Summary>>
             dir.display(),
             dir.display()
         )),
-        Err(_) => std::fs::create_dir_all(dir)
-            .map(|()| None)
+        // Never through a link another user owns, at any component.
+        Err(_) => crate::safe_fs::Dir::create_all(dir, 0o755)
+            .map(|_| None)
             .map_err(|e| UsageError(format!("-o {}: cannot create it: {e}", dir.display())).into()),
     }
 }
@@ -239,9 +246,14 @@ fn prepare_dir(dir: &Path, force: bool, resume: bool) -> Result<Option<Summary>>
 /// Whether characterize writes a file of this name (a stage's JSON, the
 /// summary, the report, a sweep's siblings, or a temporary beside one).
 fn written_here(name: &str) -> bool {
+    // A killed stage's lock (`.NAME.lock`) or temporary (`.NAME.PID.TAG.tmp`).
     let base = name
         .strip_prefix('.')
-        .and_then(|n| n.split_once(".json.").map(|(b, _)| format!("{b}.json")))
+        .and_then(|n| {
+            n.strip_suffix(".lock")
+                .map(str::to_string)
+                .or_else(|| n.split_once(".json.").map(|(b, _)| format!("{b}.json")))
+        })
         .unwrap_or_else(|| name.to_string());
     let stage = base
         .strip_suffix(".json")
@@ -251,10 +263,14 @@ fn written_here(name: &str) -> bool {
         || stage.is_some_and(|s| stages::STAGES.iter().any(|st| st.name == s))
 }
 
-/// The earlier run's record of `p` when it finished it and its file is still there.
+/// The earlier run's record of `p` when it finished it and its file is
+/// still there, by the one name characterize gives it (`<stage>.json` in
+/// DIR: a record naming any other file is measured again, never read).
 fn finished_earlier(earlier: &Summary, p: &Planned, dir: &Path) -> Option<StageRecord> {
     let record = earlier.stages.iter().find(|s| s.name == p.stage.name)?;
-    let present = record.file.as_ref().is_none_or(|f| dir.join(f).is_file());
+    let own = format!("{}.json", p.stage.name);
+    let present = record.file.as_deref() == Some(own.as_str())
+        && std::fs::symlink_metadata(dir.join(&own)).is_ok_and(|m| m.is_file());
     (record.status == Status::Done && present).then(|| record.clone())
 }
 
@@ -339,11 +355,17 @@ fn run_stage(exe: &Path, p: &Planned, context: &Context, resuming: bool) -> Resu
         ),
         Status::Interrupted if wrote => (
             Status::Interrupted,
-            Some("Ctrl-C: stopped after its current point; its file holds what it measured".into()),
+            Some(format!(
+                "{}: stopped after its current point; its file holds what it measured",
+                crate::cli::interrupt::cause()
+            )),
         ),
         Status::Interrupted => (
             Status::Interrupted,
-            Some("Ctrl-C before it wrote a result".into()),
+            Some(format!(
+                "{} before it wrote a result",
+                crate::cli::interrupt::cause()
+            )),
         ),
         _ => (
             Status::Failed,

@@ -53,10 +53,19 @@ impl Summary {
         crate::cli::files::replace(path, &crate::output::result_json("characterize", self)?)
     }
 
-    /// The summary an earlier run left in `path`, when it reads as one.
-    pub fn load(path: &Path) -> Option<Summary> {
-        let text = crate::input::read_text(path).ok()?;
-        serde_json::from_str(&text).ok()
+    /// The summary an earlier run left in `path`, when it reads as one:
+    /// through the readers' one gate ([`crate::readback::check`]), so a
+    /// stage file that is absolute or climbs out with `..` is refused here
+    /// as `memlat report` refuses it.
+    pub fn load(path: &Path) -> Result<Option<Summary>, crate::error::UsageError> {
+        let Ok(text) = crate::input::read_text(path) else {
+            return Ok(None);
+        };
+        let Ok(value) = serde_json::from_str::<serde_json::Value>(&text) else {
+            return Ok(None);
+        };
+        crate::readback::check("characterize", &value, path)?;
+        Ok(serde_json::from_value(value).ok())
     }
 
     /// The stages with the status given.

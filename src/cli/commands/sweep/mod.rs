@@ -80,13 +80,16 @@ pub fn run(args: &SweepArgs) -> Result<()> {
         .filter(|p| std::fs::symlink_metadata(p).is_err())
         .map(Path::to_path_buf)
         .collect();
-    if let Err(e) = files.create(&plan.start()) {
-        // A full disk at the start: nothing is left for the retry to trip on.
-        for path in &fresh {
-            let _ = std::fs::remove_file(path);
+    let _locks = match files.create(&plan.start()) {
+        Ok(locks) => locks,
+        Err(e) => {
+            // A full disk at the start: nothing is left for the retry to trip on.
+            for path in &fresh {
+                let _ = std::fs::remove_file(path);
+            }
+            return Err(e);
         }
-        return Err(e);
-    }
+    };
     let result = {
         let mut observer = SweepObserver::new(&files, !args.no_progress);
         sweep::run(&mut prepared.engine, &plan, &mut observer)

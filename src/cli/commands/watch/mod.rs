@@ -51,7 +51,21 @@ pub fn run(args: &WatchArgs) -> Result<()> {
             seconds(args.interval.as_secs_f64())
         ));
     }
-    files::check_output_and_plot(args.output.as_deref(), args.plot.as_deref())?;
+    // --plateaus FILE is read: neither output may replace it.
+    files::check_reads_output_and_plot(
+        &[("--plateaus", args.plateaus.file())],
+        args.output.as_deref(),
+        args.plot.as_deref(),
+    )?;
+    // Held to the end: a second watch (or any memlat run) naming the same
+    // -o is refused at once, rather than both saying "written to" while one
+    // writes into a file the other replaced.
+    let _lock = args
+        .output
+        .as_deref()
+        .filter(|p| p.as_os_str() != "-")
+        .map(|p| files::claim(p, "-o/--output", files::Existing::NeedsForce(args.force)))
+        .transpose()?;
     if let Some(path) = &args.output {
         check_free_space(path)?;
     }
