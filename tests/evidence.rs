@@ -1,0 +1,40 @@
+//! The raw evidence of the machines memlat was developed on
+//! (tests/fixtures/evidence/, described in its README), read again by the
+//! verdicts as they are now: a rule that changes must still read these
+//! right. Each file is a command's JSON kept as it came out.
+
+use std::path::Path;
+
+use memlat::analysis::linesize::{self, PairPoint, TagPoint, TagReferences};
+
+fn load(name: &str) -> serde_json::Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/evidence")
+        .join(name);
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// The Zen 3 guest (AMD EPYC, family 0x19 model 0x1): every pass's line-tag
+/// table reads 64-byte lines from the raw tables, at the default 1 MiB
+/// (an L3 lone load) and at 512 MiB (memory), and the pairs read the whole
+/// line arriving at once with the next line coming with the miss.
+#[test]
+fn the_zen3_guests_tags_read_64_byte_lines() {
+    for name in [
+        "amd-epyc-zen3-fc-linesize.json",
+        "amd-epyc-zen3-fc-linesize-512m.json",
+    ] {
+        let v = load(name);
+        for pass in v["readings"].as_array().unwrap() {
+            let tags: Vec<TagPoint> = serde_json::from_value(pass["tags"].clone()).unwrap();
+            let refs: TagReferences = serde_json::from_value(pass["tag_refs"].clone()).unwrap();
+            let r = linesize::read_tags(&tags, refs);
+            assert_eq!(r.line_bytes, Some(64), "{name}: {r:?}");
+            let pairs: Vec<PairPoint> = serde_json::from_value(pass["pairs"].clone()).unwrap();
+            let lone = pass["lone_ns"].as_f64().unwrap();
+            // One cycle of the guest's 3.1 GHz core.
+            let f = linesize::read_fill(&pairs, 64, lone, 1.0 / 3.1);
+            assert_ne!(f.chunk_bytes, Some(32), "{name}: {f:?}");
+        }
+    }
+}
