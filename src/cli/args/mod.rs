@@ -397,17 +397,22 @@ pub enum Command {
     #[command(verbatim_doc_comment)]
     #[command(mut_arg("sample_ms", |a| a.default_value("10")))]
     Assoc(AssocArgs),
-    /// Line size, and the unit a miss fetches, over a buffer beyond L2
+    /// Line size, how a line arrives, and the unit a miss fetches
     ///
-    /// The line: the first distance d at which a second load, dependent on a
-    /// first at X, no longer hits L1 at X + d (three passes must agree). The
-    /// unit fetched: page-random loads s bytes apart, whose latency grows
-    /// with s until they stop sharing fetched units. Seed 004's stride chain
-    /// is shown beside.
+    /// The line is what the cache tags as one: X + d is loaded, X's line is
+    /// flushed (clflush, dc civac) or evicted through its set (--drop evict),
+    /// and X + d misses exactly when it shares X's line (three passes must
+    /// agree). How a line arrives: dependent pairs X, X + d over a buffer
+    /// beyond L2 (-n), within the line ("fills arrive in 32-byte chunks, the
+    /// asked-for chunk first") and past it ("the next line arrives with this
+    /// one"). The unit fetched: page-random loads s bytes apart, whose
+    /// latency grows with s until they stop sharing fetched units. Seed
+    /// 004's stride chain is shown beside.
     ///
     /// Examples:
     ///   memlat linesize
     ///   memlat linesize -n 256K --strides 8,16,32,64,128,256,512
+    ///   memlat linesize --drop evict
     #[command(verbatim_doc_comment)]
     #[command(mut_arg("sample_ms", |a| a.default_value("10")))]
     Linesize(LinesizeArgs),
