@@ -36,14 +36,16 @@ pub fn check(kind: &str, value: &Value, path: &Path) -> Result<(), UsageError> {
         return Err(refuse(
             "kind",
             format!(
-                "\"{kind}\" is not a memlat result kind ({}); give files written with --format json, --json or memlat merge",
+                "{} is not a memlat result kind ({}); give files written with --format json, --json or memlat merge",
+                crate::printable::quoted(kind, 60),
                 KINDS.join(", ")
             ),
         ));
     };
+    envelope(value, path)?;
     match known {
         Kind::Sweep => {
-            crate::experiments::sweep::SweepResult::from_value(value.clone(), path)
+            crate::experiments::sweep::SweepResult::check(value, path)
                 .map_err(|e| UsageError(format!("{e:#}")))?;
         }
         Kind::Run => typed::<crate::engine::Measurement>(value, kind, path)?,
@@ -78,7 +80,10 @@ pub fn check(kind: &str, value: &Value, path: &Path) -> Result<(), UsageError> {
                 if inner == "merged" || Kind::parse(inner).is_none() {
                     return Err(refuse(
                         &format!("results[{k}].kind"),
-                        format!("{} is not a kind a merged file holds", r["kind"]),
+                        format!(
+                            "{} is not a kind a merged file holds",
+                            crate::printable::printable(&r["kind"].to_string(), 60)
+                        ),
                     ));
                 }
                 check(inner, r, path)?;
@@ -101,7 +106,7 @@ pub fn check(kind: &str, value: &Value, path: &Path) -> Result<(), UsageError> {
             typed::<Vec<crate::engine::Measurement>>(&value["points"], "quick points", path)?
         }
         // JSON lines read back as one object (`watch::record::read_lines`).
-        Kind::Watch => typed::<crate::experiments::watch::WatchFile>(value, "watch", path)?,
+        Kind::Watch => shapes::watch(value, path)?,
         Kind::Levels => shapes::levels(value, path)?,
         Kind::Assoc => shapes::assoc(value, path)?,
         Kind::Linesize => shapes::linesize(value, path)?,
@@ -109,7 +114,41 @@ pub fn check(kind: &str, value: &Value, path: &Path) -> Result<(), UsageError> {
         Kind::Doctor => shapes::doctor(value, path)?,
         Kind::Characterize => shapes::characterize(value, path)?,
     }
-    ranges(value, "", path)
+    ranges(value, "", path)?;
+    crate::limits::figures::check(value)
+        .map_err(|(field, why)| UsageError(format!("{}: {field}: {why}", path.display())))
+}
+
+/// What every result holds, a merged file's results too: a known schema
+/// (a whole number, this memlat's or older) and a host that is an object.
+fn envelope(value: &Value, path: &Path) -> Result<(), UsageError> {
+    let refuse =
+        |field: &str, why: String| Err(UsageError(format!("{}: {field}: {why}", path.display())));
+    if let Some(version) = value.get("schema_version") {
+        let known = u64::from(crate::experiments::schema::OLDEST_SCHEMA)
+            ..=u64::from(crate::experiments::schema::SCHEMA_VERSION);
+        if !version.as_u64().is_some_and(|v| known.contains(&v)) {
+            return refuse(
+                "schema_version",
+                format!(
+                    "{} is not one this memlat reads ({} to {})",
+                    crate::printable::printable(&version.to_string(), 40),
+                    known.start(),
+                    known.end()
+                ),
+            );
+        }
+    }
+    match value.get("host") {
+        None | Some(Value::Null | Value::Object(_)) => Ok(()),
+        Some(other) => refuse(
+            "host",
+            format!(
+                "{} is not a host (an object of hostname, cpu_model, kernel)",
+                crate::printable::printable(&other.to_string(), 40)
+            ),
+        ),
+    }
 }
 
 /// Every kind of result memlat writes, and so reads back. A `match` on it

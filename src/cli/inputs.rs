@@ -58,7 +58,8 @@ fn check_result(value: &Value, path: &Path) -> Result<()> {
             Some(k) if KINDS.contains(&k) => {}
             _ => {
                 return refuse(format!(
-                    "kind {kind} is not one memlat writes ({})",
+                    "kind {} is not one memlat writes ({})",
+                    crate::printable::printable(&kind.to_string(), 60),
                     KINDS.join(", ")
                 ));
             }
@@ -72,7 +73,8 @@ fn check_result(value: &Value, path: &Path) -> Result<()> {
                     .contains(&v) => {}
             _ => {
                 return refuse(format!(
-                    "schema_version {version} is not one this memlat reads ({} to {})",
+                    "schema_version {} is not one this memlat reads ({} to {})",
+                    crate::printable::printable(&version.to_string(), 60),
                     crate::output::OLDEST_SCHEMA,
                     crate::output::SCHEMA_VERSION
                 ));
@@ -90,35 +92,45 @@ fn stem(path: &Path) -> String {
 }
 
 /// Reads `paths`, expanding merged files; says on stderr when a file is
-/// older than this memlat's layout.
+/// older than this memlat's layout. Each file's JSON tree is counted
+/// against the bound on what reading takes before it is built
+/// ([`crate::input::admit_tree`]), its text dropped once parsed, and a
+/// merged file's results moved out of it, not copied.
 pub fn load(paths: &[PathBuf]) -> Result<Vec<Loaded>> {
     let mut out = Vec::new();
     for path in paths {
+        let name = path.display().to_string();
         let text = crate::input::read_text(path).map_err(|e| UsageError(e.to_string()))?;
+        crate::input::admit_tree(&text, &name).map_err(|e| UsageError(e.to_string()))?;
         // A watch is JSON lines (`memlat watch -o FILE.jsonl`): read as one object.
         let watch = crate::experiments::watch::record::read_lines(&text)
             .transpose()
-            .map_err(|e| UsageError(format!("{}: a damaged watch file: {e}", path.display())))?;
-        let value: Value = match watch {
+            .map_err(|e| UsageError(format!("{name}: a damaged watch file: {e}")))?;
+        let mut value: Value = match watch {
             Some(value) => value,
             None => serde_json::from_str(&text).map_err(|e| {
-            UsageError(format!(
-                "{} is not a memlat result (JSON: {e}); give files written with --format json, --json or memlat merge",
-                path.display()
-            ))
+                UsageError(format!(
+                    "{name} is not a memlat result (JSON: {e}); give files written with --format json, --json or memlat merge"
+                ))
             })?,
         };
+        drop(text);
         check_result(&value, path)?;
         crate::readback::check(&kind_of(&value), &value, path)?;
         if value["kind"] == "merged" {
-            for r in value["results"].as_array().into_iter().flatten() {
+            let results = match value.get_mut("results") {
+                Some(Value::Array(results)) => std::mem::take(results),
+                _ => Vec::new(),
+            };
+            for r in results {
                 let host = r["host"]["hostname"].as_str().unwrap_or("?");
                 let file = r["_file"].as_str().unwrap_or("?");
+                let label = format!("{}:{}", label_part(host), label_part(file));
                 out.push(Loaded {
-                    label: format!("{host}:{file}"),
+                    label,
                     path: path.clone(),
-                    kind: kind_of(r),
-                    value: r.clone(),
+                    kind: kind_of(&r),
+                    value: r,
                 });
             }
             continue;
@@ -130,7 +142,7 @@ pub fn load(paths: &[PathBuf]) -> Result<Vec<Loaded>> {
             ));
         }
         out.push(Loaded {
-            label: stem(path),
+            label: label_part(&stem(path)),
             path: path.clone(),
             kind: kind_of(&value),
             value,
@@ -138,6 +150,12 @@ pub fn load(paths: &[PathBuf]) -> Result<Vec<Loaded>> {
     }
     unique_labels(&mut out);
     Ok(out)
+}
+
+/// A part of a label (a host name, a file name) as tables and charts show
+/// it: control characters escaped, at most 60 characters.
+fn label_part(text: &str) -> String {
+    crate::printable::printable(text, 60).into_owned()
 }
 
 /// Labels name table columns and chart series, so two results of the same
