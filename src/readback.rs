@@ -16,6 +16,38 @@ use crate::limits;
 
 mod shapes;
 
+/// The JSON of one result file's `text` (read from `path`), checked: a
+/// watch's JSON lines read as one object, any other text as one JSON
+/// document; then what every reader asks of it ([`check`]). The text is
+/// dropped once parsed. A refusal names the file, and the field where
+/// there is one; strings from the file in it are escaped and cut.
+pub fn parse(text: String, path: &Path) -> Result<Value, UsageError> {
+    // A refusal may quote the file (serde quotes a value of the wrong
+    // type whole): escaped and cut here, once, for every reader.
+    parse_unbounded(text, path).map_err(|e| {
+        UsageError(crate::printable::printable(&e.0, crate::printable::MESSAGE_CHARS).into_owned())
+    })
+}
+
+fn parse_unbounded(text: String, path: &Path) -> Result<Value, UsageError> {
+    let watch = crate::experiments::watch::record::read_lines(&text)
+        .transpose()
+        .map_err(|e| UsageError(format!("{}: a damaged watch file: {e}", path.display())))?;
+    let value: Value = match watch {
+        Some(value) => value,
+        None => serde_json::from_str(&text).map_err(|e| {
+            UsageError(format!(
+                "{} is not a memlat result (JSON: {e}); give files written with --format json, --json or memlat merge",
+                path.display()
+            ))
+        })?,
+    };
+    drop(text);
+    result(&value, path)?;
+    check(&kind_of(&value), &value, path)?;
+    Ok(value)
+}
+
 /// The most GB/s a figure may claim: a core's L1 serves at most about
 /// three 64-byte loads a cycle (about 1.2 TB/s at 6 GHz), and no machine
 /// has a thousand such cores, so 10^6 GB/s (1 PB/s) is past any real one.
@@ -149,6 +181,65 @@ fn envelope(value: &Value, path: &Path) -> Result<(), UsageError> {
             ),
         ),
     }
+}
+
+/// The kind a result records, or the one its shape shows (memlat 0.1.0's
+/// files record none).
+pub fn kind_of(value: &Value) -> String {
+    if let Some(kind) = value["kind"].as_str() {
+        return kind.to_string();
+    }
+    let has = |k: &str| value.get(k).is_some();
+    if has("config") && has("points") {
+        "sweep".into()
+    } else if has("samples") && has("size") {
+        "run".into()
+    } else if has("points") && has("sysfs_caches") {
+        "quick".into()
+    } else if has("levels") {
+        "levels".into()
+    } else {
+        "unknown".into()
+    }
+}
+
+/// Refuses what is not a memlat result: not a JSON object, a kind memlat
+/// does not write, a schema newer than this memlat's.
+fn result(value: &Value, path: &Path) -> Result<(), UsageError> {
+    let refuse =
+        |why: String| -> Result<(), UsageError> { Err(UsageError(format!("{}: {why}", path.display()))) };
+    if !value.is_object() {
+        return refuse("not a memlat result (a JSON object is expected); give files written with --format json, --json or memlat merge".into());
+    }
+    if let Some(kind) = value.get("kind") {
+        match kind.as_str() {
+            Some(k) if KINDS.contains(&k) => {}
+            _ => {
+                return refuse(format!(
+                    "kind {} is not one memlat writes ({})",
+                    crate::printable::printable(&kind.to_string(), 60),
+                    KINDS.join(", ")
+                ));
+            }
+        }
+    }
+    if let Some(version) = value.get("schema_version") {
+        match version.as_u64() {
+            Some(v)
+                if (u64::from(crate::experiments::schema::OLDEST_SCHEMA)
+                    ..=u64::from(crate::experiments::schema::SCHEMA_VERSION))
+                    .contains(&v) => {}
+            _ => {
+                return refuse(format!(
+                    "schema_version {} is not one this memlat reads ({} to {})",
+                    crate::printable::printable(&version.to_string(), 60),
+                    crate::experiments::schema::OLDEST_SCHEMA,
+                    crate::experiments::schema::SCHEMA_VERSION
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Every kind of result memlat writes, and so reads back. A `match` on it

@@ -22,67 +22,7 @@ pub struct Loaded {
     pub value: Value,
 }
 
-/// The kind a result records, or the one its shape shows (memlat 0.1.0's
-/// files record none).
-pub fn kind_of(value: &Value) -> String {
-    if let Some(kind) = value["kind"].as_str() {
-        return kind.to_string();
-    }
-    let has = |k: &str| value.get(k).is_some();
-    if has("config") && has("points") {
-        "sweep".into()
-    } else if has("samples") && has("size") {
-        "run".into()
-    } else if has("points") && has("sysfs_caches") {
-        "quick".into()
-    } else if has("levels") {
-        "levels".into()
-    } else {
-        "unknown".into()
-    }
-}
-
-pub use crate::readback::KINDS;
-
-/// Refuses what is not a memlat result: not a JSON object, a kind memlat
-/// does not write, a schema newer than this memlat's.
-fn check_result(value: &Value, path: &Path) -> Result<()> {
-    let refuse = |why: String| -> Result<()> {
-        Err(UsageError(format!("{}: {why}", path.display())).into())
-    };
-    if !value.is_object() {
-        return refuse("not a memlat result (a JSON object is expected); give files written with --format json, --json or memlat merge".into());
-    }
-    if let Some(kind) = value.get("kind") {
-        match kind.as_str() {
-            Some(k) if KINDS.contains(&k) => {}
-            _ => {
-                return refuse(format!(
-                    "kind {} is not one memlat writes ({})",
-                    crate::printable::printable(&kind.to_string(), 60),
-                    KINDS.join(", ")
-                ));
-            }
-        }
-    }
-    if let Some(version) = value.get("schema_version") {
-        match version.as_u64() {
-            Some(v)
-                if (u64::from(crate::output::OLDEST_SCHEMA)
-                    ..=u64::from(crate::output::SCHEMA_VERSION))
-                    .contains(&v) => {}
-            _ => {
-                return refuse(format!(
-                    "schema_version {} is not one this memlat reads ({} to {})",
-                    crate::printable::printable(&version.to_string(), 60),
-                    crate::output::OLDEST_SCHEMA,
-                    crate::output::SCHEMA_VERSION
-                ));
-            }
-        }
-    }
-    Ok(())
-}
+pub use crate::readback::{KINDS, kind_of};
 
 fn stem(path: &Path) -> String {
     path.file_name().map_or_else(
@@ -102,21 +42,7 @@ pub fn load(paths: &[PathBuf]) -> Result<Vec<Loaded>> {
         let name = path.display().to_string();
         let text = crate::input::read_text(path).map_err(|e| UsageError(e.to_string()))?;
         crate::input::admit_tree(&text, &name).map_err(|e| UsageError(e.to_string()))?;
-        // A watch is JSON lines (`memlat watch -o FILE.jsonl`): read as one object.
-        let watch = crate::experiments::watch::record::read_lines(&text)
-            .transpose()
-            .map_err(|e| UsageError(format!("{name}: a damaged watch file: {e}")))?;
-        let mut value: Value = match watch {
-            Some(value) => value,
-            None => serde_json::from_str(&text).map_err(|e| {
-                UsageError(format!(
-                    "{name} is not a memlat result (JSON: {e}); give files written with --format json, --json or memlat merge"
-                ))
-            })?,
-        };
-        drop(text);
-        check_result(&value, path)?;
-        crate::readback::check(&kind_of(&value), &value, path)?;
+        let mut value = crate::readback::parse(text, path)?;
         if value["kind"] == "merged" {
             let results = match value.get_mut("results") {
                 Some(Value::Array(results)) => std::mem::take(results),
