@@ -23,26 +23,27 @@ fn unprintable(c: char) -> bool {
 }
 
 fn escape<'a>(text: &'a str, max_chars: usize, keep: &[char]) -> Cow<'a, str> {
+    let hidden = |c: char| unprintable(c) && !keep.contains(&c);
     let over = text.len() > max_chars && text.chars().nth(max_chars).is_some();
-    if !over && !text.chars().any(|c| unprintable(c) && !keep.contains(&c)) {
+    if !over && !text.chars().any(hidden) {
         return Cow::Borrowed(text);
     }
+    // At most `max_chars` characters written, escapes counted as written.
     let mut out = String::with_capacity(text.len().min(max_chars * 2));
     let mut shown = 0;
-    for c in text.chars() {
-        if shown == max_chars {
-            break;
+    for (at, c) in text.char_indices() {
+        let escaped = hidden(c).then(|| c.escape_unicode());
+        let width = escaped.clone().map_or(1, Iterator::count);
+        if shown + width > max_chars {
+            let left = text[at..].chars().count();
+            out.push_str(&format!("... ({left} more characters)"));
+            return Cow::Owned(out);
         }
-        shown += 1;
-        if unprintable(c) && !keep.contains(&c) {
-            out.push_str(&c.escape_unicode().to_string());
-        } else {
-            out.push(c);
+        shown += width;
+        match escaped {
+            Some(e) => out.extend(e),
+            None => out.push(c),
         }
-    }
-    if over {
-        let left = text.chars().count() - max_chars;
-        out.push_str(&format!("... ({left} more characters)"));
     }
     Cow::Owned(out)
 }
@@ -82,6 +83,11 @@ mod tests {
         assert_eq!(printable_lines("a\nb\tc\u{1b}", 100), "a\nb\tc\\u{1b}");
         assert_eq!(printable("a\nb", 100), "a\\u{a}b");
         assert_eq!(quoted("k\u{1b}", 100), "\"k\\u{1b}\"");
+        // Escapes count as what they print.
+        assert_eq!(
+            printable("\u{1b}\u{1b}", 8),
+            "\\u{1b}... (1 more characters)"
+        );
         // Cut on characters, never inside one.
         assert_eq!(printable("ééé", 2), "éé... (1 more characters)");
     }

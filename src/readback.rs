@@ -206,8 +206,9 @@ pub fn kind_of(value: &Value) -> String {
 /// Refuses what is not a memlat result: not a JSON object, a kind memlat
 /// does not write, a schema newer than this memlat's.
 fn result(value: &Value, path: &Path) -> Result<(), UsageError> {
-    let refuse =
-        |why: String| -> Result<(), UsageError> { Err(UsageError(format!("{}: {why}", path.display()))) };
+    let refuse = |why: String| -> Result<(), UsageError> {
+        Err(UsageError(format!("{}: {why}", path.display())))
+    };
     if !value.is_object() {
         return refuse("not a memlat result (a JSON object is expected); give files written with --format json, --json or memlat merge".into());
     }

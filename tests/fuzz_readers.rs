@@ -135,9 +135,7 @@ enum Want {
 }
 
 /// Figures no field of any result can hold.
-const ABSURD: [f64; 8] = [
-    1e300, -1e300, -9.2e18, 1.2e29, 3.4e38, 1e16, -1e16, 4.2e17,
-];
+const ABSURD: [f64; 8] = [1e300, -1e300, -9.2e18, 1.2e29, 3.4e38, 1e16, -1e16, 4.2e17];
 
 /// Fields that hold a figure and nothing else.
 const FIGURES: [&str; 12] = [
@@ -330,7 +328,11 @@ fn mutated_results_of_every_kind_are_read_or_refused_never_absurd() {
                     refused += 1;
                     // A refusal is one short, printable line naming the file.
                     assert!(e.contains(name), "{name}: {what}: {e}");
-                    assert!(e.chars().count() < 4100, "{name}: {what}: {} bytes", e.len());
+                    assert!(
+                        e.chars().count() < 4100,
+                        "{name}: {what}: {} bytes",
+                        e.len()
+                    );
                     assert!(!e.contains('\u{1b}'), "{name}: {what}: raw ESC: {e}");
                 }
             }
@@ -341,7 +343,12 @@ fn mutated_results_of_every_kind_are_read_or_refused_never_absurd() {
             file_started.elapsed()
         );
     }
-    assert!(wrong.is_empty(), "{} of {cases}:\n{}", wrong.len(), wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "{} of {cases}:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
     assert!(cases >= 1000, "{cases} cases");
     eprintln!(
         "{cases} mutated files: {refused} refused, {accepted} read, in {:?}",

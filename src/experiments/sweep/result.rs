@@ -303,8 +303,8 @@ impl SweepResult {
         };
         if result.kind != "sweep" {
             return refuse(format!(
-                "kind \"{}\" is not a sweep; give the file written by `memlat sweep --json`",
-                result.kind
+                "kind {} is not a sweep; give the file written by `memlat sweep --json`",
+                crate::printable::quoted(&result.kind, 60)
             ));
         }
         if !(crate::experiments::schema::OLDEST_SCHEMA..=crate::experiments::schema::SCHEMA_VERSION)
