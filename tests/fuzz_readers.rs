@@ -165,7 +165,7 @@ const LATENCIES: [&str; 7] = [
 ];
 
 /// One mutation of `vals`: what it did and what it must come to.
-fn mutate(rng: &mut Rng, name: &str, vals: &mut Vec<Value>) -> (String, Want) {
+fn mutate(rng: &mut Rng, name: &str, vals: &mut [Value]) -> (String, Want) {
     let line = rng.below(vals.len());
     let (mut all, mut numbers) = (Vec::new(), Vec::new());
     nodes(&vals[line], &mut Vec::new(), "", &mut all, &mut numbers);

@@ -379,7 +379,7 @@ fn round_four_watches_are_read_as_written_or_refused() {
     memlat()
         .arg("compare")
         .arg(&cut)
-        .arg(&edited.with_file_name("cut.jsonl"))
+        .arg(&cut)
         .args(["--format", "json", "-o"])
         .arg(&json)
         .assert()
