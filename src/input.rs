@@ -128,6 +128,27 @@ pub fn admit_tree(text: &str, name: &str) -> Result<(), InputError> {
     }
 }
 
+/// The text of `path` for a reader that parses it into a JSON tree:
+/// refused before it is read when its size alone shows that text and tree
+/// would pass the bound (a tree takes at least as much as its text), else
+/// read ([`read_text`]) and its tree counted ([`admit_tree`]).
+pub fn read_text_for_tree(path: &Path) -> Result<String, InputError> {
+    let name = path.display().to_string();
+    if let Ok(meta) = std::fs::metadata(path)
+        && meta.is_file()
+        && meta.len().saturating_mul(2) > max_bytes()
+    {
+        return Err(InputError::TooCostly {
+            path: name,
+            need: meta.len().saturating_mul(2) >> 20,
+            limit: max_bytes() >> 20,
+        });
+    }
+    let text = read_text(path)?;
+    admit_tree(&text, &name)?;
+    Ok(text)
+}
+
 /// Counts `len` more bytes against the bound for all inputs together;
 /// `false` when they would pass it.
 fn reserve(len: u64) -> bool {
@@ -166,7 +187,7 @@ pub enum InputError {
     },
     /// Its text and the tree parsed from it would take more than the bound.
     #[error(
-        "{path}: reading it would take about {need} MiB of memory (its text and the JSON tree parsed from it), more than the bound of {limit} MiB for all inputs together; a memlat result takes a few MiB: raise the bound with --max-input MIB if this is one"
+        "{path}: reading it would take {need} MiB of memory or more (its text and the JSON tree parsed from it), more than the bound of {limit} MiB for all inputs together; a memlat result takes a few MiB: raise the bound with --max-input MIB if this is one"
     )]
     TooCostly {
         /// The file.

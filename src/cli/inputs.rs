@@ -39,9 +39,7 @@ fn stem(path: &Path) -> String {
 pub fn load(paths: &[PathBuf]) -> Result<Vec<Loaded>> {
     let mut out = Vec::new();
     for path in paths {
-        let name = path.display().to_string();
-        let text = crate::input::read_text(path).map_err(|e| UsageError(e.to_string()))?;
-        crate::input::admit_tree(&text, &name).map_err(|e| UsageError(e.to_string()))?;
+        let text = crate::input::read_text_for_tree(path).map_err(|e| UsageError(e.to_string()))?;
         let mut value = crate::readback::parse(text, path)?;
         if value["kind"] == "merged" {
             let results = match value.get_mut("results") {
