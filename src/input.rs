@@ -1,15 +1,22 @@
 //! Reading a file memlat was given (a result, a profile, a state file): one
 //! reader for all of them. Only a regular file, or `-` for standard input;
-//! at most [`max_bytes`] (256 MiB unless raised with `--max-input`), read
-//! with that bound, so `/dev/zero` cannot fill memory; opened without
-//! blocking, so a FIFO with no writer cannot hang a command.
+//! opened without blocking, so a FIFO with no writer cannot hang a command.
+//!
+//! One bound, [`max_bytes`] (256 MiB unless changed with `--max-input`),
+//! on what reading costs in memory, for all of a command's inputs
+//! together: the text (read with that bound, so `/dev/zero` cannot fill
+//! memory), and the JSON tree parsed from it ([`admit_tree`], estimated
+//! from the text's shape before it is parsed, [`tree_bytes`]): a tree
+//! takes 4 to 7 times its text (a sweep 4, a file of short arrays far more),
+//! so a file is refused before its tree is built, not after it filled
+//! memory. A real result is a few MiB; the bound is far above any.
 
 use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// The largest input by default, bytes.
+/// The most memory reading the inputs may take by default, bytes.
 pub const DEFAULT_MAX_BYTES: u64 = 256 << 20;
 
 static MAX_BYTES: AtomicU64 = AtomicU64::new(DEFAULT_MAX_BYTES);
@@ -30,9 +37,10 @@ pub fn set_max_bytes(bytes: u64) {
 }
 
 /// The bound `--max-input MIB` asks for, in bytes, or why it cannot be: at
-/// least 1 MiB, and at most a quarter of `available` memory, since a JSON
-/// input is held about three times over while it is parsed (the text, its
-/// tree, the result): a larger one would swap or be killed, not be read.
+/// least 1 MiB, and at most half of `available` memory: the bound counts
+/// the text and its tree, and what a command builds from them (tables,
+/// charts, its own copy of a result) comes beside; a larger one would swap
+/// or be killed, not be read.
 pub fn bound_from_mib(mib: u64, available: Option<u64>) -> Result<u64, String> {
     let bytes = mib
         .checked_mul(1 << 20)
@@ -41,12 +49,12 @@ pub fn bound_from_mib(mib: u64, available: Option<u64>) -> Result<u64, String> {
         return Err("--max-input 0: give at least 1 (MiB)".into());
     }
     if let Some(available) = available
-        && bytes > available / 4
+        && bytes > available / 2
     {
         return Err(format!(
-            "--max-input {mib}: more than a quarter of the memory available ({} MiB): an input is held about three times over while parsed; give at most {}",
+            "--max-input {mib}: more than half the memory available ({} MiB): what a command builds from its inputs comes beside what reading them takes; give at most {}",
             available >> 20,
-            (available / 4) >> 20
+            (available / 2) >> 20
         ));
     }
     Ok(bytes)
@@ -67,6 +75,78 @@ pub fn check_total<'a>(paths: impl IntoIterator<Item = &'a Path>) -> Result<(), 
         });
     }
     Ok(())
+}
+
+/// Bytes a JSON tree (`serde_json::Value`) parsed from `text` takes,
+/// estimated from its shape without parsing it: each object or array
+/// about 640 bytes (an object's map node, its entries' room), each value
+/// in one 48, and each byte of a string one. Measured against the
+/// allocations of parsing memlat's results, from a 755-byte numa result to
+/// a 44 MiB sweep, it is 1.1 to 2.8 times what they take (sweeps 1.1 to
+/// 1.3); JSON lines (a watch) are estimated alike.
+pub fn tree_bytes(text: &str) -> u64 {
+    let (mut containers, mut separators, mut string_bytes) = (0u64, 0u64, 0u64);
+    let (mut in_string, mut escaped) = (false, false);
+    for &b in text.as_bytes() {
+        if in_string {
+            string_bytes += 1;
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' => containers += 1,
+            b',' => separators += 1,
+            _ => {}
+        }
+    }
+    containers
+        .saturating_mul(640)
+        .saturating_add((containers + separators).saturating_mul(48))
+        .saturating_add(string_bytes)
+}
+
+/// Counts the tree that parsing `text` (read from `name`) will build
+/// against the bound, before it is built: [`InputError::TooCostly`] when
+/// the inputs' texts and trees together would pass it.
+pub fn admit_tree(text: &str, name: &str) -> Result<(), InputError> {
+    let tree = tree_bytes(text);
+    if reserve(tree) {
+        Ok(())
+    } else {
+        Err(InputError::TooCostly {
+            path: name.into(),
+            need: (text.len() as u64).saturating_add(tree) >> 20,
+            limit: max_bytes() >> 20,
+        })
+    }
+}
+
+/// The text of `path` for a reader that parses it into a JSON tree:
+/// refused before it is read when its size alone shows that text and tree
+/// would pass the bound (a tree takes at least as much as its text), else
+/// read ([`read_text`]) and its tree counted ([`admit_tree`]).
+pub fn read_text_for_tree(path: &Path) -> Result<String, InputError> {
+    let name = path.display().to_string();
+    if let Ok(meta) = std::fs::metadata(path)
+        && meta.is_file()
+        && meta.len().saturating_mul(2) > max_bytes()
+    {
+        return Err(InputError::TooCostly {
+            path: name,
+            need: meta.len().saturating_mul(2) >> 20,
+            limit: max_bytes() >> 20,
+        });
+    }
+    let text = read_text(path)?;
+    admit_tree(&text, &name)?;
+    Ok(text)
 }
 
 /// Counts `len` more bytes against the bound for all inputs together;
@@ -102,6 +182,18 @@ pub enum InputError {
     TooLarge {
         /// The file.
         path: String,
+        /// The bound, MiB.
+        limit: u64,
+    },
+    /// Its text and the tree parsed from it would take more than the bound.
+    #[error(
+        "{path}: reading it would take {need} MiB of memory or more (its text and the JSON tree parsed from it), more than the bound of {limit} MiB for all inputs together; a memlat result takes a few MiB: raise the bound with --max-input MIB if this is one"
+    )]
+    TooCostly {
+        /// The file.
+        path: String,
+        /// Its text and tree, MiB.
+        need: u64,
         /// The bound, MiB.
         limit: u64,
     },
@@ -230,8 +322,8 @@ mod tests {
         assert!(bound_from_mib(0, None).unwrap_err().contains("at least 1"));
         // 2^44 MiB is 2^64 bytes: refused, not wrapped to a bound of 0.
         assert!(bound_from_mib(17_592_186_044_416, None).is_err());
-        let err = bound_from_mib(1024, Some(2 << 30)).unwrap_err();
-        assert!(err.contains("give at most 512"), "{err}");
+        let err = bound_from_mib(2048, Some(2 << 30)).unwrap_err();
+        assert!(err.contains("give at most 1024"), "{err}");
     }
 
     #[test]
@@ -241,6 +333,17 @@ mod tests {
             bounded(zeros, "standard input", u64::MAX),
             Err(InputError::NotText { .. })
         ));
+    }
+
+    #[test]
+    fn a_trees_cost_is_estimated_from_its_shape() {
+        // Two objects, three commas (not the one in a string), 26 bytes
+        // of strings (each with its closing quote).
+        let point = r#"{"size": 4096, "s": "a,b{", "ns": {"median": 1.5, "min": 1.4}}"#;
+        assert_eq!(tree_bytes(point), 2 * 640 + (2 + 3) * 48 + 26);
+        // Short arrays cost far more than their text: 3 bytes a value.
+        let dense = format!("[{}1]", "1, ".repeat(1000));
+        assert!(tree_bytes(&dense) > 10 * dense.len() as u64);
     }
 
     #[test]

@@ -27,10 +27,21 @@
 // is closed or full (`2>/dev/full`, `2>&1 | head -1`), which would end a run
 // with exit 101 and lose its files. This shadows std's for the whole crate
 // (textual scope comes before the prelude): a failed write is dropped.
+// Every line goes through `printable` (a file name or host name read from
+// a file cannot drive the terminal, nor fill stderr).
 macro_rules! eprintln {
+    () => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr());
+    }};
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($arg)*);
+        let line = format!($($arg)*);
+        let _ = writeln!(
+            std::io::stderr(),
+            "{}",
+            $crate::printable::printable_lines(&line, $crate::printable::MESSAGE_CHARS)
+        );
     }};
 }
 
@@ -47,6 +58,7 @@ pub mod kernels;
 pub mod limits;
 pub mod output;
 pub mod platform;
+pub mod printable;
 pub mod readback;
 pub mod safe_fs;
 

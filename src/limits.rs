@@ -11,6 +11,8 @@ use std::path::PathBuf;
 
 use crate::units::{HumanBytes, round_up};
 
+pub mod figures;
+
 /// The largest buffer memlat will plan: 64 TiB, more than any machine it
 /// runs on has; the memory check refuses earlier what does not fit.
 pub const MAX_SIZE: u64 = 1 << 46;

@@ -14,10 +14,12 @@ fn main() {
     if let Err(error) = memlat::cli::commands::dispatch(cli) {
         // Not eprintln!: it panics (exit 101) when stderr is closed or full.
         use std::io::Write as _;
+        // Escaped and cut: an error may quote a hostile file's strings.
+        let message = memlat::cli::errors::describe(&error);
         let _ = writeln!(
             std::io::stderr(),
             "error: {}",
-            memlat::cli::errors::describe(&error)
+            memlat::printable::printable(&message, memlat::printable::MESSAGE_CHARS)
         );
         std::process::exit(memlat::cli::errors::exit_code(&error));
     }

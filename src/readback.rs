@@ -16,6 +16,38 @@ use crate::limits;
 
 mod shapes;
 
+/// The JSON of one result file's `text` (read from `path`), checked: a
+/// watch's JSON lines read as one object, any other text as one JSON
+/// document; then what every reader asks of it ([`check`]). The text is
+/// dropped once parsed. A refusal names the file, and the field where
+/// there is one; strings from the file in it are escaped and cut.
+pub fn parse(text: String, path: &Path) -> Result<Value, UsageError> {
+    // A refusal may quote the file (serde quotes a value of the wrong
+    // type whole): escaped and cut here, once, for every reader.
+    parse_unbounded(text, path).map_err(|e| {
+        UsageError(crate::printable::printable(&e.0, crate::printable::MESSAGE_CHARS).into_owned())
+    })
+}
+
+fn parse_unbounded(text: String, path: &Path) -> Result<Value, UsageError> {
+    let watch = crate::experiments::watch::record::read_lines(&text)
+        .transpose()
+        .map_err(|e| UsageError(format!("{}: a damaged watch file: {e}", path.display())))?;
+    let value: Value = match watch {
+        Some(value) => value,
+        None => serde_json::from_str(&text).map_err(|e| {
+            UsageError(format!(
+                "{} is not a memlat result (JSON: {e}); give files written with --format json, --json or memlat merge",
+                path.display()
+            ))
+        })?,
+    };
+    drop(text);
+    result(&value, path)?;
+    check(&kind_of(&value), &value, path)?;
+    Ok(value)
+}
+
 /// The most GB/s a figure may claim: a core's L1 serves at most about
 /// three 64-byte loads a cycle (about 1.2 TB/s at 6 GHz), and no machine
 /// has a thousand such cores, so 10^6 GB/s (1 PB/s) is past any real one.
@@ -36,14 +68,16 @@ pub fn check(kind: &str, value: &Value, path: &Path) -> Result<(), UsageError> {
         return Err(refuse(
             "kind",
             format!(
-                "\"{kind}\" is not a memlat result kind ({}); give files written with --format json, --json or memlat merge",
+                "{} is not a memlat result kind ({}); give files written with --format json, --json or memlat merge",
+                crate::printable::quoted(kind, 60),
                 KINDS.join(", ")
             ),
         ));
     };
+    envelope(value, path)?;
     match known {
         Kind::Sweep => {
-            crate::experiments::sweep::SweepResult::from_value(value.clone(), path)
+            crate::experiments::sweep::SweepResult::check(value, path)
                 .map_err(|e| UsageError(format!("{e:#}")))?;
         }
         Kind::Run => typed::<crate::engine::Measurement>(value, kind, path)?,
@@ -78,7 +112,10 @@ pub fn check(kind: &str, value: &Value, path: &Path) -> Result<(), UsageError> {
                 if inner == "merged" || Kind::parse(inner).is_none() {
                     return Err(refuse(
                         &format!("results[{k}].kind"),
-                        format!("{} is not a kind a merged file holds", r["kind"]),
+                        format!(
+                            "{} is not a kind a merged file holds",
+                            crate::printable::printable(&r["kind"].to_string(), 60)
+                        ),
                     ));
                 }
                 check(inner, r, path)?;
@@ -101,7 +138,7 @@ pub fn check(kind: &str, value: &Value, path: &Path) -> Result<(), UsageError> {
             typed::<Vec<crate::engine::Measurement>>(&value["points"], "quick points", path)?
         }
         // JSON lines read back as one object (`watch::record::read_lines`).
-        Kind::Watch => typed::<crate::experiments::watch::WatchFile>(value, "watch", path)?,
+        Kind::Watch => shapes::watch(value, path)?,
         Kind::Levels => shapes::levels(value, path)?,
         Kind::Assoc => shapes::assoc(value, path)?,
         Kind::Linesize => shapes::linesize(value, path)?,
@@ -109,7 +146,101 @@ pub fn check(kind: &str, value: &Value, path: &Path) -> Result<(), UsageError> {
         Kind::Doctor => shapes::doctor(value, path)?,
         Kind::Characterize => shapes::characterize(value, path)?,
     }
-    ranges(value, "", path)
+    ranges(value, "", path)?;
+    crate::limits::figures::check(value)
+        .map_err(|(field, why)| UsageError(format!("{}: {field}: {why}", path.display())))
+}
+
+/// What every result holds, a merged file's results too: a known schema
+/// (a whole number, this memlat's or older) and a host that is an object.
+fn envelope(value: &Value, path: &Path) -> Result<(), UsageError> {
+    let refuse =
+        |field: &str, why: String| Err(UsageError(format!("{}: {field}: {why}", path.display())));
+    if let Some(version) = value.get("schema_version") {
+        let known = u64::from(crate::experiments::schema::OLDEST_SCHEMA)
+            ..=u64::from(crate::experiments::schema::SCHEMA_VERSION);
+        if !version.as_u64().is_some_and(|v| known.contains(&v)) {
+            return refuse(
+                "schema_version",
+                format!(
+                    "{} is not one this memlat reads ({} to {})",
+                    crate::printable::printable(&version.to_string(), 40),
+                    known.start(),
+                    known.end()
+                ),
+            );
+        }
+    }
+    match value.get("host") {
+        None | Some(Value::Null | Value::Object(_)) => Ok(()),
+        Some(other) => refuse(
+            "host",
+            format!(
+                "{} is not a host (an object of hostname, cpu_model, kernel)",
+                crate::printable::printable(&other.to_string(), 40)
+            ),
+        ),
+    }
+}
+
+/// The kind a result records, or the one its shape shows (memlat 0.1.0's
+/// files record none).
+pub fn kind_of(value: &Value) -> String {
+    if let Some(kind) = value["kind"].as_str() {
+        return kind.to_string();
+    }
+    let has = |k: &str| value.get(k).is_some();
+    if has("config") && has("points") {
+        "sweep".into()
+    } else if has("samples") && has("size") {
+        "run".into()
+    } else if has("points") && has("sysfs_caches") {
+        "quick".into()
+    } else if has("levels") {
+        "levels".into()
+    } else {
+        "unknown".into()
+    }
+}
+
+/// Refuses what is not a memlat result: not a JSON object, a kind memlat
+/// does not write, a schema newer than this memlat's.
+fn result(value: &Value, path: &Path) -> Result<(), UsageError> {
+    let refuse = |why: String| -> Result<(), UsageError> {
+        Err(UsageError(format!("{}: {why}", path.display())))
+    };
+    if !value.is_object() {
+        return refuse("not a memlat result (a JSON object is expected); give files written with --format json, --json or memlat merge".into());
+    }
+    if let Some(kind) = value.get("kind") {
+        match kind.as_str() {
+            Some(k) if KINDS.contains(&k) => {}
+            _ => {
+                return refuse(format!(
+                    "kind {} is not one memlat writes ({})",
+                    crate::printable::printable(&kind.to_string(), 60),
+                    KINDS.join(", ")
+                ));
+            }
+        }
+    }
+    if let Some(version) = value.get("schema_version") {
+        match version.as_u64() {
+            Some(v)
+                if (u64::from(crate::experiments::schema::OLDEST_SCHEMA)
+                    ..=u64::from(crate::experiments::schema::SCHEMA_VERSION))
+                    .contains(&v) => {}
+            _ => {
+                return refuse(format!(
+                    "schema_version {} is not one this memlat reads ({} to {})",
+                    crate::printable::printable(&version.to_string(), 60),
+                    crate::experiments::schema::OLDEST_SCHEMA,
+                    crate::experiments::schema::SCHEMA_VERSION
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Every kind of result memlat writes, and so reads back. A `match` on it

@@ -372,3 +372,168 @@ fn a_resumed_characterize_reads_no_stage_file_outside_its_directory() {
         assert!(!ch.join("report.html").exists(), "{name}");
     }
 }
+
+/// A watch's JSON lines (tests/fixtures/results), changed by `edit` (its
+/// lines as values), written to `dir/name`.
+fn watch_file(dir: &Path, name: &str, edit: impl FnOnce(&mut Vec<Value>)) -> PathBuf {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/results/watch.jsonl"),
+    )
+    .unwrap();
+    let mut lines: Vec<Value> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    edit(&mut lines);
+    let path = dir.join(name);
+    let text: String = lines.iter().map(|v| format!("{v}\n")).collect();
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn round_four_strings_are_escaped_and_cut_wherever_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    let evil = sweep_file(dir.path(), "evil\u{1b}[2J.json", |v| {
+        v["host"]["hostname"] = "\u{1b}[2J\u{1b}]0;pwned\u{7}".into();
+    });
+    let out = memlat()
+        .arg("compare")
+        .arg(&evil)
+        .arg(fixture("amd-epyc-zen3-fc-thp-a.json"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!out.stdout.contains(&0x1b) && !out.stderr.contains(&0x1b));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\\u{1b}[2J"));
+    // An error quotes a hostile string cut, not a megabyte to stderr.
+    let long = sweep_file(dir.path(), "long.json", |v| {
+        v["kind"] = "\u{1b}[2J".repeat(250_000).into();
+    });
+    for args in [&["report"][..], &["detect"], &["merge"]] {
+        let out = memlat().args(args).arg(&long).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            out.stderr.len() < 5000,
+            "{args:?}: {} bytes",
+            out.stderr.len()
+        );
+        assert!(!out.stderr.contains(&0x1b), "{args:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("long.json"));
+    }
+}
+
+#[test]
+fn round_four_watches_are_read_as_written_or_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    // A summary that its intervals do not give is refused, naming the field.
+    let edited = watch_file(dir.path(), "edited.jsonl", |l| {
+        let last = l.len() - 1;
+        l[last]["series"][0]["median"] = 12345.0.into();
+    });
+    refused(
+        memlat()
+            .arg("report")
+            .arg(&edited)
+            .args(["--format", "markdown"]),
+        "summary.series[0].median",
+    );
+    refused(
+        memlat().arg("compare").arg(&edited).arg(&edited),
+        "summary.series[0].median",
+    );
+    // Nothing follows a summary.
+    let after = watch_file(dir.path(), "after.jsonl", |l| {
+        let interval = l[1].clone();
+        l.push(interval);
+    });
+    refused(memlat().arg("report").arg(&after), "after the summary");
+    // A watch cut short says so.
+    let cut = watch_file(dir.path(), "cut.jsonl", |l| {
+        l.pop();
+    });
+    let out = memlat()
+        .arg("report")
+        .arg(&cut)
+        .args(["--format", "markdown"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("cut short"));
+    let out = memlat()
+        .arg("compare")
+        .arg(&cut)
+        .arg(&cut)
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("cut short"));
+    // plot says what a watch is and which command draws it.
+    refused(
+        memlat()
+            .arg("plot")
+            .arg(&cut)
+            .arg("-o")
+            .arg(dir.path().join("p.svg")),
+        "a watch (JSON lines)",
+    );
+    // compare's JSON of two watches is a result every reader reads back.
+    let json = dir.path().join("c.json");
+    memlat()
+        .arg("compare")
+        .arg(&cut)
+        .arg(&cut)
+        .args(["--format", "json", "-o"])
+        .arg(&json)
+        .assert()
+        .success();
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(v["kind"], "compare");
+    assert!(v["schema_version"].is_u64());
+    memlat()
+        .arg("report")
+        .arg(&json)
+        .arg("-o")
+        .arg(dir.path().join("r.html"))
+        .assert()
+        .success();
+}
+
+#[test]
+fn round_four_reading_costs_a_bounded_multiple_of_the_text() {
+    let dir = tempfile::tempdir().unwrap();
+    // 600 KB of short values parse to a tree of about 15 MB: refused
+    // before it is built, naming the bound.
+    let dense = dir.path().join("dense.json");
+    let zeros = vec!["0"; 300_000].join(",");
+    std::fs::write(
+        &dense,
+        format!("{{\"schema_version\": 3, \"kind\": \"run\", \"x\": [{zeros}]}}"),
+    )
+    .unwrap();
+    for cmd in ["report", "merge", "compare"] {
+        refused(
+            memlat()
+                .args([cmd, "--max-input", "8"])
+                .arg(&dense)
+                .arg(&dense),
+            "more than the bound of 8 MiB",
+        );
+    }
+    // A sweep is read straight into its struct: a bound that a tree
+    // would pass is enough for detect.
+    let sweep = fixture("amd-epyc-zen3-fc-thp-b.json");
+    memlat()
+        .args(["detect", "--max-input", "1"])
+        .arg(&sweep)
+        .assert()
+        .success();
+    refused(
+        memlat().args(["report", "--max-input", "1"]).arg(&sweep),
+        "reading it would take",
+    );
+}

@@ -8,6 +8,9 @@
 //! measurement is any object with `size`, `ns_per_load` (a summary with a
 //! `median`) and `samples` (each with its `ns_per_load`).
 
+use std::borrow::Borrow;
+use std::collections::HashMap;
+
 use serde::Serialize;
 use serde_json::Value;
 
@@ -174,7 +177,7 @@ fn first_point(value: &Value) -> Option<&Value> {
 pub type Field = fn(&Value) -> Value;
 
 /// The conditions of each result, differing ones first.
-pub fn conditions(results: &[Value]) -> Vec<Condition> {
+pub fn conditions<R: Borrow<Value>>(results: &[R]) -> Vec<Condition> {
     let fields: [(&str, Field); 10] = [
         ("cpu model", |r| r["host"]["cpu_model"].clone()),
         ("host", |r| r["host"]["hostname"].clone()),
@@ -202,7 +205,7 @@ pub fn conditions(results: &[Value]) -> Vec<Condition> {
 
 /// `fields` read out of each result, differing ones first; a core clock
 /// differs only beyond 2% (clocks differ a little between any two runs).
-pub fn conditions_of(results: &[Value], fields: &[(&str, Field)]) -> Vec<Condition> {
+pub fn conditions_of<R: Borrow<Value>>(results: &[R], fields: &[(&str, Field)]) -> Vec<Condition> {
     let text = |v: &Value| match v {
         Value::String(s) => s.clone(),
         Value::Null => "-".into(),
@@ -215,7 +218,7 @@ pub fn conditions_of(results: &[Value], fields: &[(&str, Field)]) -> Vec<Conditi
     let mut out: Vec<Condition> = fields
         .iter()
         .map(|(what, get)| {
-            let values: Vec<String> = results.iter().map(|r| text(&get(r))).collect();
+            let values: Vec<String> = results.iter().map(|r| text(&get(r.borrow()))).collect();
             let differs = match what {
                 &"core clock GHz" => {
                     let v: Vec<f64> = values.iter().filter_map(|s| s.parse().ok()).collect();
@@ -257,17 +260,29 @@ pub struct Row {
 }
 
 /// The points of `found` (one list per result) that every result has, in
-/// the first result's order, each compared with the first result's.
+/// the first result's order, each compared with the first result's. Each
+/// result's points are indexed by key once, so the matching is linear in
+/// the points (a point's first occurrence is the one compared).
 pub fn rows(found: &[Vec<Found>]) -> Vec<Row> {
     let Some(first) = found.first() else {
         return Vec::new();
     };
+    let indexes: Vec<HashMap<&str, &Found>> = found
+        .iter()
+        .map(|f| {
+            let mut index = HashMap::with_capacity(f.len());
+            for p in f {
+                index.entry(p.key.as_str()).or_insert(p);
+            }
+            index
+        })
+        .collect();
     first
         .iter()
         .filter_map(|point| {
-            let matches: Vec<&Found> = found
+            let matches: Vec<&Found> = indexes
                 .iter()
-                .map(|f| f.iter().find(|p| p.key == point.key))
+                .map(|index| index.get(point.key.as_str()).copied())
                 .collect::<Option<Vec<_>>>()?;
             let estimates: Vec<RatioEstimate> = matches
                 .iter()

@@ -13,6 +13,8 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use std::borrow::Borrow;
+
 use super::compare::{Condition, Field, NOISE, conditions_of};
 use crate::units::HumanBytes;
 
@@ -97,8 +99,8 @@ pub enum MatchBy {
 
 /// Sweeps are matched by size (their level labels may differ from host to
 /// host); level tables by level, which for `--sizes` results is the size.
-pub fn match_by(results: &[Value]) -> MatchBy {
-    if results.iter().any(is_sweep) {
+pub fn match_by<R: Borrow<Value>>(results: &[R]) -> MatchBy {
+    if results.iter().any(|r| is_sweep(r.borrow())) {
         MatchBy::Size
     } else {
         MatchBy::Level
@@ -207,7 +209,7 @@ fn compare_op(name: &str, figs: &[Figure]) -> OpRatio {
 }
 
 /// The conditions of bandwidth results that explain differences, differing ones first.
-pub fn conditions(results: &[Value]) -> Vec<Condition> {
+pub fn conditions<R: Borrow<Value>>(results: &[R]) -> Vec<Condition> {
     let fields: [(&str, Field); 9] = [
         ("cpu model", |r| r["host"]["cpu_model"].clone()),
         ("host", |r| r["host"]["hostname"].clone()),

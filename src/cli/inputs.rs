@@ -22,65 +22,7 @@ pub struct Loaded {
     pub value: Value,
 }
 
-/// The kind a result records, or the one its shape shows (memlat 0.1.0's
-/// files record none).
-pub fn kind_of(value: &Value) -> String {
-    if let Some(kind) = value["kind"].as_str() {
-        return kind.to_string();
-    }
-    let has = |k: &str| value.get(k).is_some();
-    if has("config") && has("points") {
-        "sweep".into()
-    } else if has("samples") && has("size") {
-        "run".into()
-    } else if has("points") && has("sysfs_caches") {
-        "quick".into()
-    } else if has("levels") {
-        "levels".into()
-    } else {
-        "unknown".into()
-    }
-}
-
-pub use crate::readback::KINDS;
-
-/// Refuses what is not a memlat result: not a JSON object, a kind memlat
-/// does not write, a schema newer than this memlat's.
-fn check_result(value: &Value, path: &Path) -> Result<()> {
-    let refuse = |why: String| -> Result<()> {
-        Err(UsageError(format!("{}: {why}", path.display())).into())
-    };
-    if !value.is_object() {
-        return refuse("not a memlat result (a JSON object is expected); give files written with --format json, --json or memlat merge".into());
-    }
-    if let Some(kind) = value.get("kind") {
-        match kind.as_str() {
-            Some(k) if KINDS.contains(&k) => {}
-            _ => {
-                return refuse(format!(
-                    "kind {kind} is not one memlat writes ({})",
-                    KINDS.join(", ")
-                ));
-            }
-        }
-    }
-    if let Some(version) = value.get("schema_version") {
-        match version.as_u64() {
-            Some(v)
-                if (u64::from(crate::output::OLDEST_SCHEMA)
-                    ..=u64::from(crate::output::SCHEMA_VERSION))
-                    .contains(&v) => {}
-            _ => {
-                return refuse(format!(
-                    "schema_version {version} is not one this memlat reads ({} to {})",
-                    crate::output::OLDEST_SCHEMA,
-                    crate::output::SCHEMA_VERSION
-                ));
-            }
-        }
-    }
-    Ok(())
-}
+pub use crate::readback::{KINDS, kind_of};
 
 fn stem(path: &Path) -> String {
     path.file_name().map_or_else(
@@ -90,35 +32,29 @@ fn stem(path: &Path) -> String {
 }
 
 /// Reads `paths`, expanding merged files; says on stderr when a file is
-/// older than this memlat's layout.
+/// older than this memlat's layout. Each file's JSON tree is counted
+/// against the bound on what reading takes before it is built
+/// ([`crate::input::admit_tree`]), its text dropped once parsed, and a
+/// merged file's results moved out of it, not copied.
 pub fn load(paths: &[PathBuf]) -> Result<Vec<Loaded>> {
     let mut out = Vec::new();
     for path in paths {
-        let text = crate::input::read_text(path).map_err(|e| UsageError(e.to_string()))?;
-        // A watch is JSON lines (`memlat watch -o FILE.jsonl`): read as one object.
-        let watch = crate::experiments::watch::record::read_lines(&text)
-            .transpose()
-            .map_err(|e| UsageError(format!("{}: a damaged watch file: {e}", path.display())))?;
-        let value: Value = match watch {
-            Some(value) => value,
-            None => serde_json::from_str(&text).map_err(|e| {
-            UsageError(format!(
-                "{} is not a memlat result (JSON: {e}); give files written with --format json, --json or memlat merge",
-                path.display()
-            ))
-            })?,
-        };
-        check_result(&value, path)?;
-        crate::readback::check(&kind_of(&value), &value, path)?;
+        let text = crate::input::read_text_for_tree(path).map_err(|e| UsageError(e.to_string()))?;
+        let mut value = crate::readback::parse(text, path)?;
         if value["kind"] == "merged" {
-            for r in value["results"].as_array().into_iter().flatten() {
+            let results = match value.get_mut("results") {
+                Some(Value::Array(results)) => std::mem::take(results),
+                _ => Vec::new(),
+            };
+            for r in results {
                 let host = r["host"]["hostname"].as_str().unwrap_or("?");
                 let file = r["_file"].as_str().unwrap_or("?");
+                let label = format!("{}:{}", label_part(host), label_part(file));
                 out.push(Loaded {
-                    label: format!("{host}:{file}"),
+                    label,
                     path: path.clone(),
-                    kind: kind_of(r),
-                    value: r.clone(),
+                    kind: kind_of(&r),
+                    value: r,
                 });
             }
             continue;
@@ -130,7 +66,7 @@ pub fn load(paths: &[PathBuf]) -> Result<Vec<Loaded>> {
             ));
         }
         out.push(Loaded {
-            label: stem(path),
+            label: label_part(&stem(path)),
             path: path.clone(),
             kind: kind_of(&value),
             value,
@@ -138,6 +74,12 @@ pub fn load(paths: &[PathBuf]) -> Result<Vec<Loaded>> {
     }
     unique_labels(&mut out);
     Ok(out)
+}
+
+/// A part of a label (a host name, a file name) as tables and charts show
+/// it: control characters escaped, at most 60 characters.
+fn label_part(text: &str) -> String {
+    crate::printable::printable(text, 60).into_owned()
 }
 
 /// Labels name table columns and chart series, so two results of the same

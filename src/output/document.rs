@@ -69,7 +69,8 @@ impl Document {
 
     /// Plain text: the title, then each part after a blank line.
     pub fn text(&self) -> String {
-        let mut out = format!("{}\n", self.title);
+        use crate::printable::{MESSAGE_CHARS, printable};
+        let mut out = format!("{}\n", printable(&self.title, MESSAGE_CHARS));
         let mut after_heading = false;
         for part in &self.parts {
             // A heading sits on what follows, with no blank line between.
@@ -80,12 +81,12 @@ impl Document {
             match part {
                 Part::Table(t) => out += &t.text(),
                 Part::Heading(h) => {
-                    out += h;
+                    out += &printable(h, MESSAGE_CHARS);
                     out.push('\n');
                 }
                 Part::Lines(lines) => {
                     for line in lines {
-                        out += &wrap(line, 88, "");
+                        out += &wrap(&printable(line, MESSAGE_CHARS), 88, "");
                     }
                 }
             }

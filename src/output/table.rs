@@ -64,7 +64,8 @@ impl Cell {
 
     fn human(&self) -> String {
         match self {
-            Cell::Text(t) => t.clone(),
+            // Shown to people: escaped and cut (`crate::printable`).
+            Cell::Text(t) => crate::printable::printable(t, crate::printable::FIELD_CHARS).into(),
             Cell::Int(i) => i.to_string(),
             Cell::Float { value, decimals } => format!("{value:.decimals$}"),
             Cell::Missing => "-".into(),
@@ -123,13 +124,14 @@ impl Table {
         Table {
             columns: columns
                 .iter()
+                // A column may be named by a label read from a file: escaped.
                 .map(|c| match c.strip_prefix('<') {
                     Some(name) => Column {
-                        name: name.into(),
+                        name: crate::printable::printable(name, usize::MAX).into(),
                         align: Align::Left,
                     },
                     None => Column {
-                        name: (*c).into(),
+                        name: crate::printable::printable(c, usize::MAX).into(),
                         align: Align::Right,
                     },
                 })
@@ -197,7 +199,8 @@ impl Table {
         if !self.notes.is_empty() {
             out.push('\n');
             for note in &self.notes {
-                out += &crate::output::text::wrap(note, 88, "");
+                let note = crate::printable::printable(note, crate::printable::MESSAGE_CHARS);
+                out += &crate::output::text::wrap(&note, 88, "");
             }
         }
         out

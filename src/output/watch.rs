@@ -269,9 +269,9 @@ pub fn compare_table(labels: [&str; 2], a: &WatchSummary, b: &WatchSummary) -> T
     let mut t = Table::new(&[
         "<series",
         &format!("{} median", labels[0]),
-        "p5..p95",
+        &format!("{} p5..p95", labels[0]),
         &format!("{} median", labels[1]),
-        "p5..p95",
+        &format!("{} p5..p95", labels[1]),
         "ratio",
         "spread ratio",
     ]);

@@ -193,9 +193,17 @@ pub(super) fn numa(value: &Value, path: &Path) -> Result<(), UsageError> {
 }
 
 /// `memlat compare --format json`: the labels, the conditions and the
-/// rows, of latency or (with `matched_by`) of bandwidth.
+/// rows, of latency or (with `matched_by`) of bandwidth; two watches'
+/// summaries where it compared watches.
 pub(super) fn compare(value: &Value, path: &Path) -> Result<(), UsageError> {
     read::<Vec<String>>(&value["results"], "results", path)?;
+    if value.get("summaries").is_some() {
+        read::<Vec<crate::experiments::watch::WatchSummary>>(
+            &value["summaries"],
+            "summaries",
+            path,
+        )?;
+    }
     read_each::<crate::analysis::compare::Condition>(value, "conditions", path)?;
     if value["matched_by"].is_null() {
         read_each::<crate::analysis::compare::Row>(value, "rows", path)?;
@@ -267,6 +275,66 @@ pub(super) fn characterize(value: &Value, path: &Path) -> Result<(), UsageError>
                 &format!("stages[{k}].file"),
                 &format!("\"{file}\" is not a file name within the directory"),
             ));
+        }
+    }
+    Ok(())
+}
+
+/// `memlat watch`: its header, intervals and summary; a summary, where one
+/// was written, the one its intervals give (a summary edited to say 12345
+/// ns where every interval says 1.7 is refused, not shown).
+pub(super) fn watch(value: &Value, path: &Path) -> Result<(), UsageError> {
+    let file: crate::experiments::watch::WatchFile = read(value, "watch", path)?;
+    let Some(written) = &file.summary else {
+        return Ok(());
+    };
+    if written.intervals != file.intervals.len() {
+        return Err(refuse(
+            path,
+            "summary.intervals",
+            &format!(
+                "{} while the file holds {} intervals",
+                written.intervals,
+                file.intervals.len()
+            ),
+        ));
+    }
+    let given = crate::experiments::watch::record::summarise(
+        &file.header,
+        &file.intervals,
+        written.wall_s,
+        written.cpu_s,
+        written.interrupted,
+    );
+    if written.series.len() != given.series.len() {
+        return Err(refuse(
+            path,
+            "summary.series",
+            &format!(
+                "{} series while its plan and intervals give {}",
+                written.series.len(),
+                given.series.len()
+            ),
+        ));
+    }
+    // Both are the same function of the same figures (written exactly):
+    // they agree to rounding.
+    let same =
+        |a: f64, b: f64| (a.is_nan() && b.is_nan()) || (a - b).abs() <= 1e-9 * a.abs().max(b.abs());
+    for (k, (w, g)) in written.series.iter().zip(&given.series).enumerate() {
+        for (name, a, b) in [
+            ("median", w.median, g.median),
+            ("p5", w.p5, g.p5),
+            ("p95", w.p95, g.p95),
+            ("readings", w.readings as f64, g.readings as f64),
+        ] {
+            if !same(a, b) {
+                return Err(refuse(
+                    path,
+                    &format!("summary.series[{k}].{name}"),
+                    &format!("{a} {} while its intervals give {b}", w.unit),
+                ));
+            }
         }
     }
     Ok(())

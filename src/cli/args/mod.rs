@@ -70,10 +70,11 @@ pub struct Cli {
     #[command(flatten)]
     pub quick: QuickArgs,
 
-    /// The most memlat reads of its inputs together (results, profiles,
-    /// state), MiB: a bound so that /dev/zero or a runaway file cannot fill
-    /// memory. At most a quarter of the memory available [default: 256, or
-    /// that quarter when less].
+    /// The most memory reading its inputs may take, together (results,
+    /// profiles, state; their text and the JSON parsed from it), MiB: a
+    /// bound so that /dev/zero or a runaway file cannot fill memory; a file
+    /// past it is refused before it is parsed. At most half the memory
+    /// available [default: 256, or that half when less].
     #[arg(long, global = true, value_name = "MIB")]
     pub max_input: Option<u64>,
 }

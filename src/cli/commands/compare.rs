@@ -75,7 +75,7 @@ pub fn run(args: &CompareArgs) -> Result<()> {
             r.kind
         ));
     }
-    let values: Vec<serde_json::Value> = results.iter().map(|r| r.value.clone()).collect();
+    let values: Vec<&serde_json::Value> = results.iter().map(|r| &r.value).collect();
     let conditions = compare::conditions(&values);
     let rows = compare::rows(&found);
     if rows.is_empty() {
@@ -129,7 +129,7 @@ fn run_bandwidth(args: &CompareArgs, results: &[Loaded], output: Output) -> Resu
             r.path.display()
         ));
     }
-    let values: Vec<serde_json::Value> = results.iter().map(|r| r.value.clone()).collect();
+    let values: Vec<&serde_json::Value> = results.iter().map(|r| &r.value).collect();
     let by = bw::match_by(&values);
     let rows = bw::rows(&found, by);
     if rows.is_empty() {

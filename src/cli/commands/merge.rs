@@ -36,24 +36,25 @@ pub fn run(args: &MergeArgs) -> Result<()> {
             ));
         }
     }
+    let kind = kinds[0].to_string();
     let json_out = args
         .output
         .as_ref()
         .is_some_and(|p| p.extension().is_some_and(|e| e == "json"));
     let output = Output::create(args.output.as_deref())?;
+    let notice = format!(
+        "merged {} {kind} result(s) from {} host(s)",
+        results.len(),
+        hosts(&results)
+    );
     let content = if json_out {
-        crate::output::result_json("merged", &merged(&results, kinds[0]))?
-    } else if kinds[0] == "bandwidth" {
+        crate::output::result_json("merged", &merged(results, &kind))?
+    } else if kind == "bandwidth" {
         bandwidth_table(&results).csv()
     } else {
         table(&results).csv()
     };
-    crate::cli::common::notice(&format!(
-        "merged {} {} result(s) from {} host(s)",
-        results.len(),
-        kinds[0],
-        hosts(&results)
-    ));
+    crate::cli::common::notice(&notice);
     output.write(&content)
 }
 
@@ -74,12 +75,13 @@ fn host_field(r: &Loaded, field: &str) -> String {
         .to_string()
 }
 
-/// A merged file: every result as it was, with the file it came from.
-fn merged(results: &[Loaded], kind: &str) -> Value {
+/// A merged file: every result as it was (moved, not copied), with the
+/// file it came from.
+fn merged(results: Vec<Loaded>, kind: &str) -> Value {
     json!({
         "of_kind": kind,
-        "results": results.iter().map(|r| {
-            let mut v = r.value.clone();
+        "results": results.into_iter().map(|r| {
+            let mut v = r.value;
             if let Some(map) = v.as_object_mut() {
                 map.insert("_file".into(), json!(r.path.display().to_string()));
             }

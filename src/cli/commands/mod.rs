@@ -36,7 +36,7 @@ pub fn dispatch(cli: Cli) -> Result<()> {
     let bound = match cli.max_input {
         Some(mib) => crate::input::bound_from_mib(mib, available).map_err(UsageError)?,
         None => available.map_or(crate::input::DEFAULT_MAX_BYTES, |a| {
-            crate::input::DEFAULT_MAX_BYTES.min(a / 4)
+            crate::input::DEFAULT_MAX_BYTES.min(a / 2)
         }),
     };
     crate::input::set_max_bytes(bound);

@@ -186,7 +186,11 @@ impl Output {
 
     /// Writes `content` whole: into a temporary file beside the target,
     /// renamed over it when complete.
+    /// Control characters (other than line breaks and tabs) are written
+    /// escaped ([`crate::printable`]): text read from a file, shown in a
+    /// table on a terminal or in a file later `cat`, cannot drive it.
     pub fn write(&self, content: &str) -> Result<()> {
+        let content = &*crate::printable::printable_lines(content, usize::MAX);
         match &self.path {
             Some(path) => replace(path, content),
             None => {

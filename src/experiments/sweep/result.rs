@@ -237,34 +237,79 @@ impl SweepResult {
     }
 
     /// Reads a sweep JSON text (from `path`, for the message): only a
-    /// sweep of a schema this memlat knows, with sizes and series; duplicate
-    /// points are dropped and points sorted, each with a notice on stderr.
+    /// sweep of a schema this memlat knows, with sizes and series, every
+    /// figure within [`crate::limits::figures`]; duplicate points are
+    /// dropped and points sorted, each with a notice on stderr. Read
+    /// straight into the result, with no JSON tree between (a tree takes
+    /// four times the text): the figures are checked as the text streams.
     pub fn parse(text: &str, path: &Path) -> Result<SweepResult> {
-        let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
-            UsageError(format!(
-                "{}: not a memlat sweep JSON file ({e}); give the file written by `memlat sweep --json`",
-                path.display()
-            ))
-        })?;
-        Self::from_value(value, path)
+        let not_sweep = |e: &dyn std::fmt::Display| {
+            // A watch is JSON lines: say what it is, not where line 2 fails.
+            let first = text.lines().next().unwrap_or("");
+            let watch = serde_json::from_str::<serde_json::Value>(first)
+                .is_ok_and(|v| v["kind"] == "watch");
+            UsageError(if watch {
+                format!(
+                    "{}: a watch (JSON lines), not a sweep: `memlat report {}` draws its timelines, `memlat compare` compares two",
+                    path.display(),
+                    path.display()
+                )
+            } else {
+                format!(
+                    "{}: not a memlat sweep JSON file ({e}); give the file written by `memlat sweep --json`",
+                    path.display()
+                )
+            })
+        };
+        crate::limits::figures::check_json(&mut serde_json::Deserializer::from_str(text)).map_err(
+            |(field, why)| {
+                if field == "JSON" {
+                    not_sweep(&why)
+                } else {
+                    UsageError(format!("{}: {field}: {why}", path.display()))
+                }
+            },
+        )?;
+        let result: SweepResult = serde_json::from_str(text).map_err(|e| not_sweep(&e))?;
+        result.validated(path)
     }
 
     /// [`SweepResult::parse`] of JSON already read: the same checks, and
     /// the configuration's and points' values within [`crate::limits`].
     pub fn from_value(value: serde_json::Value, path: &Path) -> Result<SweepResult> {
-        let mut result: SweepResult = serde_json::from_value(value).map_err(|e| {
-            UsageError(format!(
-                "{}: not a memlat sweep JSON file ({e}); give the file written by `memlat sweep --json`",
-                path.display()
-            ))
-        })?;
+        crate::limits::figures::check(&value)
+            .map_err(|(field, why)| UsageError(format!("{}: {field}: {why}", path.display())))?;
+        let result: SweepResult =
+            serde_json::from_value(value).map_err(|e| Self::refusal(&e, path))?;
+        result.validated(path)
+    }
+
+    /// Whether `value` is a sweep [`SweepResult::from_value`] reads, read
+    /// from the tree as it is (no copy of it is made).
+    pub fn check(value: &serde_json::Value, path: &Path) -> Result<()> {
+        crate::limits::figures::check(value)
+            .map_err(|(field, why)| UsageError(format!("{}: {field}: {why}", path.display())))?;
+        let result = SweepResult::deserialize(value).map_err(|e| Self::refusal(&e, path))?;
+        result.validated(path).map(drop)
+    }
+
+    fn refusal(e: &serde_json::Error, path: &Path) -> UsageError {
+        UsageError(format!(
+            "{}: not a memlat sweep JSON file ({e}); give the file written by `memlat sweep --json`",
+            path.display()
+        ))
+    }
+
+    /// The checks every reader of a sweep makes, and its points put in order.
+    fn validated(self, path: &Path) -> Result<SweepResult> {
+        let mut result = self;
         let refuse = |why: String| -> Result<SweepResult> {
             Err(UsageError(format!("{}: {why}", path.display())).into())
         };
         if result.kind != "sweep" {
             return refuse(format!(
-                "kind \"{}\" is not a sweep; give the file written by `memlat sweep --json`",
-                result.kind
+                "kind {} is not a sweep; give the file written by `memlat sweep --json`",
+                crate::printable::quoted(&result.kind, 60)
             ));
         }
         if !(crate::experiments::schema::OLDEST_SCHEMA..=crate::experiments::schema::SCHEMA_VERSION)

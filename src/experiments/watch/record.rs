@@ -202,6 +202,17 @@ pub struct WatchFile {
 }
 
 impl WatchFile {
+    /// For a watch cut short (killed: no summary line), what to say beside
+    /// its figures, which are then computed from its intervals.
+    pub fn cut_short(&self) -> Option<String> {
+        self.summary.is_none().then(|| {
+            format!(
+                "cut short: the watch ended without its summary line (killed); these figures are computed from the {} interval(s) written",
+                self.intervals.len()
+            )
+        })
+    }
+
     /// The summary written, or the one its intervals give (a killed run).
     pub fn summary(&self) -> WatchSummary {
         self.summary.clone().unwrap_or_else(|| {
@@ -388,10 +399,22 @@ pub fn read_lines(text: &str) -> Option<Result<Value, String>> {
             Err(_) if lines.peek().is_none() => break,
             Err(e) => return Some(Err(format!("line {n}: {e}"))),
         };
+        // The summary is the last line a watch writes: nothing follows it.
+        if !summary.is_null() {
+            return Some(Err(format!(
+                "line {n}: a record after the summary (a watch's summary is its last line)"
+            )));
+        }
         match value.get("record").and_then(Value::as_str) {
             Some("interval") => intervals.push(value),
             Some("summary") => summary = value,
-            other => return Some(Err(format!("line {n}: unknown record {other:?}"))),
+            Some(other) => {
+                return Some(Err(format!(
+                    "line {n}: unknown record {}",
+                    crate::printable::quoted(other, 40)
+                )));
+            }
+            None => return Some(Err(format!("line {n}: a line with no record"))),
         }
     }
     let object = header.as_object_mut()?;
@@ -425,6 +448,10 @@ mod tests {
         let broken =
             "{\"kind\":\"watch\",\"record\":\"header\"}\n{\"rec\n{\"record\":\"interval\"}\n";
         assert!(read_lines(broken).unwrap().is_err());
+        // Nothing follows the summary.
+        let after = "{\"kind\":\"watch\",\"record\":\"header\"}\n{\"record\":\"summary\"}\n{\"record\":\"interval\"}\n";
+        let err = read_lines(after).unwrap().unwrap_err();
+        assert!(err.contains("line 3: a record after the summary"), "{err}");
         // Not a watch file: left to the ordinary reader.
         assert!(read_lines("{\"kind\":\"run\"}").is_none());
         assert!(read_lines("").is_none());

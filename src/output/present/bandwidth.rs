@@ -55,7 +55,7 @@ pub(super) fn headline(value: &Value, problems: &mut Vec<String>) -> Option<Tabl
         ));
     }
     // A sweep's plateaus label its rows (older files have none).
-    if let Ok(s) = serde_json::from_value::<SweepInfo>(value["sweep"].clone()) {
+    if let Ok(s) = <SweepInfo as serde::Deserialize>::deserialize(&value["sweep"]) {
         t.note(s.describe());
         t.note(
             "by default a sweep takes fewer and shorter samples than the level table (3 of 5 ms against 5 of 20 ms): each figure is noisier; `memlat bandwidth --sizes` measures chosen sizes longer",
@@ -67,10 +67,11 @@ pub(super) fn headline(value: &Value, problems: &mut Vec<String>) -> Option<Tabl
 /// The GB/s chart, a sweep's plateaus shaded.
 pub(super) fn chart(value: &Value, parts: &mut Parts) {
     // Points that do not read lost their headline already, with the reason.
-    let Ok(points) = serde_json::from_value::<Vec<BandwidthPoint>>(value["points"].clone()) else {
+    let Ok(points) = <Vec<BandwidthPoint> as serde::Deserialize>::deserialize(&value["points"])
+    else {
         return;
     };
-    let sweep: Option<SweepInfo> = serde_json::from_value(value["sweep"].clone()).ok();
+    let sweep: Option<SweepInfo> = serde::Deserialize::deserialize(&value["sweep"]).ok();
     if !points.is_empty() {
         parts.charts.push(plot::bandwidth::chart(
             &points,

@@ -42,11 +42,11 @@ pub(super) fn run_table(v: &Value) -> Table {
 pub(super) fn quick_table(value: &Value, problems: &mut Vec<String>) -> Option<Table> {
     let points = read::<Vec<Measurement>>(&value["points"], "quick points", problems)?;
     let named: Vec<Option<String>> =
-        serde_json::from_value(value["levels"].clone()).unwrap_or_default();
+        serde::Deserialize::deserialize(&value["levels"]).unwrap_or_default();
     let caches: Vec<CacheInfo> =
-        serde_json::from_value(value["sysfs_caches"].clone()).unwrap_or_default();
+        serde::Deserialize::deserialize(&value["sysfs_caches"]).unwrap_or_default();
     let measured: Option<MeasuredLevels> =
-        serde_json::from_value(value["plateaus"].clone()).unwrap_or_default();
+        serde::Deserialize::deserialize(&value["plateaus"]).unwrap_or_default();
     let mut t = Table::new(&[
         "<size",
         "<level",
@@ -193,7 +193,9 @@ pub(super) fn sweep_levels(value: &Value, problems: &mut Vec<String>) -> Option<
 /// A sweep's charts (every series, its levels shaded).
 pub(super) fn sweep_charts(value: &Value, parts: &mut Parts) {
     // A sweep that does not read lost its headline already, with the reason.
-    if let Ok(s) = serde_json::from_value::<crate::experiments::sweep::SweepResult>(value.clone()) {
+    if let Ok(s) =
+        <crate::experiments::sweep::SweepResult as serde::Deserialize>::deserialize(value)
+    {
         parts.charts.extend(plot::sweep::charts(
             &s,
             &plot::sweep::Metric::defaults(&s),
@@ -219,7 +221,8 @@ pub(super) fn distribution_tables(value: &Value, problems: &mut Vec<String>) -> 
 pub(super) fn distribution_charts(value: &Value, parts: &mut Parts) {
     let v = &value["distribution"];
     // A distribution that does not read lost its table already, with the reason.
-    if let Ok(d) = serde_json::from_value::<crate::analysis::distribution::Distribution>(v.clone())
+    if let Ok(d) =
+        <crate::analysis::distribution::Distribution as serde::Deserialize>::deserialize(v)
     {
         let subject = HumanBytes(value["size"].as_u64().unwrap_or(0)).to_string();
         parts

@@ -28,7 +28,8 @@ pub(super) fn read<T: DeserializeOwned>(
     what: &str,
     problems: &mut Vec<String>,
 ) -> Option<T> {
-    serde_json::from_value(value.clone())
+    // Read from the tree as it is: no copy of a result is made to show it.
+    T::deserialize(value)
         .map_err(|e| problems.push(format!("{what} not shown: {e}")))
         .ok()
 }

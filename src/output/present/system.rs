@@ -53,10 +53,11 @@ pub(super) fn watch_headline(value: &Value, problems: &mut Vec<String>) -> Vec<T
         return Vec::new();
     };
     let summary = file.summary();
-    vec![
-        crate::output::watch::summary_table(&summary),
-        crate::output::watch::event_table(&summary),
-    ]
+    let mut table = crate::output::watch::summary_table(&summary);
+    if let Some(note) = file.cut_short() {
+        table.note(note);
+    }
+    vec![table, crate::output::watch::event_table(&summary)]
 }
 
 // Each chart below is drawn from a value that read for the headline; one
@@ -64,7 +65,7 @@ pub(super) fn watch_headline(value: &Value, problems: &mut Vec<String>) -> Vec<T
 
 /// mlp's chart: throughput by chains, a line per level.
 pub(super) fn mlp_chart(value: &Value, parts: &mut Parts) {
-    if let Ok(levels) = serde_json::from_value::<Vec<MlpLevel>>(value["levels"].clone())
+    if let Ok(levels) = <Vec<MlpLevel> as serde::Deserialize>::deserialize(&value["levels"])
         && levels.iter().any(|l| !l.points.is_empty())
     {
         let cpu = value["cpu"].as_u64().unwrap_or(0) as usize;
@@ -74,7 +75,8 @@ pub(super) fn mlp_chart(value: &Value, parts: &mut Parts) {
 
 /// tlb's chart: translation ns by pages, a line per page size.
 pub(super) fn tlb_chart(value: &Value, parts: &mut Parts) {
-    if let Ok(results) = serde_json::from_value::<Vec<TlbPageResult>>(value["page_bytes"].clone())
+    if let Ok(results) =
+        <Vec<TlbPageResult> as serde::Deserialize>::deserialize(&value["page_bytes"])
         && results.iter().any(|r| !r.points.is_empty())
     {
         parts.charts.push(plot::tlb::chart(&results));
@@ -83,7 +85,7 @@ pub(super) fn tlb_chart(value: &Value, parts: &mut Parts) {
 
 /// loaded's chart: latency against bandwidth.
 pub(super) fn loaded_chart(value: &Value, parts: &mut Parts) {
-    if let Ok(r) = serde_json::from_value::<LoadedResult>(value.clone())
+    if let Ok(r) = <LoadedResult as serde::Deserialize>::deserialize(value)
         && !r.points.is_empty()
     {
         parts.charts.push(plot::loaded::chart(&r));
@@ -92,7 +94,7 @@ pub(super) fn loaded_chart(value: &Value, parts: &mut Parts) {
 
 /// c2c's heatmaps, one per method that measured a pair.
 pub(super) fn c2c_heatmaps(value: &Value, parts: &mut Parts) {
-    if let Ok(methods) = serde_json::from_value::<Vec<C2cMatrix>>(value["methods"].clone()) {
+    if let Ok(methods) = <Vec<C2cMatrix> as serde::Deserialize>::deserialize(&value["methods"]) {
         parts.heatmaps.extend(
             methods
                 .iter()
@@ -104,7 +106,8 @@ pub(super) fn c2c_heatmaps(value: &Value, parts: &mut Parts) {
 
 /// watch's timeline charts.
 pub(super) fn watch_charts(value: &Value, parts: &mut Parts) {
-    if let Ok(file) = serde_json::from_value::<crate::experiments::watch::WatchFile>(value.clone())
+    if let Ok(file) =
+        <crate::experiments::watch::WatchFile as serde::Deserialize>::deserialize(value)
     {
         let summary = file.summary();
         parts.charts.extend(plot::watch::charts(&file, &summary));

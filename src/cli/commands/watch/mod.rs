@@ -373,13 +373,21 @@ fn fit(line: &str, width: usize) -> String {
     line.chars().take(width - 1).collect()
 }
 
-/// What `memlat compare --format json` prints for two watches.
+/// What `memlat compare --format json` prints for two watches: a compare
+/// result (the envelope, `results`, `conditions`, `rows`) that every reader
+/// reads back, with each one's summary.
 #[derive(serde::Serialize)]
 struct WatchCompare<'a> {
     /// The two results, the first the reference.
     results: [&'a str; 2],
+    /// The conditions of each (host, kernel, version), differing ones first.
+    conditions: Vec<crate::analysis::compare::Condition>,
+    /// No latency rows: a watch's series are compared in `summaries`.
+    rows: [(); 0],
     /// Each one's summary (median, p5, p95 and events per series).
     summaries: [&'a crate::experiments::watch::WatchSummary; 2],
+    /// For a watch cut short (no summary line), that its summary is computed.
+    notes: Vec<String>,
 }
 
 /// `memlat compare` of two watch results: per series, each one's median
@@ -401,19 +409,33 @@ pub(crate) fn compare(
         );
     }
     let read = |r: &crate::cli::inputs::Loaded| -> Result<WatchFile> {
-        serde_json::from_value(r.value.clone()).map_err(|e| {
+        serde::Deserialize::deserialize(&r.value).map_err(|e| {
             crate::error::UsageError(format!("{}: not a watch result: {e}", r.path.display()))
                 .into()
         })
     };
-    let (sa, sb) = (read(a)?.summary(), read(b)?.summary());
+    let (fa, fb) = (read(a)?, read(b)?);
+    let (sa, sb) = (fa.summary(), fb.summary());
     let labels = [a.label.as_str(), b.label.as_str()];
-    let table = show::compare_table(labels, &sa, &sb);
+    let mut table = show::compare_table(labels, &sa, &sb);
+    let notes: Vec<String> = [(labels[0], &fa), (labels[1], &fb)]
+        .iter()
+        .filter_map(|(label, f)| f.cut_short().map(|n| format!("{label}: {n}")))
+        .collect();
+    for note in &notes {
+        table.note(note.clone());
+    }
     let content = match args.format {
-        Format::Json => crate::output::json(&WatchCompare {
-            results: labels,
-            summaries: [&sa, &sb],
-        })?,
+        Format::Json => crate::output::result_json(
+            "compare",
+            &WatchCompare {
+                results: labels,
+                conditions: crate::analysis::compare::conditions(&[&a.value, &b.value]),
+                rows: [],
+                summaries: [&sa, &sb],
+                notes,
+            },
+        )?,
         Format::Csv => table.csv(),
         Format::Text => table.text(),
         Format::Markdown => table.markdown(),
