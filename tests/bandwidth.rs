@@ -37,6 +37,9 @@ fn plateaus() -> PathBuf {
     let mut sweep: Value =
         serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
     sweep["host"] = host;
+    // The caches it recorded are the fixture machine's: emptied, so the
+    // check that a sweep belongs to this kind of core has nothing to compare.
+    sweep["sysfs_caches"] = Value::Array(Vec::new());
     sweep["complete"] = Value::Bool(true);
     sweep["started"] = Value::String(memlat::units::utc_timestamp(std::time::SystemTime::now()));
     let path = Path::new(env!("CARGO_TARGET_TMPDIR"))

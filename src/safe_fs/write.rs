@@ -70,6 +70,23 @@ fn replaceable(dir: &Dir, name: &OsStr, kept: &Path) -> io::Result<()> {
     )))
 }
 
+/// Writes `content` whole into a new private file `temporary` in `dir`
+/// (`O_CREAT | O_EXCL | O_NOFOLLOW`, mode 0600, synced), removing it again
+/// when the write fails.
+fn write_private(dir: &Dir, temporary: &OsStr, content: &[u8]) -> io::Result<()> {
+    let mut file = dir.create_new(temporary, 0o600)?;
+    let written = file
+        .write_all(content)
+        .and_then(|()| publish(&file))
+        .and_then(|()| file.sync_data());
+    drop(file);
+    if let Err(e) = written {
+        let _ = dir.remove_file(temporary);
+        return Err(e);
+    }
+    Ok(())
+}
+
 /// Writes `content` to `path` so that a reader never sees half of it: into
 /// a private temporary beside it (`O_CREAT | O_EXCL | O_NOFOLLOW`, mode
 /// 0600), then renamed over it. Nothing is written through a link or into a
@@ -77,16 +94,7 @@ fn replaceable(dir: &Dir, name: &OsStr, kept: &Path) -> io::Result<()> {
 pub fn replace(path: &Path, content: &[u8]) -> io::Result<()> {
     let (dir, name) = Dir::parent(path)?;
     let temporary = temporary_name(&name);
-    let mut file = dir.create_new(&temporary, 0o600)?;
-    let written = file
-        .write_all(content)
-        .and_then(|()| publish(&file))
-        .and_then(|()| file.sync_data());
-    drop(file);
-    if let Err(e) = written {
-        let _ = dir.remove_file(&temporary);
-        return Err(e);
-    }
+    write_private(&dir, &temporary, content)?;
     replaceable(&dir, &name, &dir.show(&temporary))?;
     dir.rename(&temporary, &name).inspect_err(|_| {
         let _ = dir.remove_file(&temporary);
@@ -103,16 +111,7 @@ pub fn create_unique(
     names: impl IntoIterator<Item = OsString>,
 ) -> io::Result<OsString> {
     let temporary = temporary_name(OsStr::new("new"));
-    let mut file = dir.create_new(&temporary, 0o600)?;
-    let written = file
-        .write_all(content)
-        .and_then(|()| publish(&file))
-        .and_then(|()| file.sync_data());
-    drop(file);
-    if let Err(e) = written {
-        let _ = dir.remove_file(&temporary);
-        return Err(e);
-    }
+    write_private(dir, &temporary, content)?;
     for name in names {
         match dir.rename_new(&temporary, &name) {
             Ok(()) => return Ok(name),

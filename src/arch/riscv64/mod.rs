@@ -20,6 +20,10 @@ pub(crate) const CLOCK_CHAIN_INSTRUCTIONS: [&str; 2] = ["add x, x, x", "mul x, x
 /// number holds for all (it does not: 2 to 5 cycles, by core).
 pub(crate) const MUL_CYCLES: Option<f64> = None;
 
+/// The whole numbers of cycles a 64-bit multiply takes on this ISA's cores:
+/// 2 (Neoverse V2) to 5 (Cortex-A72); RISC-V and others alike.
+pub(crate) const MUL_CYCLES_RANGE: (f64, f64) = (2.0, 5.0);
+
 /// This ISA has hand-written kernels.
 pub(crate) const HAS_ASM: bool = true;
 

@@ -170,7 +170,7 @@ pub struct ClockEstimate {
     /// The chain the estimate comes from.
     pub basis: ClockChain,
     /// Whether the ratio is what the ISA's documented latencies say
-    /// (x86: 3 +- 0.15; Arm and RISC-V: a whole number of cycles from 2 to 5, within 5%).
+    /// (a whole number of cycles within 5%: 3 to 6 on x86, 2 to 5 on Arm and RISC-V).
     pub agree: bool,
     /// No shipping core runs faster, GHz ([`SHIPPING_GHZ`]'s top: the
     /// fastest boost to about 6.2 GHz); a physical bound, not a multiple of a claim.
@@ -184,13 +184,11 @@ pub struct ClockEstimate {
 /// The multiply latency in cycles that a multiply / add time `ratio` shows,
 /// if it is one the ISA documents.
 pub fn documented_mul_cycles(ratio: f64) -> Option<f64> {
-    if let Some(cycles) = crate::arch::MUL_CYCLES {
-        // x86's imul: 3 cycles on every core, so 3 +- 0.15.
-        return ((ratio - cycles).abs() <= 0.05 * cycles).then_some(cycles);
-    }
-    // Arm and RISC-V multipliers take 2 to 5 cycles, depending on the core.
+    // A multiply takes a whole number of cycles, within the range the ISA's
+    // cores document (x86: 3 to 6; Arm and RISC-V: 2 to 5), to 5%.
+    let (low, high) = crate::arch::MUL_CYCLES_RANGE;
     let whole = ratio.round();
-    ((2.0..=5.0).contains(&whole) && (ratio - whole).abs() <= 0.05 * whole).then_some(whole)
+    ((low..=high).contains(&whole) && (ratio - whole).abs() <= 0.05 * whole).then_some(whole)
 }
 
 impl ClockEstimate {
@@ -212,7 +210,7 @@ impl ClockEstimate {
                 m,
                 ClockChain::Mul,
                 Some(format!(
-                    "the add and multiply chains disagree (multiply / add = {ratio:.2}, documented 3): cycles come from the multiply chain ({m:.3} GHz) and are uncertain"
+                    "the add and multiply chains disagree (multiply / add = {ratio:.2}, not a whole number of cycles from 3 to 6): cycles come from the multiply chain at its 3 cycles on current cores ({m:.3} GHz) and are uncertain"
                 )),
             ),
             (false, None) => (
@@ -374,8 +372,11 @@ mod tests {
     fn documented_multiply_latencies() {
         if crate::arch::MUL_CYCLES == Some(3.0) {
             assert_eq!(documented_mul_cycles(3.1), Some(3.0));
-            assert_eq!(documented_mul_cycles(2.8), None);
+            assert_eq!(documented_mul_cycles(2.6), None);
             assert_eq!(documented_mul_cycles(15.0), None);
+            // Jaguar and Bulldozer: a 6-cycle imul is a whole ratio too
+            // (3 cycles assumed there read the clock 50% low).
+            assert_eq!(documented_mul_cycles(6.1), Some(6.0));
         } else {
             assert_eq!(documented_mul_cycles(2.02), Some(2.0));
             assert_eq!(documented_mul_cycles(4.1), Some(4.0));
