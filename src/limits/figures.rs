@@ -115,6 +115,8 @@ fn rule(key: &str, parent: &str) -> Rule {
         }
     }
     match key {
+        // The slow loads' spectrum: [frequency Hz, strength] pairs.
+        "points" if parent == "spectrum" => Rule::NonNegative,
         "seed" => Rule::Seed,
         "size" | "sizes" | "refined_sizes" | "remeasured_sizes" | "from" | "to" | "line"
         | "unit" | "stride" | "hit_size" | "miss_size" | "distance" => Rule::Bytes,
@@ -363,6 +365,17 @@ mod tests {
 
     fn field(v: Value) -> String {
         check(&v).unwrap_err().0
+    }
+
+    #[test]
+    fn a_spectrums_points_are_frequencies_not_counts() {
+        // characterize's distribution stage: [Hz, strength] pairs.
+        let v = json!({"distribution": {"spectrum": {"points": [[50048.828125, 3.2]]}}});
+        assert_eq!(check(&v), Ok(()));
+        assert_eq!(
+            field(json!({"distribution": {"spectrum": {"points": [[-1.0, 3.2]]}}})),
+            "distribution.spectrum.points[0][0]"
+        );
     }
 
     #[test]
