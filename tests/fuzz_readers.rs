@@ -10,6 +10,9 @@
 //! never a panic. What is accepted is then shown (headline, charts,
 //! measurements to compare, a sweep's detection) and its text printed.
 
+// The readers it drives present results, which needs the command line.
+#![cfg(feature = "cli")]
+
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
