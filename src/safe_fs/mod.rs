@@ -117,14 +117,50 @@ fn parts(path: &Path) -> VecDeque<Component<'_>> {
         .collect()
 }
 
-fn open_start(absolute: bool) -> io::Result<OwnedFd> {
-    let start = if absolute { c"/" } else { c"." };
-    open_at(libc::AT_FDCWD, start, libc::O_PATH | libc::O_DIRECTORY, 0)
+/// Where a walk stands: the current directory's descriptor, or the root,
+/// whose entries are named by absolute path from `AT_FDCWD` rather than
+/// through a descriptor of "/" (qemu-user's `-L` prefix maps "/" itself to
+/// the guest's sysroot, so "/" + "tmp" would reach the sysroot's tmp).
+enum Here {
+    Root,
+    Dir(OwnedFd),
+}
+
+impl Here {
+    fn start(absolute: bool) -> io::Result<Here> {
+        if absolute {
+            Ok(Here::Root)
+        } else {
+            open_at(libc::AT_FDCWD, c".", libc::O_PATH | libc::O_DIRECTORY, 0).map(Here::Dir)
+        }
+    }
+
+    /// The descriptor and name that reach `name` from here.
+    fn at(&self, name: &CStr) -> io::Result<(i32, CString)> {
+        match self {
+            Here::Dir(fd) => Ok((fd.as_raw_fd(), name.to_owned())),
+            Here::Root => {
+                let mut bytes = b"/".to_vec();
+                bytes.extend_from_slice(name.to_bytes());
+                let c = CString::new(bytes)
+                    .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a NUL in a path"))?;
+                Ok((libc::AT_FDCWD, c))
+            }
+        }
+    }
+
+    /// The root as a descriptor, or the directory's.
+    fn into_fd(self) -> io::Result<OwnedFd> {
+        match self {
+            Here::Dir(fd) => Ok(fd),
+            Here::Root => open_at(libc::AT_FDCWD, c"/", libc::O_PATH | libc::O_DIRECTORY, 0),
+        }
+    }
 }
 
 /// Walks `path` to a directory; see the module's note.
 fn walk(path: &Path, missing: Missing) -> io::Result<OwnedFd> {
-    let mut fd = open_start(path.is_absolute())?;
+    let mut here = Here::start(path.is_absolute())?;
     let mut pending: VecDeque<OsString> = VecDeque::new();
     for c in parts(path) {
         match c {
@@ -141,19 +177,22 @@ fn walk(path: &Path, missing: Missing) -> io::Result<OwnedFd> {
     };
     let mut links = 0;
     while let Some(name) = pending.pop_front() {
-        let c = cstring(&name)?;
+        let (dir, c) = here.at(&cstring(&name)?)?;
         if name == ".." {
-            fd = open_at(fd.as_raw_fd(), &c, libc::O_PATH | libc::O_DIRECTORY, 0)?;
+            // The root's parent is the root.
+            if let Here::Dir(_) = here {
+                here = Here::Dir(open_at(dir, &c, libc::O_PATH | libc::O_DIRECTORY, 0)?);
+            }
             walked.push("..");
             continue;
         }
-        let st = match stat_at(fd.as_raw_fd(), &c) {
+        let st = match stat_at(dir, &c) {
             Ok(st) => st,
             Err(e) if e.kind() == io::ErrorKind::NotFound => match missing {
                 Missing::Fail => return Err(e),
                 Missing::Create(mode) => {
                     // SAFETY: a valid descriptor and NUL-terminated name.
-                    let made = check(unsafe { libc::mkdirat(fd.as_raw_fd(), c.as_ptr(), mode) });
+                    let made = check(unsafe { libc::mkdirat(dir, c.as_ptr(), mode) });
                     match made {
                         Ok(_) => {}
                         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
@@ -164,23 +203,23 @@ fn walk(path: &Path, missing: Missing) -> io::Result<OwnedFd> {
                             ));
                         }
                     }
-                    stat_at(fd.as_raw_fd(), &c)?
+                    stat_at(dir, &c)?
                 }
             },
             Err(e) => return Err(e),
         };
         match st.st_mode & libc::S_IFMT {
             libc::S_IFLNK => {
-                let target = read_link_at(fd.as_raw_fd(), &c)?;
-                let here = walked.join(&name);
+                let target = read_link_at(dir, &c)?;
+                let link = walked.join(&name);
                 if !trusted(st.st_uid) {
-                    return Err(untrusted_link(&here, &target, st.st_uid));
+                    return Err(untrusted_link(&link, &target, st.st_uid));
                 }
                 links += 1;
                 if links > MAX_LINKS {
                     return Err(io::Error::other(format!(
                         "{}: more than {MAX_LINKS} symbolic links on the way (a loop?)",
-                        here.display()
+                        link.display()
                     )));
                 }
                 let mut spliced: VecDeque<OsString> = VecDeque::new();
@@ -192,21 +231,21 @@ fn walk(path: &Path, missing: Missing) -> io::Result<OwnedFd> {
                     }
                 }
                 if target.is_absolute() {
-                    fd = open_start(true)?;
+                    here = Here::Root;
                 }
                 while let Some(p) = spliced.pop_back() {
                     pending.push_front(p);
                 }
-                walked = here;
+                walked = link;
             }
             libc::S_IFDIR => {
                 // O_NOFOLLOW: a link swapped in since the lstat is refused.
-                fd = open_at(
-                    fd.as_raw_fd(),
+                here = Here::Dir(open_at(
+                    dir,
                     &c,
                     libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW,
                     0,
-                )?;
+                )?);
                 walked.push(&name);
             }
             _ => {
@@ -217,7 +256,7 @@ fn walk(path: &Path, missing: Missing) -> io::Result<OwnedFd> {
             }
         }
     }
-    Ok(fd)
+    here.into_fd()
 }
 
 /// The refusal for a link another user owns.
