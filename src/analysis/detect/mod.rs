@@ -158,34 +158,6 @@ impl Detection {
         }
     }
 
-    /// Applies the page test of a climb past memory ([`tail::climb_cause`]):
-    /// the climb is translation when it vanished with the other page size,
-    /// a farther tier (CXL memory, a remote node, a memory-side cache's
-    /// misses) when it stayed. Says which in a note.
-    pub fn apply_page_test(&mut self, test: &tail::PageTest) {
-        let (Some(t), Some(memory)) = (self.translation.as_mut(), self.levels.last()) else {
-            return;
-        };
-        let cause = tail::climb_cause(memory.latency_ns, t.latency_ns_at_largest, test);
-        t.page_test = Some(*test);
-        t.cause = Some(cause);
-        let with = format!(
-            "with {} pages the same two sizes read {:.1} and {:.1} ns",
-            HumanBytes(test.page_bytes),
-            test.memory_ns,
-            test.largest_ns
-        );
-        self.notes.push(match cause {
-            tail::ClimbCause::Translation => format!(
-                "the climb past memory moved with the page size ({with}): translation cost, confirmed"
-            ),
-            tail::ClimbCause::Level => format!(
-                "the climb past memory stayed when the page size changed ({with}): not translation but a farther tier (CXL memory, a remote NUMA node, a memory-side cache's misses); memory's figure is the nearer tier's, and the farther one reads {:.1} ns at the largest size",
-                t.latency_ns_at_largest
-            ),
-        });
-    }
-
     /// The plateaus found, as `(from_bytes, to_bytes, ns)`.
     pub fn plateaus(&self) -> Vec<(u64, u64, f64)> {
         self.levels

@@ -6,6 +6,8 @@
 use super::{CurvePoint, Level, MEMORY_FLOOR_NS};
 use serde::{Deserialize, Serialize};
 
+use crate::units::HumanBytes;
+
 /// A climb past memory that is translation cost, not a level.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Translation {
@@ -77,6 +79,36 @@ pub fn climb_cause(memory_ns: f64, largest_ns: f64, other: &PageTest) -> ClimbCa
         ClimbCause::Translation
     } else {
         ClimbCause::Level
+    }
+}
+
+impl super::Detection {
+    /// Applies the page test of a climb past memory ([`climb_cause`]):
+    /// the climb is translation when it vanished with the other page size,
+    /// a farther tier (CXL memory, a remote node, a memory-side cache's
+    /// misses) when it stayed. Says which in a note.
+    pub fn apply_page_test(&mut self, test: &PageTest) {
+        let (Some(t), Some(memory)) = (self.translation.as_mut(), self.levels.last()) else {
+            return;
+        };
+        let cause = climb_cause(memory.latency_ns, t.latency_ns_at_largest, test);
+        t.page_test = Some(*test);
+        t.cause = Some(cause);
+        let with = format!(
+            "with {} pages the same two sizes read {:.1} and {:.1} ns",
+            HumanBytes(test.page_bytes),
+            test.memory_ns,
+            test.largest_ns
+        );
+        self.notes.push(match cause {
+            ClimbCause::Translation => format!(
+                "the climb past memory moved with the page size ({with}): translation cost, confirmed"
+            ),
+            ClimbCause::Level => format!(
+                "the climb past memory stayed when the page size changed ({with}): not translation but a farther tier (CXL memory, a remote NUMA node, a memory-side cache's misses); memory's figure is the nearer tier's, and the farther one reads {:.1} ns at the largest size",
+                t.latency_ns_at_largest
+            ),
+        });
     }
 }
 

@@ -30,11 +30,14 @@
 mod cpu;
 pub mod edge;
 pub mod plan;
+mod probe;
 pub mod record;
 
 use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{Context, Result};
+
+use probe::{Probe, Role, sample};
 
 pub use edge::{EdgeReading, SettleEdge, edge_reading};
 pub use plan::{DEFAULT_DUTY, EdgePlan, WatchPlan, edge_bytes};
@@ -43,7 +46,7 @@ pub use record::{Event, Interval, SeriesSummary, WatchFile, WatchHeader, WatchSu
 use cpu::{CpuTimes, thread_cpu_seconds};
 
 use crate::chain::{Chain, Pattern};
-use crate::engine::{Engine, Point, Strategy, Workload};
+use crate::engine::{Engine, Point, Workload};
 use crate::experiments::plateaus::{self, MeasuredLevels};
 use crate::experiments::sweep::utc_timestamp;
 use crate::kernels::Kernel;
@@ -130,33 +133,6 @@ pub const MAX_SAMPLE_TIME: Duration = Duration::from_millis(20);
 #[derive(Debug, thiserror::Error)]
 #[error("the watch was stopped inside an interval")]
 pub struct Stopped;
-
-/// What a probe is for, which sets how it is warmed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Role {
-    /// A level's middle: streamed in, then a short walk.
-    Level,
-    /// Across the last level's edge: its own walk only.
-    Edge,
-    /// Memory: a short walk for the page walks.
-    Memory,
-}
-
-/// One size measured every interval, with its chain kept and where its
-/// walk stands.
-struct Probe {
-    size: u64,
-    role: Role,
-    workload: Workload,
-    chain: Chain,
-    trips: Option<u64>,
-    /// Loads walked so far, modulo the chain's length: the next interval
-    /// goes on from here.
-    position: u64,
-    /// Loads walked before the timed runs (an edge probe's: at most one
-    /// cycle, planned by [`Watch::plan_warm`]).
-    warm: u64,
-}
 
 /// Measures a [`WatchPlan`] interval after interval; an iterator of
 /// [`Interval`]s that waits for each interval's start.
@@ -573,44 +549,4 @@ impl Iterator for Watch {
             measured => Some(measured),
         }
     }
-}
-
-/// One size's reading, its walk going on from where the last one stopped:
-/// the warm-up its role asks for (streaming passes and a short walk for a
-/// level's middle; its own walk for an edge probe, streamed once in the
-/// `settle` pass only; a short walk for memory), then the fastest of the
-/// timed runs.
-fn sample(
-    engine: &Engine,
-    probe: &mut Probe,
-    kernel: Kernel,
-    sample_time: Duration,
-    line: u64,
-    settle: bool,
-) -> Result<f64> {
-    let mut walker = probe
-        .workload
-        .walker_at(&probe.chain, kernel, probe.position);
-    let per_trip = kernel.loads_per_trip();
-    let passes = match probe.role {
-        Role::Level => WARM_PASSES,
-        Role::Edge if settle => 1,
-        Role::Edge | Role::Memory => 0,
-    };
-    for _ in 0..passes {
-        probe.workload.touch(probe.size, line);
-    }
-    walker.walk(probe.warm.div_ceil(per_trip).max(1))?;
-    let timed = engine
-        .time(
-            &mut walker,
-            &mut probe.trips,
-            sample_time,
-            Strategy::Fastest {
-                rounds: SAMPLE_ROUNDS,
-            },
-        )
-        .with_context(|| format!("sampling {} bytes", probe.size))?;
-    probe.position = walker.position();
-    Ok(timed.ns_per_load)
 }
