@@ -206,15 +206,10 @@ impl LineTagProbe {
 mod tests {
     use super::*;
 
-    fn fastest(v: &[f64]) -> f64 {
-        v.iter().copied().fold(f64::INFINITY, f64::min)
-    }
-
     /// Both ways of dropping a line make X a slower load than X kept, on
-    /// this host, timed interleaved and compared by their fastest rounds (a
-    /// neighbour only ever adds time, so the fastest of 31 is the probe's
-    /// own): the probe really drops what it says. Skips where this ISA
-    /// has no flush (eviction is then the only way, and is checked).
+    /// this host, timed interleaved round by round on one pinned CPU: in
+    /// most of 31 rounds the dropped lap is the slower (a neighbour test
+    /// on the same CPU can spoil a round, not most of them).
     #[test]
     fn dropping_x_makes_x_slower_than_keeping_it() {
         if !crate::platform::counters::perf_syscall_available() {
@@ -222,6 +217,10 @@ mod tests {
                 "skipped: no perf_event_open, so probably an emulator (qemu-user), which has no caches to drop a line from"
             );
             return;
+        }
+        // Lines brought into one CPU's L1 must be timed there.
+        if let Some(cpu) = crate::platform::affinity::current_cpu() {
+            let _ = crate::platform::affinity::pin_to_cpu(cpu);
         }
         for drop in [Drop::Flush, Drop::Evict] {
             if drop == Drop::Flush && arch::FLUSH_INSTRUCTION.is_none() {
@@ -235,13 +234,14 @@ mod tests {
                 7,
             )
             .unwrap();
-            let (mut missed, mut kept) = (Vec::new(), Vec::new());
-            for _ in 0..31 {
-                missed.push(probe.time(0, 0).unwrap());
-                kept.push(probe.time(0, KEPT_OFFSET).unwrap());
-            }
-            let (m, k) = (fastest(&missed), fastest(&kept));
-            assert!(m > k, "{drop:?}: dropped {m:.2} ns, kept {k:.2} ns");
+            let rounds = 31;
+            let slower = (0..rounds)
+                .filter(|_| probe.time(0, 0).unwrap() > probe.time(0, KEPT_OFFSET).unwrap())
+                .count();
+            assert!(
+                slower > rounds / 2,
+                "{drop:?}: the dropped lap was slower in only {slower} of {rounds} rounds"
+            );
         }
     }
 }
