@@ -199,6 +199,12 @@ fn run(
     whole_nodes("stride", stride)?;
     memlat::limits::stride(stride, memlat::limits::Origin::Setting("stride")).map_err(error)?;
     memlat::limits::repeats(repeats, memlat::limits::Origin::Setting("repeats")).map_err(error)?;
+    memlat::limits::sample_ms(sample_ms, memlat::limits::Origin::Setting("sample_ms"))
+        .map_err(error)?;
+    if let Some(accesses) = accesses {
+        memlat::limits::accesses(accesses, memlat::limits::Origin::Setting("accesses"))
+            .map_err(error)?;
+    }
     let pattern = named::<Pattern>("pattern", pattern)?;
     // As `memlat run`: a stride chain of one node rereads it on every load.
     if pattern == Pattern::Stride
@@ -259,6 +265,8 @@ fn sweep(
 ) -> PyResult<String> {
     memlat::limits::ratio(ratio, memlat::limits::Origin::Setting("ratio")).map_err(error)?;
     memlat::limits::repeats(repeats, memlat::limits::Origin::Setting("repeats")).map_err(error)?;
+    memlat::limits::sample_ms(sample_ms, memlat::limits::Origin::Setting("sample_ms"))
+        .map_err(error)?;
     for &s in &strides {
         whole_nodes("stride", s)?;
         memlat::limits::stride(s, memlat::limits::Origin::Setting("strides")).map_err(error)?;
