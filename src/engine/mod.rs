@@ -33,7 +33,7 @@ mod workload;
 
 pub use error::Error;
 pub(crate) use error::system;
-pub use measurement::{Measurement, Sample, curve};
+pub use measurement::{Measurement, SPREAD_ADVICE, Sample, curve};
 pub use point::Point;
 pub use sampling::{MAX_ROUNDS, ROUNDS, Strategy, Timed};
 pub use timing::{CycleSource, Timing};
