@@ -154,8 +154,8 @@ def sweep_result(start=1024, stop=64 << 20, ratio=1.3, strides=(), random=True,
     """A whole sweep, as `memlat sweep --json` writes it (config, points, detection).
 
     Ctrl-C raises KeyboardInterrupt within a second; its `result` is the
-    sweep so far (the finished points, `complete` false; absent when no
-    point had finished)."""
+    sweep so far (the finished points, perhaps none, `complete` false;
+    absent when Ctrl-C came before the sweep had started)."""
     if isinstance(ratio, bool) or not isinstance(ratio, (int, float)):
         raise TypeError(f"ratio {ratio!r}: give a number such as 1.3")
     try:
@@ -186,7 +186,7 @@ def sweep(start=1024, stop=64 << 20, ratio=1.3, strides=(), random=True, repeats
     a list of dicts, one per size and series, as `memlat run` returns them.
 
     Ctrl-C raises KeyboardInterrupt within a second; its `points` are the
-    points finished by then."""
+    points finished by then (absent when Ctrl-C came before the sweep started)."""
     return sweep_result(start, stop, ratio, strides, random, repeats, sample_ms,
                         pages, cpu, refine)["points"]
 
