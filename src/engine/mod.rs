@@ -535,3 +535,38 @@ fn read_clock(sample_clock: &SampleClock) -> f64 {
         .fold(f64::INFINITY, f64::min);
     sample_clock.ghz(ns)
 }
+
+#[cfg(test)]
+mod stop_tests {
+    use super::*;
+
+    #[test]
+    fn a_raised_stop_flag_ends_the_point_in_progress_soon() {
+        let flag = Arc::new(AtomicBool::new(true));
+        let raised = Engine::builder().stop_on(Arc::clone(&flag)).build();
+        assert!(matches!(raised, Err(Error::Interrupted)));
+        flag.store(false, Ordering::SeqCst);
+        let mut engine = Engine::builder()
+            .stop_on(Arc::clone(&flag))
+            .build()
+            .unwrap();
+        // Minutes of work: 100 repeats of a second each.
+        let point = Point {
+            repeats: 100,
+            sample_time: Duration::from_secs(1),
+            ..Point::random(256 << 20)
+        };
+        let raiser = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            flag.store(true, Ordering::SeqCst);
+            std::time::Instant::now()
+        });
+        let result = engine.measure(&point);
+        let ended = std::time::Instant::now();
+        let raised_at = raiser.join().unwrap();
+        assert!(matches!(result, Err(Error::Interrupted)), "{result:?}");
+        // A round of a 1-second sample at most, and usually much less.
+        let late = ended.duration_since(raised_at);
+        assert!(late < Duration::from_millis(1500), "{late:?}");
+    }
+}
