@@ -296,23 +296,18 @@ fn sweep(
         ..Point::default()
     };
     check_cpu(cpu)?;
-    let stop_size = stop;
-    let work = move |stop: Arc<AtomicBool>| -> (Result<String, String>, Option<String>) {
+    let work = move |flag: Arc<AtomicBool>| -> (Result<String, String>, Option<String>) {
         let mut observer = Stoppable {
-            stop: Arc::clone(&stop),
+            stop: Arc::clone(&flag),
             last: None,
         };
-        let result = sweep_with(
-            &mut observer,
-            stop,
-            cpu,
-            template,
-            start,
-            stop_size,
+        let range = Range {
+            from: start,
+            to: stop,
             ratio,
-            series,
-            refine,
-        );
+            end: RangeEnd::To,
+        };
+        let result = sweep_with(&mut observer, flag, cpu, template, range, series, refine);
         (result, observer.last)
     };
     match measure_interruptibly(py, work)? {
@@ -326,33 +321,23 @@ fn sweep(
     }
 }
 
-#[allow(clippy::too_many_arguments)]
+/// The sweep itself, on the measuring thread.
 fn sweep_with(
     observer: &mut Stoppable,
-    stop: Arc<AtomicBool>,
+    flag: Arc<AtomicBool>,
     cpu: Option<usize>,
     template: Point,
-    start: u64,
-    stop_size: u64,
-    ratio: f64,
+    range: Range,
     series: Vec<SeriesKey>,
     refine: bool,
 ) -> Result<String, String> {
-    {
-        let mut engine = engine(cpu, &[], Some(stop))?;
-        let caches = memlat::platform::caches::data_caches(engine.cpu());
-        let range = Range {
-            from: start,
-            to: stop_size,
-            ratio,
-            end: RangeEnd::To,
-        };
-        let mut plan = SweepPlan::new(template, engine.cpu(), range, series, Vec::new(), caches);
-        plan.config.refine = refine;
-        let result = memlat::experiments::sweep::run(&mut engine, &plan, observer)
-            .map_err(|e| format!("{e:#}"))?;
-        serde_json::to_string(&result).map_err(|e| e.to_string())
-    }
+    let mut engine = engine(cpu, &[], Some(flag))?;
+    let caches = memlat::platform::caches::data_caches(engine.cpu());
+    let mut plan = SweepPlan::new(template, engine.cpu(), range, series, Vec::new(), caches);
+    plan.config.refine = refine;
+    let result = memlat::experiments::sweep::run(&mut engine, &plan, observer)
+        .map_err(|e| format!("{e:#}"))?;
+    serde_json::to_string(&result).map_err(|e| e.to_string())
 }
 
 /// `memlat detect` on points given as JSON (`[{size, ns_per_load: {median,
