@@ -255,3 +255,21 @@ fn the_defaults_reader_reads_each_form() {
     assert_eq!(clap_default("sweep", "--sample-ms").as_deref(), Some("5"));
     assert_eq!(clap_default("sweep", "--repeats").as_deref(), Some("3"));
 }
+
+#[test]
+fn the_top_level_help_lists_the_exit_codes() {
+    let (_, top) = &helps()[0];
+    let status = top
+        .split("Exit status:")
+        .nth(1)
+        .expect("memlat --help says its exit codes");
+    for code in ["0 done", "1 a", "2 a", "130 ", "143 "] {
+        assert!(
+            status.contains(code),
+            "exit code {code:?} missing: {status}"
+        );
+    }
+    // Short help too (`-h`).
+    let mut short = Cli::command();
+    assert!(short.render_help().to_string().contains("Exit status:"));
+}

@@ -142,6 +142,40 @@ fn a_sweep_writes_csv_json_and_plot() {
 }
 
 #[test]
+fn an_event_asked_for_but_not_countable_is_not_advice_to_ask_again() {
+    // A sweep with -e L1-dcache-load-misses where there is no PMU: every
+    // point has the event, null.
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/curves/intel-xeon-glc-kvm-thp.json"
+    );
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
+    v["config"]["events"] = serde_json::json!(["L1-dcache-load-misses"]);
+    for p in v["points"].as_array_mut().unwrap() {
+        p["events"] = serde_json::json!({"L1-dcache-load-misses": null});
+    }
+    let json = dir.path().join("nopmu.json");
+    std::fs::write(&json, v.to_string()).unwrap();
+    memlat()
+        .arg("plot")
+        .arg(&json)
+        .arg("-o")
+        .arg(dir.path().join("e.svg"))
+        .args(["--metric", "L1-dcache-load-misses"])
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("--metric L1-dcache-load-misses")
+                .and(predicate::str::contains(
+                    "not available on the machine it ran on",
+                ))
+                .and(predicate::str::contains("measure it with `memlat sweep -e").not()),
+        );
+}
+
+#[test]
 fn cycles_a_wrong_clock_made_are_refused_not_drawn_empty() {
     // memlat 0.1.0's sweep on Golden Cove: a 20 GHz clock from folded adds.
     let dir = tempfile::tempdir().unwrap();

@@ -3,17 +3,26 @@
 //! dicts. Every function measures with the GIL released and raises
 //! `ValueError` with memlat's own message on bad input (the package raises
 //! `TypeError` for arguments of the wrong type before they get here).
+//!
+//! `run` and `sweep` measure on a thread of their own while the calling
+//! thread waits with the GIL released and looks for signals every
+//! [`POLL`]: Ctrl-C raises the stop flag the engine and the sweep poll, and
+//! `KeyboardInterrupt` comes within a second, with what was finished
+//! attached as its `partial` attribute (JSON) where there is any.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::Duration;
 
 use memlat::analysis::detect::CurvePoint;
 use memlat::chain::Pattern;
 use memlat::engine::{Engine, Point};
-use memlat::experiments::Quiet;
-use memlat::experiments::sweep::{Range, RangeEnd, SeriesKey, SweepPlan};
+use memlat::experiments::Observer;
+use memlat::experiments::sweep::{Range, RangeEnd, SeriesKey, SweepPlan, SweepResult};
 use memlat::platform::PageRequest;
 use memlat::platform::counters::parse_event;
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
 fn error(e: impl std::fmt::Display) -> PyErr {
@@ -47,16 +56,126 @@ fn named<T: serde::de::DeserializeOwned>(what: &str, name: &str) -> PyResult<T> 
     })
 }
 
-fn engine(cpu: Option<usize>, events: &[String]) -> PyResult<Engine> {
+/// `cpu`, checked against the CPUs this process may run on (the command
+/// line's `--cpu` check), so a wrong one is named rather than an OS error.
+fn check_cpu(cpu: Option<usize>) -> PyResult<()> {
+    let Some(cpu) = cpu else { return Ok(()) };
+    let allowed = memlat::platform::allowed_cpus();
+    if allowed.is_empty() || allowed.contains(&cpu) {
+        return Ok(());
+    }
+    let list: Vec<String> = allowed.iter().map(|c| c.to_string()).collect();
+    Err(error(format!(
+        "cpu {cpu}: no such CPU available to memlat (allowed: {}), or None for the current one",
+        list.join(", ")
+    )))
+}
+
+fn engine(
+    cpu: Option<usize>,
+    events: &[String],
+    stop: Option<Arc<AtomicBool>>,
+) -> Result<Engine, String> {
     let specs = events
         .iter()
-        .map(|e| parse_event(e).map_err(error))
-        .collect::<PyResult<Vec<_>>>()?;
+        .map(|e| parse_event(e).map_err(|e| e.to_string()))
+        .collect::<Result<Vec<_>, _>>()?;
     let mut builder = Engine::builder().events(&specs);
     if let Some(cpu) = cpu {
         builder = builder.cpu(cpu);
     }
-    builder.build().map_err(error)
+    if let Some(stop) = stop {
+        builder = builder.stop_on(stop);
+    }
+    builder.build().map_err(|e| e.to_string())
+}
+
+/// How often the waiting thread looks for signals.
+const POLL: Duration = Duration::from_millis(50);
+
+/// How long, after Ctrl-C, the waiting thread gives the measuring one to
+/// stop and hand back what it has before raising without it (it then stops
+/// on its own: the engine polls the flag between chunks of loads).
+const GRACE: Duration = Duration::from_millis(500);
+
+/// How a measuring thread's work ended, seen from the waiting thread.
+enum Waited<T> {
+    Done(T),
+    /// The signal's exception (`KeyboardInterrupt`), and the work's result
+    /// if it came within [`GRACE`].
+    Interrupted(PyErr, Option<T>),
+}
+
+/// Runs `work` on a thread of its own (it pins itself, not the caller)
+/// with a stop flag, waiting with the GIL released and checking for
+/// signals every [`POLL`].
+fn measure_interruptibly<T: Send + 'static>(
+    py: Python<'_>,
+    work: impl FnOnce(Arc<AtomicBool>) -> T + Send + 'static,
+) -> PyResult<Waited<T>> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&stop);
+    let (tx, mut rx) = mpsc::channel();
+    std::thread::Builder::new()
+        .name("memlat-measure".into())
+        .spawn(move || {
+            // The waiting thread may have gone (Ctrl-C past the grace): nothing to tell.
+            let _ = tx.send(work(flag));
+        })
+        .map_err(|e| PyRuntimeError::new_err(format!("starting memlat's measuring thread: {e}")))?;
+    // A Receiver is not Sync: it goes into each wait and comes back.
+    let wait = |py: Python<'_>, rx: mpsc::Receiver<T>, timeout: Duration| {
+        py.detach(move || {
+            let got = rx.recv_timeout(timeout);
+            (got, rx)
+        })
+    };
+    loop {
+        let (got, back) = wait(py, rx, POLL);
+        rx = back;
+        match got {
+            Ok(value) => return Ok(Waited::Done(value)),
+            Err(RecvTimeoutError::Disconnected) => {
+                return Err(PyRuntimeError::new_err(
+                    "memlat's measuring thread ended without a result (a bug: please report it)",
+                ));
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                if let Err(signal) = py.check_signals() {
+                    stop.store(true, Ordering::SeqCst);
+                    let (late, _) = wait(py, rx, GRACE);
+                    return Ok(Waited::Interrupted(signal, late.ok()));
+                }
+            }
+        }
+    }
+}
+
+/// The signal's exception, with `partial` (JSON) set when there is one.
+fn interrupted(py: Python<'_>, signal: PyErr, partial: Option<String>) -> PyErr {
+    if let Some(partial) = partial {
+        // An exception that takes no attributes still goes up, without it.
+        let _ = signal.value(py).setattr("partial", partial);
+    }
+    signal
+}
+
+/// The sweep's observer for Python: stops at the flag and keeps the
+/// latest checkpoint, which is what a sweep abandoned mid-point has.
+struct Stoppable {
+    stop: Arc<AtomicBool>,
+    last: Option<String>,
+}
+
+impl Observer<SweepResult> for Stoppable {
+    fn interrupted(&self) -> bool {
+        self.stop.load(Ordering::SeqCst)
+    }
+
+    fn checkpoint(&mut self, partial: &SweepResult) -> anyhow::Result<()> {
+        self.last = Some(serde_json::to_string(partial)?);
+        Ok(())
+    }
 }
 
 /// `memlat run` as JSON: one size and stride or pattern.
@@ -80,6 +199,12 @@ fn run(
     whole_nodes("stride", stride)?;
     memlat::limits::stride(stride, memlat::limits::Origin::Setting("stride")).map_err(error)?;
     memlat::limits::repeats(repeats, memlat::limits::Origin::Setting("repeats")).map_err(error)?;
+    memlat::limits::sample_ms(sample_ms, memlat::limits::Origin::Setting("sample_ms"))
+        .map_err(error)?;
+    if let Some(accesses) = accesses {
+        memlat::limits::accesses(accesses, memlat::limits::Origin::Setting("accesses"))
+            .map_err(error)?;
+    }
     let pattern = named::<Pattern>("pattern", pattern)?;
     // As `memlat run`: a stride chain of one node rereads it on every load.
     if pattern == Pattern::Stride
@@ -106,11 +231,18 @@ fn run(
         distribution: distribution_ms.map(Duration::from_millis),
         ..Point::default()
     };
-    py.detach(move || {
-        let mut engine = engine(cpu, &events)?;
-        let m = engine.measure(&point).map_err(error)?;
-        memlat::output::result_json("run", &m).map_err(error)
-    })
+    check_cpu(cpu)?;
+    let work = move |stop| -> Result<String, String> {
+        let mut engine = engine(cpu, &events, Some(stop))?;
+        let m = engine.measure(&point).map_err(|e| e.to_string())?;
+        memlat::output::result_json("run", &m).map_err(|e| e.to_string())
+    };
+    match measure_interruptibly(py, work)? {
+        Waited::Done(result) => result.map_err(error),
+        Waited::Interrupted(signal, late) => {
+            Err(interrupted(py, signal, late.and_then(Result::ok)))
+        }
+    }
 }
 
 /// `memlat sweep` as JSON (the file `--json` writes): sizes from `start` to
@@ -133,6 +265,8 @@ fn sweep(
 ) -> PyResult<String> {
     memlat::limits::ratio(ratio, memlat::limits::Origin::Setting("ratio")).map_err(error)?;
     memlat::limits::repeats(repeats, memlat::limits::Origin::Setting("repeats")).map_err(error)?;
+    memlat::limits::sample_ms(sample_ms, memlat::limits::Origin::Setting("sample_ms"))
+        .map_err(error)?;
     for &s in &strides {
         whole_nodes("stride", s)?;
         memlat::limits::stride(s, memlat::limits::Origin::Setting("strides")).map_err(error)?;
@@ -161,21 +295,49 @@ fn sweep(
         pages: named::<PageRequest>("pages", pages)?,
         ..Point::default()
     };
-    py.detach(move || {
-        let mut engine = engine(cpu, &[])?;
-        let caches = memlat::platform::caches::data_caches(engine.cpu());
+    check_cpu(cpu)?;
+    let work = move |flag: Arc<AtomicBool>| -> (Result<String, String>, Option<String>) {
+        let mut observer = Stoppable {
+            stop: Arc::clone(&flag),
+            last: None,
+        };
         let range = Range {
             from: start,
             to: stop,
             ratio,
             end: RangeEnd::To,
         };
-        let mut plan = SweepPlan::new(template, engine.cpu(), range, series, Vec::new(), caches);
-        plan.config.refine = refine;
-        let result =
-            memlat::experiments::sweep::run(&mut engine, &plan, &mut Quiet).map_err(error)?;
-        serde_json::to_string(&result).map_err(error)
-    })
+        let result = sweep_with(&mut observer, flag, cpu, template, range, series, refine);
+        (result, observer.last)
+    };
+    match measure_interruptibly(py, work)? {
+        Waited::Done((result, _)) => result.map_err(error),
+        Waited::Interrupted(signal, late) => {
+            // Cut short between points the sweep returns what it has; in
+            // the middle of one, its last checkpoint is that.
+            let partial = late.and_then(|(result, last)| result.ok().or(last));
+            Err(interrupted(py, signal, partial))
+        }
+    }
+}
+
+/// The sweep itself, on the measuring thread.
+fn sweep_with(
+    observer: &mut Stoppable,
+    flag: Arc<AtomicBool>,
+    cpu: Option<usize>,
+    template: Point,
+    range: Range,
+    series: Vec<SeriesKey>,
+    refine: bool,
+) -> Result<String, String> {
+    let mut engine = engine(cpu, &[], Some(flag))?;
+    let caches = memlat::platform::caches::data_caches(engine.cpu());
+    let mut plan = SweepPlan::new(template, engine.cpu(), range, series, Vec::new(), caches);
+    plan.config.refine = refine;
+    let result = memlat::experiments::sweep::run(&mut engine, &plan, observer)
+        .map_err(|e| format!("{e:#}"))?;
+    serde_json::to_string(&result).map_err(|e| e.to_string())
 }
 
 /// `memlat detect` on points given as JSON (`[{size, ns_per_load: {median,
@@ -228,7 +390,8 @@ impl Watcher {
         let interval = seconds(interval, "interval")?;
         let duration = duration.map(|d| seconds(d, "duration")).transpose()?;
         memlat::experiments::watch::plan::check(interval, duty).map_err(error)?;
-        let engine = engine(cpu, &[])?;
+        check_cpu(cpu)?;
+        let engine = engine(cpu, &[], None).map_err(error)?;
         let watch = memlat::experiments::watch::Watch::probe(engine, interval, duration, duty)
             .map_err(|e| error(format!("{e:#}")))?;
         let header = serde_json::to_string(watch.header()).map_err(error)?;

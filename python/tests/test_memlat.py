@@ -145,3 +145,80 @@ def test_watch_yields_an_interval_dict_each_interval():
     assert all(ns > 0 for ns in first["ns"])
     with pytest.raises(ValueError, match="duty"):
         next(memlat.watch(duration=1.0, duty=5))
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: memlat.run(10**30), ValueError, "size .*too large"),
+    (lambda: memlat.run(16384, stride=2**70), ValueError, "stride .*too large"),
+    (lambda: memlat.run(-8), ValueError, "size -8: give 8 or more"),
+    (lambda: memlat.run(0), ValueError, "size 0: give 8 or more"),
+    (lambda: memlat.run(16384, repeats=0), ValueError, "repeats 0: give 1 or more"),
+    (lambda: memlat.run(16384, repeats=2**40), ValueError, "repeats .*too large"),
+    (lambda: memlat.run(16384, repeats=10**6), ValueError, "repeats 1000000: at most"),
+    (lambda: memlat.run(16384, sample_ms=0), ValueError, "sample_ms 0: give 1 or more"),
+    (lambda: memlat.run(16384, sample_ms=10**7), ValueError, "sample_ms 10000000: at most"),
+    (lambda: memlat.run(16384, accesses=0), ValueError, "accesses 0: give 1 or more"),
+    (lambda: memlat.run(16384, accesses=10**30), ValueError, "accesses .*too large"),
+    (lambda: memlat.run(16384, cpu=99999), ValueError, "cpu 99999: no such CPU"),
+    (lambda: memlat.run(16384, cpu=10**30), ValueError, "cpu .*too large"),
+    (lambda: memlat.run(16384, distribution=True, distribution_ms=0), ValueError,
+     "distribution_ms 0: give 10 or more"),
+    (lambda: memlat.run(16384, pages="huge"), ValueError, "pages"),
+    (lambda: memlat.run(16384, distribution="yes"), TypeError, "distribution"),
+    (lambda: memlat.sweep(stop=10**30), ValueError, "stop .*too large"),
+    (lambda: memlat.sweep(ratio=10**400), ValueError, "ratio .*too large"),
+    (lambda: memlat.sweep(ratio=float("nan")), ValueError, "ratio"),
+    (lambda: memlat.sweep(strides=None), TypeError, "strides"),
+    (lambda: memlat.sweep(strides=[2**70]), ValueError, "strides .*too large"),
+    (lambda: memlat.sweep(cpu=99999), ValueError, "cpu 99999: no such CPU"),
+    (lambda: memlat.sweep(sample_ms=0), ValueError, "sample_ms 0"),
+    (lambda: memlat.sweep(refine="no"), TypeError, "refine"),
+    (lambda: next(memlat.watch(cpu=99999)), ValueError, "cpu 99999: no such CPU"),
+    (lambda: next(memlat.watch(cpu=-1)), ValueError, "cpu -1"),
+    (lambda: next(memlat.watch(interval="1")), TypeError, "interval"),
+    (lambda: next(memlat.watch(interval=-1)), ValueError, "interval -1"),
+    (lambda: next(memlat.watch(duration=float("inf"))), ValueError, "duration"),
+    (lambda: next(memlat.watch(duty=None)), TypeError, "duty"),
+])
+def test_every_bad_value_names_its_parameter(call, error, message):
+    """ValueError or TypeError naming the parameter: never OverflowError, an
+    OS error, or a lower bound that the next value up then refuses."""
+    with pytest.raises(error, match=message):
+        call()
+
+
+_INTERRUPTED = """
+import json, sys, time
+import memlat
+try:
+    {call}
+except KeyboardInterrupt as e:
+    print(json.dumps({{"t": time.monotonic(), "points": len(getattr(e, "points", []) or [])}}))
+    sys.exit(7)
+print("finished")
+"""
+
+
+@pytest.mark.parametrize("call", ["memlat.sweep()", 'memlat.run("1G")'])
+def test_ctrl_c_stops_a_long_call_within_a_second(call):
+    import json
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    child = subprocess.Popen([sys.executable, "-c", _INTERRUPTED.format(call=call)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.0)
+    assert child.poll() is None, "the call ended before Ctrl-C: nothing was tested"
+    sent = time.monotonic()
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate(timeout=10)
+    assert child.returncode == 7, (out, err)
+    caught = json.loads(out)
+    # CLOCK_MONOTONIC is system-wide on Linux: the child's clock is ours.
+    assert caught["t"] - sent < 1.0, caught["t"] - sent
+    assert time.monotonic() - sent < 5.0
+    if call.startswith("memlat.sweep"):
+        # The sweep's finished points come with the exception.
+        assert caught["points"] > 0

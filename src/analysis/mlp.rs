@@ -160,11 +160,19 @@ pub fn saturation(points: &[MlpPoint]) -> Saturation {
         && last.loads_per_second > STILL_GROWING * sorted[sorted.len() - 2].loads_per_second;
     if growing {
         confidence = confidence.min(0.3);
-        notes.push(format!(
-            "this core may keep more misses in flight than {} (raise --chains, up to {})",
-            last.chains,
-            crate::kernels::parallel::MAX_CHAINS
-        ));
+        let max = crate::kernels::parallel::MAX_CHAINS;
+        notes.push(if (last.chains as usize) < max {
+            format!(
+                "this core may keep more misses in flight than {} (raise --chains, up to {max})",
+                last.chains
+            )
+        } else {
+            // Advice to raise --chains past what it accepts could not be followed.
+            format!(
+                "this core keeps at least {} misses in flight: throughput still grew at {}, and memlat runs at most {max} chains side by side, so where it levels off is beyond what memlat can measure",
+                last.chains, last.chains
+            )
+        });
     }
     if sorted[0].chains != 1 {
         notes.push(
@@ -226,7 +234,19 @@ mod tests {
         assert_eq!(s.chains, None);
         assert!((s.parallelism - 16.0).abs() < 1e-9);
         assert!(s.confidence <= 0.3);
-        assert!(s.notes[0].contains("raise --chains"), "{s:?}");
+        // At memlat's most chains, no advice to raise them.
+        assert!(!s.notes[0].contains("raise --chains"), "{s:?}");
+        assert!(
+            s.notes[0].contains("at least 16 misses in flight")
+                && s.notes[0].contains("at most 16 chains"),
+            "{s:?}"
+        );
+        // Below it, raising --chains is advice that can be followed.
+        let fewer = saturation(&points(&model(32.0, 100.0, 8), 64));
+        assert!(
+            fewer.notes[0].contains("raise --chains, up to 16"),
+            "{fewer:?}"
+        );
         let json = serde_json::to_value(s.verdict).unwrap();
         assert_eq!(json, "still_growing");
     }

@@ -75,6 +75,10 @@ pub enum Error {
         /// The OS error.
         source: std::io::Error,
     },
+    /// The caller's stop flag ([`crate::engine::EngineBuilder::stop_on`]) was
+    /// raised: the point was abandoned, nothing of it is reported.
+    #[error("interrupted: the measurement was stopped before it finished")]
+    Interrupted,
     /// Another system call failed.
     #[error("{context}: {source}")]
     System {

@@ -197,6 +197,10 @@ pub(super) struct Context<'a> {
     pub chain_reused: bool,
 }
 
+/// What the repeats-spread warning advises; a command that takes its
+/// repeats from another flag (`memlat levels --iterations`) says that one.
+pub const SPREAD_ADVICE: &str = "more --repeats or a quieter machine will tell";
+
 /// Summarises the repeats of one point into a [`Measurement`], with the
 /// warnings their spread, disturbance, multiplexing and clock call for.
 pub(super) fn summarise(
@@ -211,7 +215,7 @@ pub(super) fn summarise(
     let cycles_per_load = Summary::of(&cycles).expect("at least one repeat");
     if samples.len() > 1 && ns_per_load.relative_spread() > SPREAD_WARN {
         warnings.push(format!(
-            "repeats spread {:.1}% (min {:.3} ns, max {:.3} ns): another tenant, or a level shared with others; more --repeats or a quieter machine will tell",
+            "repeats spread {:.1}% (min {:.3} ns, max {:.3} ns): another tenant, or a level shared with others; {SPREAD_ADVICE}",
             ns_per_load.relative_spread() * 100.0,
             ns_per_load.min,
             ns_per_load.max

@@ -33,13 +33,15 @@ mod workload;
 
 pub use error::Error;
 pub(crate) use error::system;
-pub use measurement::{Measurement, Sample, curve};
+pub use measurement::{Measurement, SPREAD_ADVICE, Sample, curve};
 pub use point::Point;
 pub use sampling::{MAX_ROUNDS, ROUNDS, Strategy, Timed};
 pub use timing::{CycleSource, Timing};
 pub use warmup::warm_up;
 pub use workload::{Walker, Workload, ensure_memory, memory_needed};
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use crate::chain::{Chain, Pattern};
@@ -88,6 +90,8 @@ pub struct Engine {
     retired: Option<(WorkloadKey, Workload)>,
     /// The per-load timer's cost, measured on first use (`Point::distribution`).
     timer_cost: Option<timed::TimerCost>,
+    /// Raised by the caller to abandon the point in progress ([`EngineBuilder::stop_on`]).
+    stop: Option<Arc<AtomicBool>>,
 }
 
 /// What a filled buffer was made for.
@@ -100,6 +104,7 @@ pub struct EngineBuilder {
     events: Vec<EventSpec>,
     ghz: Option<f64>,
     clock: Option<ClockRequest>,
+    stop: Option<Arc<AtomicBool>>,
 }
 
 impl EngineBuilder {
@@ -127,16 +132,28 @@ impl EngineBuilder {
         self
     }
 
+    /// Abandons the point in progress, within a few tens of milliseconds,
+    /// once `flag` is raised: [`Engine::measure`] then returns
+    /// [`Error::Interrupted`] (the Python module's Ctrl-C; the command line
+    /// stops between points instead).
+    pub fn stop_on(mut self, flag: Arc<AtomicBool>) -> Self {
+        self.stop = Some(flag);
+        self
+    }
+
     /// Pins, opens the counters, settles the clock and estimates the core
     /// clock and the empty loop's cost.
     pub fn build(self) -> Result<Engine, Error> {
         let cpu = self.cpu.or_else(crate::platform::current_cpu).unwrap_or(0);
-        Engine::open(
+        let mut engine = Engine::open(
             cpu,
             &self.events,
             self.ghz,
             self.clock.unwrap_or(ClockRequest::Auto),
-        )
+        )?;
+        engine.stop = self.stop;
+        engine.check_stop()?;
+        Ok(engine)
     }
 }
 
@@ -190,7 +207,24 @@ impl Engine {
             spare: None,
             retired: None,
             timer_cost: None,
+            stop: None,
         })
+    }
+
+    /// Whether the caller raised the stop flag ([`EngineBuilder::stop_on`]).
+    pub fn stopped(&self) -> bool {
+        self.stop
+            .as_ref()
+            .is_some_and(|s| s.load(Ordering::Relaxed))
+    }
+
+    /// [`Error::Interrupted`] once the stop flag is raised.
+    pub(crate) fn check_stop(&self) -> Result<(), Error> {
+        if self.stopped() {
+            Err(Error::Interrupted)
+        } else {
+            Ok(())
+        }
     }
 
     /// The CPU the engine runs on.
@@ -246,6 +280,7 @@ impl Engine {
     /// warm-up, one sample per repeat, the clock before and after.
     pub fn measure(&mut self, point: &Point) -> Result<Measurement, Error> {
         point.validate()?;
+        self.check_stop()?;
         let started = std::time::Instant::now();
         let build = |seed| {
             if point.chains > 1 {
@@ -259,7 +294,9 @@ impl Engine {
             }
         };
         let mut chain = build(point.seed)?;
+        self.check_stop()?;
         let mut workload = self.workload(point)?;
+        self.check_stop()?;
         let mut warnings = workload.notices.clone();
         let kernel = if point.chains > 1 {
             Kernel::Parallel {
@@ -285,6 +322,7 @@ impl Engine {
             if point.until_precise && repeat >= 2 && precise(&samples, 1.0) {
                 break;
             }
+            self.check_stop()?;
             let seed = if reuse {
                 point.seed
             } else {
@@ -294,12 +332,15 @@ impl Engine {
                 // The previous chain goes first: one chain's bookkeeping at a time.
                 drop(std::mem::replace(&mut chain, Chain::stride(8, 8)?));
                 chain = build(seed)?;
+                self.check_stop()?;
             }
             if repeat == 0 || !reuse {
                 workload.link(&chain, kernel)?;
+                self.check_stop()?;
             }
             let mut walker = workload.walker(&chain, kernel);
-            warmup_loads += warmup::warm_up(&mut walker)?;
+            warmup_loads += warmup::warm_up_unless(&mut walker, &|| self.stopped())?;
+            self.check_stop()?;
             let timed = self.time(
                 &mut walker,
                 &mut trips,
@@ -394,9 +435,11 @@ impl Engine {
     /// only one buffer is held, but for one set aside by [`Engine::fresh_buffer`]).
     fn workload(&mut self, point: &Point) -> Result<Workload, Error> {
         let key = (point.size, point.pages, point.node);
+        let stop = self.stop.clone();
+        let stopped = move || stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed));
         if self.retired.as_ref().is_some_and(|(k, _)| *k == key) {
             drop(self.spare.take());
-            let workload = Workload::prepare(point.size, point.pages, point.node);
+            let workload = Workload::prepare_unless(point.size, point.pages, point.node, &stopped);
             self.retired = None;
             return workload;
         }
@@ -404,7 +447,7 @@ impl Engine {
             Some((spare_key, workload)) if spare_key == key => Ok(workload),
             other => {
                 drop(other);
-                Workload::prepare(point.size, point.pages, point.node)
+                Workload::prepare_unless(point.size, point.pages, point.node, &stopped)
             }
         }
     }
@@ -491,4 +534,39 @@ fn read_clock(sample_clock: &SampleClock) -> f64 {
         .map(|_| sample_clock.time_ns())
         .fold(f64::INFINITY, f64::min);
     sample_clock.ghz(ns)
+}
+
+#[cfg(test)]
+mod stop_tests {
+    use super::*;
+
+    #[test]
+    fn a_raised_stop_flag_ends_the_point_in_progress_soon() {
+        let flag = Arc::new(AtomicBool::new(true));
+        let raised = Engine::builder().stop_on(Arc::clone(&flag)).build();
+        assert!(matches!(raised, Err(Error::Interrupted)));
+        flag.store(false, Ordering::SeqCst);
+        let mut engine = Engine::builder()
+            .stop_on(Arc::clone(&flag))
+            .build()
+            .unwrap();
+        // Minutes of work: 100 repeats of a second each.
+        let point = Point {
+            repeats: 100,
+            sample_time: Duration::from_secs(1),
+            ..Point::random(256 << 20)
+        };
+        let raiser = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            flag.store(true, Ordering::SeqCst);
+            std::time::Instant::now()
+        });
+        let result = engine.measure(&point);
+        let ended = std::time::Instant::now();
+        let raised_at = raiser.join().unwrap();
+        assert!(matches!(result, Err(Error::Interrupted)), "{result:?}");
+        // A round of a 1-second sample at most, and usually much less.
+        let late = ended.duration_since(raised_at);
+        assert!(late < Duration::from_millis(1500), "{late:?}");
+    }
 }

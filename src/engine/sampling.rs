@@ -115,6 +115,7 @@ impl Engine {
                 while !(rounds >= 2 && confirmed && plausible(&run_a, &run_2a))
                     && (rounds < ROUNDS || (rounds < MAX_ROUNDS && !plausible(&run_a, &run_2a)))
                 {
+                    self.check_stop()?;
                     clock_ns = clock_ns.min(self.sample_clock.time_ns());
                     let (ra, r2a) = (self.timed(walker, a)?, self.timed(walker, 2 * a)?);
                     confirmed = rounds > 0 && agrees(&run_a, &ra) && agrees(&run_2a, &r2a);
@@ -128,6 +129,7 @@ impl Engine {
             Strategy::Fastest { rounds } => {
                 let mut best = None;
                 for _ in 0..rounds.max(1) {
+                    self.check_stop()?;
                     keep_fastest(&mut best, self.timed(walker, a)?);
                 }
                 (best.expect("rounds >= 1"), None, rounds.max(1), false)

@@ -27,6 +27,12 @@ pub const SLOW_NS: f64 = 60.0;
 
 /// Walks `walker` until steady (see the module docs); returns the loads walked.
 pub fn warm_up(walker: &mut Walker) -> Result<u64, Error> {
+    warm_up_unless(walker, &|| false)
+}
+
+/// [`warm_up`], abandoned with [`Error::Interrupted`] between chunks once
+/// `stopped` says so.
+pub fn warm_up_unless(walker: &mut Walker, stopped: &dyn Fn() -> bool) -> Result<u64, Error> {
     let per_trip = walker.kernel().loads_per_trip();
     let len = walker.chain_len();
     let chunk_trips = CHUNK.div_ceil(per_trip).max(1);
@@ -34,6 +40,9 @@ pub fn warm_up(walker: &mut Walker) -> Result<u64, Error> {
     let mut walked_trips = 0;
     let mut previous: Option<f64> = None;
     while walked_trips < full_trips {
+        if stopped() {
+            return Err(Error::Interrupted);
+        }
         let trips = chunk_trips.min(full_trips - walked_trips);
         let start = Instant::now();
         walker.walk(trips)?;

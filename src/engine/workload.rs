@@ -44,6 +44,17 @@ impl Workload {
     /// Maps `size` bytes with `pages`, binds them to `node`, fills them and
     /// reads back what backs them. Refuses a buffer larger than MemAvailable.
     pub fn prepare(size: u64, pages: PageRequest, node: Option<usize>) -> Result<Workload, Error> {
+        Workload::prepare_unless(size, pages, node, &|| false)
+    }
+
+    /// [`Workload::prepare`], abandoned with [`Error::Interrupted`] while
+    /// filling once `stopped` says so.
+    pub fn prepare_unless(
+        size: u64,
+        pages: PageRequest,
+        node: Option<usize>,
+        stopped: &dyn Fn() -> bool,
+    ) -> Result<Workload, Error> {
         ensure_memory(size, platform::mem_available_bytes())?;
         let len = usize::try_from(size).map_err(|_| Error::NotEnoughMemory {
             size: HumanBytes(size),
@@ -58,7 +69,9 @@ impl Workload {
         if let Some(node) = node {
             platform::bind_to_node(&buffer, node).map_err(|source| Error::Bind { node, source })?;
         }
-        buffer.fill();
+        if !buffer.fill_unless(stopped) {
+            return Err(Error::Interrupted);
+        }
         let page_backing = buffer.backing();
         if pages != PageRequest::Base && page_backing.huge_fraction < 0.5 {
             notices.push(format!(

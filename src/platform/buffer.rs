@@ -57,6 +57,9 @@ const HUGE_1G: usize = 1 << 30;
 const MAP_HUGE_2MB: i32 = 21 << 26;
 const MAP_HUGE_1GB: i32 = 30 << 26;
 
+/// Bytes [`Buffer::fill_unless`] faults in at a time.
+pub const FILL_CHUNK: usize = 64 << 20;
+
 /// A page-aligned anonymous mapping, unmapped on drop.
 pub struct Buffer {
     map: *mut u8,
@@ -154,15 +157,42 @@ impl Buffer {
     /// `MADV_POPULATE_WRITE` (Linux 5.14), else by writing a word per 4 KiB.
     /// Every word the chain uses is written again when it is linked.
     pub fn fill(&mut self) {
-        // SAFETY: `start..start+len` lies inside our own mapping; the advice
-        // only faults its pages in for writing.
-        let populated =
-            unsafe { libc::madvise(self.start.cast(), self.len, libc::MADV_POPULATE_WRITE) } == 0;
-        if !populated {
-            for word in self.words_mut().iter_mut().step_by(512) {
-                *word = 0xA5A5_5A5A_A5A5_5A5A;
+        self.fill_unless(&|| false);
+    }
+
+    /// [`Buffer::fill`] in chunks of [`FILL_CHUNK`] (one for 1 GiB pages),
+    /// looking at `stopped` before each: false when it stopped there, the
+    /// rest of the buffer untouched (faulting in a GiB takes a second or more).
+    pub fn fill_unless(&mut self, stopped: &dyn Fn() -> bool) -> bool {
+        let chunk = if self.requested == PageRequest::Huge1G {
+            self.len.max(1)
+        } else {
+            FILL_CHUNK
+        };
+        let mut offset = 0;
+        while offset < self.len {
+            if stopped() {
+                return false;
             }
+            let n = chunk.min(self.len - offset);
+            // SAFETY: `start+offset..start+offset+n` lies inside our own
+            // mapping (offset is a multiple of 64 MiB, so of any huge page
+            // but 1 GiB, which is one chunk); the advice only faults its
+            // pages in for writing.
+            let populated = unsafe {
+                libc::madvise(self.start.add(offset).cast(), n, libc::MADV_POPULATE_WRITE)
+            } == 0;
+            if !populated {
+                for word in self.words_mut()[offset / 8..(offset + n) / 8]
+                    .iter_mut()
+                    .step_by(512)
+                {
+                    *word = 0xA5A5_5A5A_A5A5_5A5A;
+                }
+            }
+            offset += n;
         }
+        true
     }
 
     /// Reads the mapping's entry in /proc/self/smaps to say what backs it.

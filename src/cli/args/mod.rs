@@ -60,7 +60,10 @@ pub use watch::WatchArgs;
   memlat run -n 16K -s 64                    # one size and stride
   memlat sweep                               # 1 KiB to flat DRAM, files in memlat-results/
   memlat characterize --quick -o results/    # every stage and an HTML report
-  memlat doctor                              # what this machine lets memlat measure")]
+  memlat doctor                              # what this machine lets memlat measure
+
+Exit status: 0 done; 1 a measurement or file failed; 2 a flag or value refused (usage);
+130 stopped by Ctrl-C, 143 by SIGTERM (what was finished is kept).")]
 pub struct Cli {
     /// What to do; without one, a quick table from L1 to DRAM.
     #[command(subcommand)]

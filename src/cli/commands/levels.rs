@@ -39,6 +39,15 @@ struct LevelsOutput<'a> {
     levels: &'a [LevelSummary],
 }
 
+/// A measurement's warning as advice `memlat levels` accepts: it refuses
+/// `--repeats` (each level is measured `--iterations` times).
+fn levels_advice(warning: &str) -> String {
+    warning.replace(
+        crate::engine::SPREAD_ADVICE,
+        "more --iterations or a quieter machine will tell",
+    )
+}
+
 /// Runs `memlat levels`.
 pub fn run(args: &LevelsArgs) -> Result<()> {
     crate::limits::repeats(args.iterations, crate::limits::Origin::Flag("--iterations"))?;
@@ -136,7 +145,12 @@ pub fn run(args: &LevelsArgs) -> Result<()> {
     let mut observer = AnnounceAnd(|done: &Vec<crate::engine::Measurement>| {
         csv_file.write(&crate::output::csv::levels(&rows_of(done)))
     });
-    let measured = points::run(&mut prepared.engine, &planned, &mut observer)?;
+    let mut measured = points::run(&mut prepared.engine, &planned, &mut observer)?;
+    for m in &mut measured {
+        for w in &mut m.warnings {
+            *w = levels_advice(w);
+        }
+    }
     let rows = rows_of(&measured);
     let mut summaries = Vec::new();
     for (level, m) in &rows {
@@ -200,4 +214,20 @@ fn default_csv(name: &str) -> Result<PathBuf> {
         ))
     })?;
     Ok(dir.join(format!("results_{name}.csv")))
+}
+
+#[cfg(test)]
+mod advice_tests {
+    use super::levels_advice;
+
+    #[test]
+    fn levels_advises_iterations_not_the_repeats_it_refuses() {
+        let w = format!(
+            "repeats spread 9.0% (min 1 ns, max 2 ns): another tenant; {}",
+            crate::engine::SPREAD_ADVICE
+        );
+        let advice = levels_advice(&w);
+        assert!(!advice.contains("--repeats"), "{advice}");
+        assert!(advice.contains("more --iterations"), "{advice}");
+    }
 }

@@ -8,6 +8,12 @@ use crate::experiments::sweep::SweepResult;
 use crate::output::plot;
 use crate::output::plot::sweep::{self as views, Metric};
 
+/// Whether the sweep asked for event `name` (`-e`), counted or not.
+fn asked_for(result: &SweepResult, name: &str) -> bool {
+    result.config.events.iter().any(|e| e == name)
+        || result.points.iter().any(|m| m.events.contains_key(name))
+}
+
 /// Runs `memlat plot`.
 pub fn run(args: &PlotArgs) -> Result<()> {
     use crate::cli::files::{Role, check_files};
@@ -42,6 +48,16 @@ pub fn run(args: &PlotArgs) -> Result<()> {
                 Metric::Event(name) => (!counted.contains(name)).then_some(name),
                 _ => None,
             };
+            // Asked for with -e but never counted: sweeping with -e again
+            // is no advice (it was done, where the counter was not there).
+            if let Some(name) = unknown
+                && asked_for(&result, name)
+            {
+                return Err(UsageError(format!(
+                    "--metric {name}: the sweep asked for {name} (-e) but the counter was not available on the machine it ran on (no PMU, as in most VMs, or perf_event_paranoid too high; `memlat events` there lists what it counts), so there is nothing to plot; plot ns, cycles or bandwidth, or sweep with -e {name} on a machine that counts it"
+                ))
+                .into());
+            }
             if let Some(name) = unknown {
                 return Err(UsageError(format!(
                     "--metric {name}: not ns, cycles or bandwidth, nor an event this sweep counted ({}); measure it with `memlat sweep -e {name}`",
