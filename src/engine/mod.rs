@@ -565,8 +565,16 @@ mod stop_tests {
         let ended = std::time::Instant::now();
         let raised_at = raiser.join().unwrap();
         assert!(matches!(result, Err(Error::Interrupted)), "{result:?}");
-        // A round of a 1-second sample at most, and usually much less.
+        // A round of a 1-second sample at most, and usually much less; under
+        // an emulator (no perf_event_open) one stretch between checks can
+        // take many seconds of wall time, so only the stop itself is asserted.
         let late = ended.duration_since(raised_at);
-        assert!(late < Duration::from_millis(1500), "{late:?}");
+        if crate::platform::counters::perf_syscall_available() {
+            assert!(late < Duration::from_millis(1500), "{late:?}");
+        } else {
+            eprintln!(
+                "not timed: no perf_event_open, so probably an emulator ({late:?} after the flag)"
+            );
+        }
     }
 }
