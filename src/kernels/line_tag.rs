@@ -72,14 +72,13 @@ impl Drop {
 }
 
 /// Buffers of one probe: `SLOTS` pages holding an X each, and for eviction a
-/// page per line the L1 holds.
+/// page per line the L1 holds (none: lines are flushed).
 pub struct LineTagProbe {
     slots: Buffer,
     evict: Option<Buffer>,
     page: u64,
     /// Slot k's X, as a byte offset into `slots`, in the order the lap visits them.
     order: Vec<u64>,
-    drop: Drop,
 }
 
 impl LineTagProbe {
@@ -98,6 +97,8 @@ impl LineTagProbe {
         let evict = match drop {
             Drop::Flush => None,
             Drop::Evict => {
+                // Lines of 64 bytes, the shortest any core here has: at
+                // least as many lines as the L1 holds.
                 let lines = (l1_bytes / 64).max(64);
                 let mut b = Buffer::map((lines * page) as usize, PageRequest::Base)?;
                 b.fill();
@@ -105,30 +106,19 @@ impl LineTagProbe {
             }
         };
         // Slot k sits on page k at offset (k mod offsets) * SLOT_ALIGN; the lap
-        // visits pages in a random order (a Fisher-Yates shuffle from `seed`)
-        // that no prefetcher follows.
-        let mut order: Vec<u64> = (0..SLOTS as u64)
+        // visits pages in an order from the chains' keyed permutation, which
+        // no prefetcher follows.
+        let shuffle = crate::chain::Permutation::new(SLOTS as u64, seed);
+        let order: Vec<u64> = (0..SLOTS as u64)
+            .map(|i| shuffle.apply(i))
             .map(|k| k * page + (k % offsets) * SLOT_ALIGN)
             .collect();
-        let mut state = seed | 1;
-        for i in (1..order.len()).rev() {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            order.swap(i, (state % (i as u64 + 1)) as usize);
-        }
         Ok(LineTagProbe {
             slots,
             evict,
             page,
             order,
-            drop,
         })
-    }
-
-    /// How this probe drops lines.
-    pub fn drop_kind(&self) -> Drop {
-        self.drop
     }
 
     /// Links the lap through X + `node` of every slot, drops the line at X +
@@ -167,8 +157,8 @@ impl LineTagProbe {
     /// Drops, for every slot, the line holding X + `offset`.
     fn drop_lines(&mut self, offset: u64) {
         let base = self.slots.as_ptr() as u64;
-        match (self.drop, &self.evict) {
-            (Drop::Flush, _) | (Drop::Evict, None) => {
+        match &self.evict {
+            None => {
                 let lines: Vec<*const u64> = self
                     .order
                     .iter()
@@ -177,20 +167,21 @@ impl LineTagProbe {
                 // SAFETY: every address lies inside `slots`.
                 unsafe { arch::flush_lines(&lines) };
             }
-            (Drop::Evict, Some(evict)) => {
+            Some(evict) => {
                 // Every distinct page offset of the dropped lines, filled with
                 // loads of the eviction buffer's lines at that offset.
                 let offsets = self.page / SLOT_ALIGN;
                 let ebase = evict.as_ptr() as u64;
                 let pages = evict.len() as u64 / self.page;
                 let mut sink = 0u64;
-                // Pages in a scattered order (a stride coprime with the count)
-                // that a stride prefetcher does not follow into the sets nearby.
-                let step = (pages / 2 + 1) | 1;
+                // Every page once, in a scattered order (the chains' keyed
+                // permutation) that a stride prefetcher does not follow into
+                // the sets nearby.
+                let scatter = crate::chain::Permutation::new(pages, pages);
                 for o in 0..offsets {
                     let at = o * SLOT_ALIGN + offset;
                     for i in 0..pages {
-                        let e = (i * step) % pages;
+                        let e = scatter.apply(i);
                         let q = (ebase + e * self.page + at) as *const u64;
                         // SAFETY: `q` lies inside `evict`, mapped and filled.
                         sink = sink.wrapping_add(unsafe { std::ptr::read_volatile(q) });

@@ -184,6 +184,14 @@ pub struct TagReferences {
     pub kept_spread_ns: f64,
 }
 
+impl TagReferences {
+    /// Whether a load of `ns` went with X's dropped line: it stands nearer
+    /// the dropped reference than the kept one.
+    pub fn shares_x_line(&self, ns: f64) -> bool {
+        (ns - self.dropped_ns).abs() < (ns - self.kept_ns).abs()
+    }
+}
+
 /// The line from the tag test.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TagReading {
@@ -218,7 +226,7 @@ pub fn read_tags(points: &[TagPoint], refs: TagReferences) -> TagReading {
             notes,
         };
     }
-    let shares = |p: &TagPoint| (p.ns - refs.dropped_ns).abs() < (p.ns - refs.kept_ns).abs();
+    let shares = |p: &TagPoint| refs.shares_x_line(p.ns);
     let Some(first_kept) = sorted.iter().position(|p| !shares(p)) else {
         notes.push(format!(
             "every load up to {} bytes from X was dropped with X's line: the line is larger than that",

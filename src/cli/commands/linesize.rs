@@ -30,8 +30,7 @@ use crate::units::HumanBytes;
 #[derive(Serialize, Clone, PartialEq)]
 struct PassReading {
     /// The line this pass read: the first distance X + d whose load survived
-    /// dropping X's line, unless the page-random spacing contradicts it
-    /// (then null).
+    /// dropping X's line (a page-random spacing that disagrees is a note).
     line_bytes: Option<u64>,
     /// How a line arrives, read from this pass's pairs within its line.
     fill: Option<FillReading>,
@@ -56,8 +55,7 @@ struct PassReading {
 struct LinesizeOutput<'a> {
     /// The line: what the cache tags, evicts and flushes as one (the
     /// smallest distance X + d whose load survived dropping X's line), when
-    /// every pass read the same and the page-random spacing contradicts
-    /// none; null otherwise.
+    /// every pass read the same; null otherwise.
     line_bytes: Option<u64>,
     /// How X's line was dropped: `flush (clflush)`, `flush (dc civac)` or conflict eviction.
     line_method: String,
@@ -355,7 +353,7 @@ fn tags_table(curves: &Curves, method: &str) -> Table {
         "shares X's line",
     ]);
     for p in &first.tags {
-        let shares = (p.ns - refs.dropped_ns).abs() < (p.ns - refs.kept_ns).abs();
+        let shares = refs.shares_x_line(p.ns);
         t.row(vec![
             format!("{} bytes", p.distance).into(),
             Cell::float(p.ns, 2),

@@ -318,9 +318,6 @@ pub fn run(
     if result.config.refine && !observer.interrupted() {
         refine(engine, plan, &mut result, observer, &mut clock)?;
     }
-    if !observer.interrupted() && result.page_test.is_none() {
-        result.page_test = page_test(engine, plan, &result)?;
-    }
     let cvs: Vec<f64> = result.points.iter().map(|m| m.ns_per_load.cv).collect();
     result.noise = Some(watch.finish(engine, &plan.template, &cvs));
     // Cut short during remeasuring or refinement, the grid may be whole but
@@ -334,6 +331,16 @@ pub fn run(
                 .all(|&k| result.has_point(size, k))
         });
     result.detection = result.detect();
+    // The largest size measured: an adaptive sweep ends at flat DRAM.
+    let largest = result.config.sizes.last().copied();
+    if !observer.interrupted()
+        && result.page_test.is_none()
+        && let (Some(detection), Some(largest)) = (&mut result.detection, largest)
+        && let Some(test) = page_test(engine, plan, detection, largest)?
+    {
+        detection.apply_page_test(&test);
+        result.page_test = Some(test);
+    }
     if let Some(detection) = &mut result.detection {
         crate::analysis::detect::pool_bounds(detection, &plan.bounds_history);
     }
@@ -351,16 +358,13 @@ pub fn run(
 fn page_test(
     engine: &mut Engine,
     plan: &SweepPlan,
-    result: &SweepResult,
+    d: &crate::analysis::detect::Detection,
+    largest: u64,
 ) -> Result<Option<crate::analysis::detect::tail::PageTest>> {
-    let Some(d) = result.detect() else {
-        return Ok(None);
-    };
     let (Some(_), Some(memory)) = (&d.translation, d.levels.last()) else {
         return Ok(None);
     };
-    let (Some([start, _]), Some(largest)) = (memory.plateau_bytes, result.config.sizes.last())
-    else {
+    let Some([start, _]) = memory.plateau_bytes else {
         return Ok(None);
     };
     let (pages, page_bytes) = match plan.template.pages {
@@ -389,7 +393,7 @@ fn page_test(
     Ok(Some(crate::analysis::detect::tail::PageTest {
         page_bytes,
         memory_ns: at(start)?,
-        largest_ns: at(*largest)?,
+        largest_ns: at(largest)?,
     }))
 }
 
