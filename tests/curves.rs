@@ -39,6 +39,9 @@ fn names(d: &Detection) -> Vec<&str> {
 }
 
 /// Asserts that `level`'s capacity lies in `low..=high` and its latency in `ns`.
+/// Capacity is where the level serves half the loads: under LRU just past
+/// its size, in a guest whose pages scatter over the host's sets further
+/// (Golden Cove's 2 MiB L2 reads 2.2-2.3 MiB, Zen 4's 1 MiB L2 1.2-1.3).
 fn check(d: &Detection, name: &str, size: Option<(u64, u64)>, ns: (f64, f64)) {
     let l = level(d, name);
     if let Some((low, high)) = size {
@@ -68,7 +71,7 @@ fn intel_golden_cove_guest_from_the_shared_corpus() {
     let d = detect("intel-xeon-glc-kvm-thp.json");
     assert_eq!(names(&d), ["L1", "L2", "L3", "memory"], "{}", describe(&d));
     check(&d, "L1", Some((44 * K, 53 * K)), (1.4, 1.5));
-    check(&d, "L2", Some((M, 2 * M)), (4.5, 4.8));
+    check(&d, "L2", Some((M, 5 * M / 2)), (4.5, 4.8));
     check(&d, "L3", Some((3 * M, 12 * M)), (33.0, 45.0));
     check(&d, "memory", None, (160.0, 185.0));
     let t = d
@@ -94,14 +97,18 @@ fn intel_golden_cove_guest_of_this_project() {
     let d = detect("intel-glc-kvm-2026-11-22.json");
     assert_eq!(names(&d), ["L1", "L2", "L3", "memory"], "{}", describe(&d));
     check(&d, "L1", Some((44 * K, 53 * K)), (1.2, 1.4));
-    check(&d, "L2", Some((M, 2 * M)), (3.9, 4.4));
+    check(&d, "L2", Some((M, 5 * M / 2)), (3.9, 4.4));
     check(&d, "L3", Some((12 * M, 40 * M)), (34.0, 45.0));
     check(&d, "memory", None, (130.0, 160.0));
     assert_eq!(d.translation, None, "{}", describe(&d));
-    // Refined: every cache's bracket within 5%.
+    // Refined: the brackets of L1 and L3 within 5%. (The sweep refined
+    // around the crossing of its day's definition, twice the plateau; L2's
+    // half-served crossing lies past it, in a grid step of 1.3x, sizes
+    // rounded to the line.)
     for l in d.levels.iter().filter(|l| l.size_bytes.is_some()) {
         let [a, b] = l.size_bracket_bytes.unwrap();
-        assert!(b as f64 <= a as f64 * 1.05, "{}: {a}..{b}", l.name);
+        let step = if l.name == "L2" { 1.31 } else { 1.05 };
+        assert!(b as f64 <= a as f64 * step, "{}: {a}..{b}", l.name);
     }
 }
 
@@ -110,7 +117,7 @@ fn intel_golden_cove_guest_to_2g_shows_translation_cost() {
     let d = detect("intel-glc-kvm-2026-11-22-to-2g.json");
     assert_eq!(names(&d), ["L1", "L2", "L3", "memory"], "{}", describe(&d));
     check(&d, "L1", Some((44 * K, 53 * K)), (1.2, 1.4));
-    check(&d, "L2", Some((M, 2 * M)), (3.9, 4.4));
+    check(&d, "L2", Some((M, 5 * M / 2)), (3.9, 4.4));
     check(&d, "L3", Some((12 * M, 40 * M)), (30.0, 45.0));
     check(&d, "memory", None, (130.0, 160.0));
     let t = d
@@ -235,7 +242,7 @@ fn amd_zen4_guest_of_this_project() {
     let d = detect("amd-epyc-zen4-kvm-2026-11-24.json");
     assert_eq!(names(&d), ["L1", "L2", "L3", "memory"], "{}", describe(&d));
     check(&d, "L1", Some((28 * K, 40 * K)), (1.0, 1.2));
-    check(&d, "L2", Some((512 * K, 1200 * K)), (3.6, 4.1));
+    check(&d, "L2", Some((512 * K, 1536 * K)), (3.6, 4.1));
     check(&d, "L3", Some((6 * M, 20 * M)), (12.0, 18.0));
     check(&d, "memory", None, (100.0, 170.0));
 }

@@ -318,8 +318,9 @@ impl Engine {
         // A chain of a million nodes or more averages over itself: building
         // and linking a fresh one per repeat costs more than it tells.
         let reuse = point.pattern != Pattern::Stride && chain.len() >= REUSE_CHAIN_NODES;
-        while repeat < point.repeats || more_repeats(point, &samples) {
-            if point.until_precise && repeat >= 2 && precise(&samples, 1.0) {
+        let target = precision_target(point.size, self.cpu);
+        while repeat < point.repeats || more_repeats(point, &samples, target) {
+            if point.until_precise && repeat >= 2 && precise(&samples, target) {
                 break;
             }
             self.check_stop()?;
@@ -483,18 +484,34 @@ impl Engine {
     }
 }
 
-/// Repeats agree to this fraction (max - min over median) when the median
-/// is below memory latency; [`PRECISION_MEMORY`] above.
+/// Repeats agree to this fraction (max - min over median) where a cache
+/// can hold the chain; [`PRECISION_MEMORY`] beyond.
 pub const PRECISION_CACHES: f64 = 0.01;
 
-/// Repeats agree to this fraction from memory, where every load is a miss
-/// and timings vary more.
+/// Repeats agree to this fraction for a chain larger than every data cache
+/// sysfs lists: every load then misses them all, and DRAM's own variation
+/// (row hits and misses, refresh) spreads the timings more.
 pub const PRECISION_MEMORY: f64 = 0.02;
 
-/// Whether the repeats so far place their median to the precision its
-/// latency asks for: the values around the median (both of two, the middle
-/// three of more, so one outlier does not count) agree within the target.
-fn precise(samples: &[Sample], loosened: f64) -> bool {
+/// The precision a chain of `size` bytes asks for, by where it lies (larger
+/// than every data cache of `cpu` that sysfs lists, or not), never by its
+/// latency: no figure in ns says which level serves it.
+fn precision_target(size: u64, cpu: usize) -> f64 {
+    let largest = crate::platform::caches::data_caches(cpu)
+        .iter()
+        .map(|c| c.size_bytes)
+        .max();
+    if largest.is_some_and(|c| size > c) {
+        PRECISION_MEMORY
+    } else {
+        PRECISION_CACHES
+    }
+}
+
+/// Whether the repeats so far place their median to `target`: the values
+/// around the median (both of two, the middle three of more, so one
+/// outlier does not count) agree within it.
+fn precise(samples: &[Sample], target: f64) -> bool {
     let mut ns: Vec<f64> = samples.iter().map(|s| s.ns_per_load).collect();
     if ns.len() < 2 {
         return false;
@@ -508,23 +525,18 @@ fn precise(samples: &[Sample], loosened: f64) -> bool {
     };
     let (lo, hi) = (window[0], window[window.len() - 1]);
     let median = ns[mid];
-    let target = if median >= warmup::SLOW_NS {
-        PRECISION_MEMORY
-    } else {
-        PRECISION_CACHES
-    };
-    median > 0.0 && (hi - lo) / median <= target * loosened
+    median > 0.0 && (hi - lo) / median <= target
 }
 
 /// Repeats an adaptive point may add beyond its plan when it is noisy.
 pub const EXTRA_REPEATS: u32 = 2;
 
 /// Whether an adaptive point that has had its planned repeats is still
-/// noisy (its median not placed within twice the target), so it gets more,
+/// noisy (its median not placed within twice `target`), so it gets more,
 /// up to [`EXTRA_REPEATS`] more.
-fn more_repeats(point: &Point, samples: &[Sample]) -> bool {
+fn more_repeats(point: &Point, samples: &[Sample], target: f64) -> bool {
     let n = samples.len() as u32;
-    point.until_precise && n < point.repeats + EXTRA_REPEATS && !precise(samples, 2.0)
+    point.until_precise && n < point.repeats + EXTRA_REPEATS && !precise(samples, 2.0 * target)
 }
 
 /// The clock now: the fastest of a few runs of the sample clock (a

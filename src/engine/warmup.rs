@@ -4,13 +4,14 @@
 //! caches, the TLB and the page-table caches, and proof that the chain
 //! returns where it should.
 //!
-//! The walk goes in chunks of [`CHUNK`] loads, each timed. A chain whose loads
-//! are fast (below the sweep's `DRAM_FLOOR_NS`-like latencies)
-//! is walked one full cycle: that is cheap, and a chain near a cache's
-//! capacity needs a full cycle to reach its steady state. One whose loads
-//! come from memory stops as soon as two chunks in a row agree within
-//! [`STEADY`]: the caches cannot hold it, so more walking changes nothing but
-//! the time spent (a 1.8 GiB chain is 30 million loads, six seconds).
+//! The walk goes in chunks of [`CHUNK`] loads, each timed. A chain whose
+//! full cycle costs less than [`FULL_CYCLE_NS`] at the pace measured is
+//! walked one full cycle: that is cheap, and a chain near a cache's
+//! capacity needs a full cycle to reach its steady state. A longer one
+//! stops as soon as two chunks in a row agree within [`STEADY`]: more
+//! walking changes nothing but the time spent (a 1.8 GiB chain is 30
+//! million loads, six seconds). The rule is a cost, not a latency: no
+//! figure in ns says which level serves a chain.
 
 use std::time::Instant;
 
@@ -22,8 +23,10 @@ pub const CHUNK: u64 = 64 << 10;
 /// Two chunks agree when their ns per load differ by at most this fraction.
 pub const STEADY: f64 = 0.03;
 
-/// Loads at or above this latency come from memory: the walk may stop early.
-pub const SLOW_NS: f64 = 60.0;
+/// A full cycle that would take longer than this (ns, at the latest chunk's
+/// pace) may stop early once steady: a budget of time per warm-up, the
+/// same order as a sweep point's samples, so warming never dominates.
+pub const FULL_CYCLE_NS: f64 = 50e6;
 
 /// Walks `walker` until steady (see the module docs); returns the loads walked.
 pub fn warm_up(walker: &mut Walker) -> Result<u64, Error> {
@@ -49,7 +52,7 @@ pub fn warm_up_unless(walker: &mut Walker, stopped: &dyn Fn() -> bool) -> Result
         let ns = start.elapsed().as_nanos() as f64 / (trips * per_trip) as f64;
         walked_trips += trips;
         if let Some(before) = previous
-            && ns >= SLOW_NS
+            && ((full_trips - walked_trips) * per_trip) as f64 * ns >= FULL_CYCLE_NS
             && (ns - before).abs() <= STEADY * ns
         {
             break;

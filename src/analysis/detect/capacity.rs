@@ -1,16 +1,22 @@
 //! Where a cache level ends, and which sizes would place that better.
 //!
 //! **Capacity** (the definition memlat reports): the size at which the
-//! latency leaves the level's plateau, that is reaches the geometric mean of
-//! the plateau and the next level (half-way, in log) or twice the plateau,
-//! whichever is lower; interpolated in log-size and log-latency between the
-//! two measured sizes either side of the crossing, which are its
-//! **bracket**. On a level that ends in a sharp step (LRU and a cyclic walk:
-//! every load misses once the chain outgrows the cache) this is the step; on
-//! one that ends gradually (a VM's pages scattered over the host's sets, a
-//! shared cache) it is where the level has clearly given way. Twice the
-//! plateau caps the threshold so that a level the curve does not resolve
-//! (a pause between this level and a much slower one) cannot inflate it.
+//! fraction of loads the level serves falls to one half. A chase's loads
+//! are serialised, so its latency at a size S between a level's plateau
+//! t_k and the next level's t_k1 is the mix h t_k + (1 - h) t_k1 of the two,
+//! h the fraction the level serves: h = (t_k1 - t) / (t_k1 - t_k), read
+//! from the two plateaus the same run measured. h = 1/2 where the latency
+//! is the plateaus' arithmetic mean; the size is interpolated between the
+//! two measured sizes either side of that crossing (linear in latency, as h
+//! is, and in log-size), which are its **bracket**. The definition holds
+//! for any replacement policy: under LRU a cyclic walk loses the whole
+//! level within a few per cent past its size (the crossing sits at the
+//! step), under random replacement the level still serves half the loads
+//! at about 1.4x its size, and a shared cache's share is where half of the
+//! walk still hits it. Where sysfs lists a cache the curve does not
+//! resolve, a pause too short to call a level (a shared cache's small
+//! share between this level and memory) takes the place of the next
+//! plateau, so that the missing level does not move this one's edge.
 //! Beside it, the **largest size within 10%** of the plateau: where the
 //! level starts to give way.
 
@@ -182,29 +188,26 @@ pub struct Capacity {
 }
 
 /// The definition of `size_bytes`, as the JSON states it.
-pub const CAPACITY_DEFINITION: &str = "the size at which the latency leaves this level's plateau: reaches the geometric mean of the plateau and the next level, or twice the plateau if lower, interpolated in log-size and log-latency between the measured sizes either side (size_bracket_bytes); size_within_10pct_bytes is the largest measured size within 10% of the plateau; capacity_bounds.at_least_bytes is the largest measured size where every repeat read this level's latency (within 1.5x of it and below the geometric middle to the next level), at_most_bytes the smallest from which on every repeat at every size read the next level's; memlat sweep pools both with the same level of this machine's remembered sweeps (capacity_bounds_sweeps; capacity_bounds_this_sweep keeps its own)";
-
-/// A level is left at twice its latency at the latest.
-pub const LEAVE_RATIO: f64 = 2.0;
+pub const CAPACITY_DEFINITION: &str = "the size at which the fraction of loads this level serves falls to one half: h = (t_next - t) / (t_next - t_level) from this level's plateau t_level and the next level's plateau t_next (or, where sysfs lists a cache the curve does not resolve, a pause before it), so where the latency is their arithmetic mean; interpolated linearly in latency and in log-size between the measured sizes either side (size_bracket_bytes); size_within_10pct_bytes is the largest measured size within 10% of the plateau; capacity_bounds.at_least_bytes is the largest measured size where every repeat read this level's latency (within 1.5x of it and below the geometric middle to the next level), at_most_bytes the smallest from which on every repeat at every size read the next level's; memlat sweep pools both with the same level of this machine's remembered sweeps (capacity_bounds_sweeps; capacity_bounds_this_sweep keeps its own)";
 
 /// A bracket narrower than this (high / low) places the capacity well enough.
 pub const PLACED: f64 = 1.05;
 
-/// The latency at which a level at `from_ns` has been left for the next
-/// at `to_ns`: their geometric mean, or twice the level's if lower.
+/// The latency at which a level at `from_ns` serves half the loads and the
+/// next, at `to_ns`, the other half: their arithmetic mean (a chase's
+/// latency is the mix of the latencies that served its loads).
 pub fn leave_threshold(from_ns: f64, to_ns: f64) -> f64 {
-    from_ns * (to_ns / from_ns).sqrt().min(LEAVE_RATIO)
+    (from_ns + to_ns) / 2.0
 }
 
 /// Where the latency reaches `threshold` between two measured (size, ns)
 /// points either side of it, bytes to 64 and between the two sizes:
-/// interpolated in log-size and log-latency, the way the latency rises as a
-/// buffer outgrows a cache (a larger share of its lines misses with each
-/// step in size); the geometric middle when the two read alike.
+/// linear in latency (the served fraction is) and in log-size (the sizes
+/// are a geometric sequence); the geometric middle when the two read alike.
 pub fn crossing_size(below: (u64, f64), above: (u64, f64), threshold: f64) -> u64 {
     let ((sp, np), (si, ni)) = (below, above);
     let t = if ni > np {
-        ((threshold / np).ln() / (ni / np).ln()).clamp(0.0, 1.0)
+        ((threshold - np) / (ni - np)).clamp(0.0, 1.0)
     } else {
         0.5
     };
@@ -371,9 +374,11 @@ mod tests {
     }
 
     #[test]
-    fn a_gradual_end_is_placed_where_the_latency_has_doubled() {
-        // Intel's L2 in a VM: flat to ~0.4 MiB, twice its latency (9.3 ns)
-        // between 1.2 and 1.5 MiB, half-way to L3 (13 ns) near 1.75 MiB.
+    fn a_gradual_end_is_placed_where_half_the_loads_are_served() {
+        // Intel's 2 MiB L2 in a VM: flat to ~0.4 MiB, giving way gradually
+        // (the guest's pages scattered over the host's sets); half its
+        // loads served (20.7 ns, half-way from 4.65 to the L3's 36.8)
+        // between 2.0 and 2.6 MiB.
         let c = curve(&[
             (329408, 4.7),
             (428096, 4.79),
@@ -387,8 +392,8 @@ mod tests {
             (3487808, 36.0),
         ]);
         let cap = capacity(&c, 0, 1, 9, 4.65, 36.8);
-        assert!((1 << 20..2 << 20).contains(&cap.estimate), "{cap:?}");
-        assert_eq!((cap.low, cap.high), (1221184, 1587776));
+        assert!((2 << 20..2400 << 10).contains(&cap.estimate), "{cap:?}");
+        assert_eq!((cap.low, cap.high), (2064064, 2683328));
         assert_eq!(cap.within_10pct, 428096);
     }
 

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use super::confidence::half_log_spread;
 use super::segment::{MIN_POINTS, MIN_SPAN, slope};
-use super::{CurvePoint, Level, MEMORY_FLOOR_NS};
+use super::{CurvePoint, Level, same_level};
 use crate::units::HumanBytes;
 
 /// A plateau must explain its points this much better than the ramp
@@ -153,20 +153,31 @@ fn evidences(points: &[CurvePoint], levels: &[Level], floor: f64) -> Vec<Option<
         .collect()
 }
 
-/// The first memory-class plateau (at least [`MEMORY_FLOOR_NS`]) when
-/// another plateau follows it and it lacks the strong evidence a level
-/// beyond the ordinary needs ([`STRONG_POINTS`] points, [`EVIDENCE_STRONG`]
-/// against the ramp from the level below to the next plateau): a noisy
-/// stretch of the climb to memory, which would otherwise be taken for
-/// memory and the true memory for translation cost. (A true memory plateau
-/// before a translation climb spans many sizes.)
-pub(super) fn ramp_memory(points: &[CurvePoint], levels: &[Level], floor: f64) -> Option<usize> {
-    let m = levels.iter().position(|l| l.ns >= MEMORY_FLOOR_NS)?;
-    if m == 0 || m + 1 >= levels.len() {
+/// The first plateau of the curve's last level (`m`, its index in
+/// `plateaus`) when another plateau follows it within a level's step and it
+/// lacks the strong evidence a level beyond the ordinary needs
+/// ([`STRONG_POINTS`] points, [`EVIDENCE_STRONG`] against the ramp from the
+/// plateau below to the next one): a noisy stretch of the climb to the last
+/// level, which would otherwise be taken for it and the true last level for
+/// a climb past it. (A true last plateau before a translation climb spans
+/// many sizes.)
+pub(super) fn ramp_memory(
+    points: &[CurvePoint],
+    plateaus: &[Level],
+    m: usize,
+    floor: f64,
+) -> Option<usize> {
+    if m == 0 || m + 1 >= plateaus.len() {
         return None;
     }
-    let n = levels[m].end - levels[m].start;
-    let e = against_ramp(points, &levels[m - 1], &levels[m], &levels[m + 1], floor);
+    let n = plateaus[m].end - plateaus[m].start;
+    let e = against_ramp(
+        points,
+        &plateaus[m - 1],
+        &plateaus[m],
+        &plateaus[m + 1],
+        floor,
+    );
     (n < STRONG_POINTS && e < EVIDENCE_STRONG).then_some(m)
 }
 
@@ -231,8 +242,10 @@ fn best_stretch(
             let found = (start + MIN_POINTS..=end).rev().find_map(|end| {
                 let span = points[end - 1].size_bytes as f64 / points[start].size_bytes as f64;
                 let candidate = Level::of(points, start, end, true);
+                // A level differs from both neighbours by a level's step.
                 if span < MIN_SPAN
-                    || candidate.ns >= MEMORY_FLOOR_NS
+                    || same_level(candidate.ns, below.ns)
+                    || same_level(candidate.ns, above.ns)
                     || pace(points, start, end) > RAMP_PACE * ramp
                 {
                     return None;
@@ -318,9 +331,10 @@ pub(super) fn select(
     // the plateaus show, the stretch that stands furthest off its ramp
     // (a shared cache's share often climbs too steadily to call flat) is
     // taken as a level when it passes the same test. Only on a curve that
-    // reaches memory: on one cut short, its last level may be a cache, and
-    // the levels sysfs lists beyond the curve are not missing from it.
-    let reaches_memory = |levels: &[Level]| levels.last().is_some_and(|l| l.ns >= MEMORY_FLOOR_NS);
+    // ends on a plateau: on one still rising at its end, its last level may
+    // be a cache, and the levels sysfs lists beyond the curve are not
+    // missing from it.
+    let reaches_memory = |levels: &[Level]| levels.last().is_some_and(|l| l.plateau);
     while caches(&levels) < sysfs_count && reaches_memory(&levels) {
         let Some((k, candidate, e)) = best_stretch(points, smoothed, &levels, floor) else {
             break;
@@ -591,9 +605,10 @@ mod tests {
             level(&points, 5, 8),
             level(&points, 8, 12),
         ];
-        assert_eq!(ramp_memory(&points, &levels, 0.05), Some(1));
+        // Taken for the start of the last level, the 80-104 stretch goes.
+        assert_eq!(ramp_memory(&points, &levels, 1, 0.05), Some(1));
         // A real memory plateau with a translation climb after it stays.
         let levels = vec![level(&points, 0, 4), level(&points, 8, 12)];
-        assert_eq!(ramp_memory(&points, &levels, 0.05), None);
+        assert_eq!(ramp_memory(&points, &levels, 1, 0.05), None);
     }
 }

@@ -10,12 +10,16 @@
 //!   their neighbours, however short) and transitions;
 //! - neighbouring plateaus less than [`LEVEL_RATIO`] apart are one level (a
 //!   wobble, not a step);
-//! - the first plateau of at least [`MEMORY_FLOOR_NS`] is memory; a climb
-//!   after it (of less than 2.5x) is translation cost, not a level ([`tail`]);
+//! - memory is the last level: the one whose latency no larger buffer
+//!   exceeds but by translation cost. No latency makes a level memory (an L2
+//!   behind page walks can read 60+ ns, tuned DRAM less); the plateaus after
+//!   the curve's last step of a level's size are a climb past it, which only
+//!   the other page size tells apart: page walks, or a farther level (CXL
+//!   memory, a remote node), undetermined from one curve ([`tail`]);
 //! - each level's latency is the median of its points, its spread the lowest
-//!   and highest repeat seen on it; its capacity is where the curve leaves
-//!   the plateau (half-way, in log, to the next level, or twice the plateau),
-//!   with the measured sizes either side as its bracket ([`capacity`]);
+//!   and highest repeat seen on it; its capacity is where the fraction of
+//!   loads it serves, read from the two plateaus, falls to one half, with the
+//!   measured sizes either side as its bracket ([`capacity`]);
 //! - a confidence in 0..1 per level from the points behind it, its contrast
 //!   with its neighbours, how stable its repeats are and how wide its bracket
 //!   is ([`confidence`]).
@@ -24,6 +28,7 @@ mod capacity;
 mod clean;
 mod confidence;
 mod evidence;
+mod level_notes;
 mod notes;
 mod segment;
 pub mod tail;
@@ -35,6 +40,10 @@ pub use capacity::{
     refinement_sizes,
 };
 pub use evidence::{EVIDENCE_MIN, EVIDENCE_STRONG, Evidence, Unresolved};
+pub use level_notes::WIDE_BOUNDS;
+use level_notes::{
+    bounds_note, capacity_note, short_memory_note, stability_notes, translation_note,
+};
 pub use notes::ratio;
 use notes::{compare_with_sysfs, describe_transitions, sysfs_level};
 pub use tail::Translation;
@@ -43,8 +52,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::platform::caches::CacheInfo;
 use crate::units::HumanBytes;
-use capacity::Capacity;
-use confidence::{confidence, crosses, half_log_spread};
+use confidence::{confidence, half_log_spread};
 use segment::{MAX_BAND, MERGE_RATIO, median};
 use tail::Tail;
 
@@ -186,10 +194,6 @@ pub fn same_level(a_ns: f64, b_ns: f64) -> bool {
     a_ns.max(b_ns) < a_ns.min(b_ns) * LEVEL_RATIO
 }
 
-/// Memory is at least this slow: every cache level memlat has met is faster
-/// (L3s are 10-45 ns), every DRAM slower (80+ ns).
-pub const MEMORY_FLOOR_NS: f64 = 60.0;
-
 /// A level before naming: a point range and its figures.
 #[derive(Debug, Clone)]
 struct Level {
@@ -239,8 +243,21 @@ fn smoothed(points: &[CurvePoint]) -> Vec<CurvePoint> {
         .collect()
 }
 
+/// Where the curve's last level starts among `plateaus` (by size): after
+/// the last step of at least [`LEVEL_RATIO`] from the plateau before it.
+/// The plateaus from there on are within a level's step of each other: the
+/// first is the last level (memory, when nothing larger exceeds it but
+/// translation), the rest the steps of a climb past it ([`tail`]).
+fn last_level_start(plateaus: &[Level]) -> usize {
+    (1..plateaus.len())
+        .rev()
+        .find(|&k| !same_level(plateaus[k - 1].ns, plateaus[k].ns))
+        .unwrap_or(0)
+}
+
 /// The plateaus of the curve as levels, neighbours closer than
-/// [`LEVEL_RATIO`] joined (the points between them included).
+/// [`LEVEL_RATIO`] joined (the points between them included) up to the
+/// last level, whose later plateaus are left to [`tail::read`].
 fn plateau_levels(
     points: &[CurvePoint],
     smoothed: &[CurvePoint],
@@ -249,27 +266,28 @@ fn plateau_levels(
 ) -> Vec<Level> {
     let x: Vec<f64> = points.iter().map(|p| (p.size_bytes as f64).ln()).collect();
     let y: Vec<f64> = smoothed.iter().map(|p| p.ns.ln()).collect();
+    let mut plateaus: Vec<Level> = segment::segment(&x, &y)
+        .iter()
+        .filter(|g| g.plateau)
+        .map(|g| Level::of(points, g.start, g.end, true))
+        .collect();
+    // A short stretch on the climb to the last level is not that level.
+    while let Some(k) = evidence::ramp_memory(points, &plateaus, last_level_start(&plateaus), sigma)
+    {
+        let l = plateaus.remove(k);
+        unresolved.push(Unresolved::of(points, l.start, l.end));
+    }
+    let memory = last_level_start(&plateaus);
     let mut levels: Vec<Level> = Vec::new();
-    for g in segment::segment(&x, &y).iter().filter(|g| g.plateau) {
-        let level = Level::of(points, g.start, g.end, true);
+    for level in plateaus.into_iter().take(memory + 1) {
         match levels.last() {
-            Some(prev)
-                if prev.ns < MEMORY_FLOOR_NS
-                    && level.ns < MEMORY_FLOOR_NS
-                    && level.ns < prev.ns * LEVEL_RATIO =>
-            {
+            Some(prev) if same_level(prev.ns, level.ns) => {
                 let start = prev.start;
-                *levels.last_mut().unwrap() = Level::of(points, start, g.end, true);
+                *levels.last_mut().unwrap() = Level::of(points, start, level.end, true);
             }
             _ => levels.push(level),
         }
     }
-    // A short memory-class stretch on the climb to memory is not memory.
-    while let Some(k) = evidence::ramp_memory(points, &levels, sigma) {
-        let l = levels.remove(k);
-        unresolved.push(Unresolved::of(points, l.start, l.end));
-    }
-    tail::drop_translation_plateaus(&mut levels);
     // Smoothing may pull a last point that truly rose back onto the plateau;
     // when every repeat of it is well above, it is not on the plateau.
     let last = points.len() - 1;
@@ -340,107 +358,29 @@ fn pause_notes(
     notes
 }
 
-/// The note on a level's capacity: the estimate, its bracket, and where the
-/// plateau starts to give way.
-fn capacity_note(c: &Capacity) -> String {
-    let mut note = if c.low == c.high {
-        format!("capacity about {}", HumanBytes(c.estimate))
-    } else {
-        format!(
-            "capacity {}: the latency leaves its plateau between {} and {}",
-            HumanBytes(c.estimate),
-            HumanBytes(c.low),
-            HumanBytes(c.high)
-        )
-    };
-    if c.high as f64 > c.low as f64 * PLACED {
-        note += &format!(
-            " (bracket {:.0}% wide; `memlat sweep` refines it unless --no-refine)",
-            (c.high as f64 / c.low as f64 - 1.0) * 100.0
-        );
-    }
-    if c.within_10pct < c.low {
-        note += &format!(
-            "; within 10% of its plateau up to {}",
-            HumanBytes(c.within_10pct)
-        );
-    }
-    note
-}
-
-/// Bounds further apart than this factor span a whole power-of-two size
-/// class: no one capacity figure describes the level, so the text says so.
-pub const WIDE_BOUNDS: f64 = 2.0;
-
-/// The note on a level's bounds, where they say more than its capacity: far
-/// apart, missing, or with the edge moving between repeats.
-fn bounds_note(points: &[CurvePoint], b: &CapacityBounds) -> Option<String> {
-    let moved = capacity::edge_moved(points, b);
-    let text = match (b.at_least_bytes, b.at_most_bytes) {
-        (Some(low), Some(high)) if moved || high as f64 > low as f64 * WIDE_BOUNDS => format!(
-            "serves at least {} and at most {} here (every repeat read its latency up to {0}, and the next level's from {1} on)",
-            HumanBytes(low),
-            HumanBytes(high)
-        ),
-        (Some(_), Some(_)) => return None,
-        (Some(low), None) => format!(
-            "serves at least {} here (every repeat read its latency up to there); no size read the next level's latency in every repeat",
-            HumanBytes(low)
-        ),
-        (None, Some(high)) => format!(
-            "serves at most {} here; no size read its latency in every repeat",
-            HumanBytes(high)
-        ),
-        (None, None) => {
-            "no size read its latency, or the next level's, in every repeat: no bounds".into()
-        }
-    };
-    Some(if moved {
-        text + "; its edge moved between repeats (a cache shared with other tenants, or a disturbed run): repeats at one size read both levels"
-    } else {
-        text
-    })
-}
-
-/// The notes of one level: unstable sizes and a memory that is too fast.
-fn stability_notes(
+/// Where the loads a level stops serving go: the first of `pauses` between
+/// it and the next level (a latency the curve settles at, too briefly to
+/// call a level, where a level sysfs lists is missing), or the next level;
+/// its first point's index and its latency.
+fn next_latency(
     points: &[CurvePoint],
     level: &Level,
-    neighbours: &[f64],
-    is_memory: bool,
-) -> Vec<String> {
-    let mut notes = Vec::new();
-    let run = &points[level.start..level.end];
-    let unstable = run
+    next: &Level,
+    pauses: &[Unresolved],
+) -> (usize, f64) {
+    let between = |u: &&Unresolved| {
+        u.from_bytes > points[level.end - 1].size_bytes
+            && u.to_bytes < points[next.start].size_bytes
+    };
+    pauses
         .iter()
-        .filter(|p| neighbours.iter().any(|&nb| crosses(p, level.ns, nb)))
-        .count();
-    if level.plateau && unstable > 0 {
-        notes.push(format!(
-            "unstable: at {unstable} of its {} sizes some repeats reached half-way to a neighbouring level (repeats {:.1}..{:.1} ns); shared with other tenants or disturbed, its figures are uncertain",
-            run.len(),
-            level.spread.0,
-            level.spread.1
-        ));
-    }
-    if is_memory && level.plateau && level.ns < 30.0 {
-        notes.push(format!(
-            "{:.1} ns is fast for memory: the sweep may not reach beyond the last cache",
-            level.ns
-        ));
-    }
-    notes
-}
-
-/// The note on a translation climb.
-fn translation_note(t: &Translation, memory_ns: f64) -> String {
-    format!(
-        "translation cost beyond {}: the latency climbs again, to {:.1} ns at the largest size ({:.2}x memory's {:.1} ns): page walks once the TLBs no longer reach, not a cache level; smaller pages (--pages 4k) bring it to smaller sizes, huge pages push it out. Read from one page size, a prior: a farther tier (CXL memory, a remote node) climbs the same way but stays put when the page size changes (run the climb's sizes again with --pages 4k to tell)",
-        HumanBytes(t.starts_bytes),
-        t.latency_ns_at_largest,
-        t.latency_ns_at_largest / memory_ns,
-        memory_ns
-    )
+        .filter(between)
+        .min_by_key(|u| u.from_bytes)
+        .and_then(|u| {
+            let start = points.iter().position(|p| p.size_bytes == u.from_bytes)?;
+            Some((start, (u.ns_min * u.ns_max).sqrt()))
+        })
+        .unwrap_or((next.start, next.ns))
 }
 
 /// Finds the levels in `curve`; `sysfs` (data caches) is only reported beside them.
@@ -502,6 +442,10 @@ pub fn detect(curve: &[CurvePoint], sysfs: &[CacheInfo]) -> Detection {
         ));
         unresolved.push(stretch);
     }
+    // Where sysfs lists more caches than the curve resolves, a pause stands
+    // for the missing one: the loads a level stops serving go there first.
+    let missing_level = sysfs_cache_levels(sysfs) + 1 > levels.len();
+    let mut pauses = Vec::new();
     for (stretch, note) in pause_notes(&points, &smoothed, &levels) {
         if !unresolved
             .iter()
@@ -509,6 +453,9 @@ pub fn detect(curve: &[CurvePoint], sysfs: &[CacheInfo]) -> Detection {
         {
             notes.push(note);
             unresolved.push(stretch);
+            if missing_level {
+                pauses.push(stretch);
+            }
         }
     }
     unresolved.sort_by_key(|u| u.from_bytes);
@@ -526,13 +473,14 @@ pub fn detect(curve: &[CurvePoint], sysfs: &[CacheInfo]) -> Detection {
         let is_memory = k + 1 == levels.len();
         let next = levels.get(k + 1);
         let cap = next.map(|n| {
+            let (next_start, next_ns) = next_latency(&points, level, n, &pauses);
             capacity::capacity(
                 &smoothed,
                 level.start,
                 level.end - 1,
-                n.start,
+                next_start,
                 level.ns,
-                n.ns,
+                next_ns,
             )
         });
         let neighbours: Vec<f64> = [k.checked_sub(1).map(|i| levels[i].ns), next.map(|n| n.ns)]
@@ -545,7 +493,10 @@ pub fn detect(curve: &[CurvePoint], sysfs: &[CacheInfo]) -> Detection {
             notes_here.push(capacity_note(c));
         }
         notes_here.extend(bounds.and_then(|b| bounds_note(&points, &b)));
-        notes_here.extend(stability_notes(&points, level, &neighbours, is_memory));
+        notes_here.extend(stability_notes(&points, level, &neighbours));
+        if is_memory {
+            notes_here.extend(short_memory_note(&points, level, sysfs));
+        }
         detected.push(DetectedLevel {
             name: if is_memory {
                 "memory".to_string()

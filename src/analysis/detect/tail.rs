@@ -1,14 +1,19 @@
-//! What follows the memory level: a curve that has flattened at memory, one
-//! that climbs again by less than a level's step (translation cost: page
-//! walks once the TLBs no longer reach, not a cache), or one still rising
-//! (the sweep stopped before memory).
+//! What follows the last level: a curve that has flattened there (memory:
+//! the level whose latency no larger buffer exceeds), one that climbs again
+//! (translation cost, page walks once the TLBs no longer reach, or a
+//! farther level: only the other page size tells, [`climb_cause`]), or one
+//! that rose at its last size by a level's step (the sweep stopped before
+//! memory). No latency makes a level memory: an L2 behind page walks on a
+//! board without huge pages can read 60+ ns, tuned DRAM less.
 
-use super::{CurvePoint, Level, MEMORY_FLOOR_NS};
+use super::{CurvePoint, LEVEL_RATIO, Level};
 use serde::{Deserialize, Serialize};
 
 use crate::units::HumanBytes;
 
-/// A climb past memory that is translation cost, not a level.
+/// A climb past the last plateau: translation cost where the page test says
+/// so ([`ClimbCause::Translation`]), a farther level where it says not;
+/// undetermined (`cause` absent) from one curve alone.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Translation {
     /// The first size from which the latency stays above memory's by 10%.
@@ -19,8 +24,9 @@ pub struct Translation {
     /// sweep did ([`climb_cause`]); absent from one curve alone.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page_test: Option<PageTest>,
-    /// What the page test found the climb to be; absent without one (a
-    /// prior: translation).
+    /// What the page test found the climb to be; absent without one:
+    /// undetermined (one page size cannot tell page walks from a farther
+    /// tier, both are a cost paid by a growing share of the loads).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cause: Option<ClimbCause>,
 }
@@ -30,14 +36,6 @@ pub const CLIMB_RATIO: f64 = 1.1;
 
 /// The climb must hold for this many sizes (one high point is noise).
 pub const CLIMB_POINTS: usize = 2;
-
-/// Past memory, a climb of less than this factor is taken for translation
-/// cost when only one page size was measured (a page walk under nested
-/// paging can cost more than one DRAM access): a prior, not a verdict. A
-/// farther tier (CXL at 2.3-3.6x local, a remote node at 1.5-2x) climbs as
-/// much; [`climb_cause`] tells them apart by the page size, and the
-/// detector's note says the climb is untested until then.
-pub const TRANSLATION_RATIO: f64 = 2.5;
 
 /// What a climb past memory is: translation moves with the page size (the
 /// walks start where the TLBs stop reaching, a reach in pages), a farther
@@ -117,58 +115,35 @@ impl super::Detection {
 pub enum Tail {
     /// Flat at the last level (or no points after it).
     Flat,
-    /// Climbing past memory by less than [`TRANSLATION_RATIO`].
+    /// Climbing past the last plateau for [`CLIMB_POINTS`] sizes or more:
+    /// the plateau is memory if the climb is translation cost, which the
+    /// page test tells ([`climb_cause`]); until then undetermined.
     Translation(Translation),
-    /// Rising: the last level is not memory, or memory is not reached.
+    /// The last size alone rose by a level's step ([`LEVEL_RATIO`]) or
+    /// more: the sweep stopped on the way to the next level.
     StillRising,
 }
 
-/// Removes the plateaus after the first memory-class one (at least
-/// [`MEMORY_FLOOR_NS`]) that sit less than [`TRANSLATION_RATIO`] above it:
-/// the steps of a translation climb, not levels.
-pub(super) fn drop_translation_plateaus(levels: &mut Vec<Level>) {
-    if let Some(memory) = levels.iter().position(|l| l.ns >= MEMORY_FLOOR_NS) {
-        let limit = levels[memory].ns * TRANSLATION_RATIO;
-        let mut k = memory + 1;
-        while k < levels.len() && levels[k].ns < limit {
-            k += 1;
-        }
-        if k == levels.len() {
-            levels.truncate(memory + 1);
-        }
-    }
-}
-
-/// Reads the points after `memory` (the last plateau): `smoothed` for the
+/// Reads the points after the last plateau `last_level`: `smoothed` for the
 /// climb's shape, `points` for the figure at the largest size.
-pub(super) fn read(points: &[CurvePoint], smoothed: &[CurvePoint], memory: &Level) -> Tail {
+pub(super) fn read(points: &[CurvePoint], smoothed: &[CurvePoint], last_level: &Level) -> Tail {
     let last = points.len() - 1;
-    let after = &smoothed[memory.end..];
-    let lone_high = memory.end <= last && points[last].ns_min > memory.ns * super::MERGE_RATIO;
+    let after = &smoothed[last_level.end..];
     if after.is_empty() {
         return Tail::Flat;
     }
-    let highest = after.iter().map(|p| p.ns).fold(0.0, f64::max);
-    if memory.ns < MEMORY_FLOOR_NS {
-        let rising = highest > memory.ns * super::MERGE_RATIO || lone_high;
-        return if rising {
-            Tail::StillRising
-        } else {
-            Tail::Flat
-        };
-    }
-    // The first size from which every later point is above memory by 10%.
-    let above = |p: &CurvePoint| p.ns > memory.ns * CLIMB_RATIO;
+    let lone_high =
+        last_level.end <= last && points[last].ns_min > last_level.ns * super::MERGE_RATIO;
+    // The first size from which every later point is above the level by 10%.
+    let above = |p: &CurvePoint| p.ns > last_level.ns * CLIMB_RATIO;
     let held = after.iter().rev().take_while(|p| above(p)).count();
     if held < CLIMB_POINTS {
-        return if lone_high && points[last].ns >= memory.ns * TRANSLATION_RATIO {
+        // One high point: noise, unless every repeat of it rose by a level's step.
+        return if lone_high && points[last].ns_min >= last_level.ns * LEVEL_RATIO {
             Tail::StillRising
         } else {
             Tail::Flat
         };
-    }
-    if highest >= memory.ns * TRANSLATION_RATIO {
-        return Tail::StillRising;
     }
     Tail::Translation(Translation {
         starts_bytes: after[after.len() - held].size_bytes,

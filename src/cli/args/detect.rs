@@ -18,8 +18,9 @@ pub struct DetectArgs {
     #[arg(long, value_name = "BYTES", value_parser = parse_size, default_value = "2K")]
     pub from: u64,
 
-    /// Quick sweep: largest size [default: until the latency is flat at DRAM,
-    /// at most a quarter of available memory and 4G].
+    /// Quick sweep: largest size [default: until the latency has levelled
+    /// beyond the caches sysfs lists, at most a quarter of available memory
+    /// and 4G].
     #[arg(long, value_name = "BYTES", value_parser = parse_size)]
     pub to: Option<u64>,
 

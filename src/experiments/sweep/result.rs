@@ -66,7 +66,8 @@ pub struct SweepConfig {
     /// Largest size: `--to`, or the cap of a sweep that ends where memory does.
     pub to: u64,
     /// Why the sizes end where they do: `to` (asked for with `--to`),
-    /// `flat-dram` (the latency was flat at DRAM for a few sizes) or `cap`
+    /// `flat-dram` (the latency was level for a few sizes beyond every
+    /// cache sysfs lists: memory, by where it lies, not by its latency) or `cap`
     /// (the largest size memlat plans without `--to`).
     #[serde(default = "range_end_to")]
     pub range_end_reason: String,
@@ -137,7 +138,7 @@ fn range_end_to() -> String {
 }
 
 impl SweepConfig {
-    /// Whether the sweep ends where the latency is flat at DRAM (no `--to`).
+    /// Whether the sweep ends where the latency levels beyond the caches (no `--to`).
     pub fn adaptive(&self) -> bool {
         self.range_end_reason != "to"
     }

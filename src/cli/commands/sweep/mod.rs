@@ -199,7 +199,7 @@ fn announce(plan: &SweepPlan, files: &SweepFiles, cpu: usize) {
         HumanBytes(plan.config.sizes[0]),
         HumanBytes(last),
         if plan.config.adaptive() {
-            " (or fewer: it stops where the latency is flat at DRAM)"
+            " (or fewer: it stops where the latency has levelled beyond the caches sysfs lists)"
         } else {
             ""
         },
@@ -255,7 +255,7 @@ fn series(args: &SweepArgs) -> Result<Vec<SeriesKey>> {
     Ok(keys)
 }
 
-/// --from, --to (without it: until flat at DRAM, capped) and --ratio, checked
+/// --from, --to (without it: until level beyond the caches, capped) and --ratio, checked
 /// before any size is computed.
 fn range(args: &SweepArgs, notes: &mut Vec<String>) -> Result<sweep::Range> {
     let ratio = limits::ratio(args.ratio, Origin::Flag("--ratio")).map_err(UsageError::from)?;
@@ -268,7 +268,7 @@ fn range(args: &SweepArgs, notes: &mut Vec<String>) -> Result<sweep::Range> {
         None => {
             let cap = sweep::default_cap(platform::mem_available_bytes());
             notes.push(format!(
-                "without --to the sweep goes on until the latency has been flat at DRAM for {} sizes, at most to {}",
+                "without --to the sweep goes on until the latency has been level for {} sizes beyond the largest cache sysfs lists, at most to {}",
                 sweep::FLAT_POINTS,
                 HumanBytes(cap)
             ));
