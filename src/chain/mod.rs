@@ -38,7 +38,8 @@ pub enum Pattern {
     Stride,
     /// One node per line, visited in one random cycle; defeats prefetchers.
     Random,
-    /// Random within each 4 KiB page, pages in random order: cache misses without TLB misses.
+    /// Random within each base page ([`page_random_page`]: 4 KiB on x86),
+    /// pages in random order: cache misses without TLB misses.
     PageRandom,
 }
 
@@ -65,8 +66,12 @@ pub enum NodeEncoding {
     Delta,
 }
 
-/// The page size `page-random` keeps its nodes within.
-pub const PAGE_RANDOM_PAGE: u64 = 4096;
+/// The page size `page-random` keeps its nodes within: the system's base
+/// page (4 KiB on x86, 16 KiB on Apple silicon under Linux, 64 KiB on
+/// ppc64le and some arm64 kernels), the unit one TLB entry maps.
+pub fn page_random_page() -> u64 {
+    crate::platform::system::base_page_bytes()
+}
 
 /// A cycle of nodes in a buffer of `size` bytes.
 #[derive(Debug, Clone)]
@@ -295,10 +300,11 @@ impl Chain {
         })
     }
 
-    /// Pages in random order, each page's slots in random order before the next page.
-    pub fn page_random(size: u64, line: u64, seed: u64) -> Result<Chain, ChainError> {
+    /// Pages of `page` bytes in random order, each page's slots in random
+    /// order before the next page.
+    pub fn page_random(size: u64, line: u64, page: u64, seed: u64) -> Result<Chain, ChainError> {
         let nodes = Self::slot_count(size, line, "page-random")?;
-        let per_page = (PAGE_RANDOM_PAGE / line).max(1);
+        let per_page = (page / line).max(1);
         let full_pages = nodes / per_page;
         Ok(Chain {
             size,
@@ -325,7 +331,7 @@ impl Chain {
         match pattern {
             Pattern::Stride => Chain::stride(size, stride),
             Pattern::Random => Chain::random(size, line, seed),
-            Pattern::PageRandom => Chain::page_random(size, line, seed),
+            Pattern::PageRandom => Chain::page_random(size, line, page_random_page(), seed),
         }
     }
 

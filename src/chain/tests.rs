@@ -141,15 +141,25 @@ fn every_random_chain_is_one_cycle_through_all_nodes() {
 
 #[test]
 fn page_random_stays_in_a_page_until_it_is_done() {
-    let (size, line) = (64 * 1024, 64);
-    let chain = Chain::page_random(size, line, 3).unwrap();
-    assert!(is_single_cycle(&linked(&chain), chain.len()));
-    let per_page = PAGE_RANDOM_PAGE / line;
-    for k in 0..chain.len() {
-        let page = chain.node_offset(k) / PAGE_RANDOM_PAGE;
-        let page_of_first = chain.node_offset(k - k % per_page) / PAGE_RANDOM_PAGE;
-        assert_eq!(page, page_of_first, "node {k} left its page early");
+    // 4 KiB pages (x86) and 16 KiB (Apple silicon): the page is the system's.
+    let (size, line) = (256 * 1024, 64);
+    for page in [4096, 16384] {
+        let chain = Chain::page_random(size, line, page, 3).unwrap();
+        assert!(is_single_cycle(&linked(&chain), chain.len()));
+        let per_page = page / line;
+        for k in 0..chain.len() {
+            let here = chain.node_offset(k) / page;
+            let page_of_first = chain.node_offset(k - k % per_page) / page;
+            assert_eq!(
+                here, page_of_first,
+                "node {k} left its {page}-byte page early"
+            );
+        }
     }
+    assert_eq!(
+        page_random_page(),
+        crate::platform::system::base_page_bytes()
+    );
 }
 
 #[test]
@@ -200,7 +210,7 @@ fn address_encoding_points_at_successor_addresses() {
 fn too_small_buffers_are_refused() {
     assert!(Chain::stride(0, 64).is_err());
     assert!(Chain::random(64, 64, 0).is_err());
-    assert!(Chain::page_random(100, 64, 0).is_err());
+    assert!(Chain::page_random(100, 64, page_random_page(), 0).is_err());
 }
 
 #[test]

@@ -14,7 +14,9 @@ use crate::experiments::plateaus::MeasuredLevels;
 use crate::platform::caches::Machine;
 use crate::units::HumanBytes;
 
-/// Memory is measured at this multiple of the last-level cache.
+/// Memory is measured at this multiple of the last-level cache: at most
+/// C of the S bytes are resident, so any replacement policy serves at most
+/// 1/8 of the loads from that cache there (LRU none).
 pub const MEMORY_FACTOR: u64 = 8;
 
 /// At most this fraction of available memory goes to the memory level's buffer.

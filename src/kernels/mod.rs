@@ -254,7 +254,7 @@ mod tests {
         let chains = [
             Chain::random(64 * 1024, 64, 5).unwrap(),
             Chain::stride(16 * 1024 + 64, 256).unwrap(),
-            Chain::page_random(32 * 1024, 64, 5).unwrap(),
+            Chain::page_random(32 * 1024, 64, 4096, 5).unwrap(),
         ];
         for chain in &chains {
             for kind in [KernelKind::Pointer, KernelKind::Index, KernelKind::Portable] {

@@ -8,6 +8,7 @@ pub mod affinity;
 pub mod buffer;
 pub mod caches;
 pub mod clock;
+pub mod core_kind;
 pub mod counters;
 pub mod cpuid;
 pub mod host;

@@ -104,7 +104,8 @@ fn levels_and_memory_from_the_sweep() {
         if names != want {
             return Err(format!("levels {names:?}, want {want:?}\n{table}"));
         }
-        for (level, cache) in d.levels.iter().zip(&row.caches) {
+        let drawn = model::draw(row, &mut model::Noise::new(seed));
+        for ((level, cache), (bytes, _, _)) in d.levels.iter().zip(&row.caches).zip(&drawn.caches) {
             let (lo, hi) = cache.ns;
             if !(lo * 0.9..=hi * 1.25).contains(&level.latency_ns) {
                 return Err(format!(
@@ -112,11 +113,15 @@ fn levels_and_memory_from_the_sweep() {
                     level.name, level.latency_ns
                 ));
             }
-            let size = level.size_bytes.unwrap_or(0);
-            if !(cache.serves.0 / 2..=cache.serves.1 * 2).contains(&size) {
+            // Capacity is where the level serves half the loads: the
+            // model's own half-served size for this draw, to within the
+            // sweep's 1.3x grid step.
+            let size = level.size_bytes.unwrap_or(0) as f64;
+            let truth = model::half_served(*bytes, cache.ways, cache.policy) as f64;
+            if !(truth / 1.3..=truth * 1.3).contains(&size) {
                 return Err(format!(
-                    "{} capacity {size}, the row serves {}..{}\n{table}",
-                    level.name, cache.serves.0, cache.serves.1
+                    "{} capacity {size}, half its loads served at {truth:.0} (it serves {bytes})\n{table}",
+                    level.name
                 ));
             }
         }

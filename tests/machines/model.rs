@@ -61,12 +61,15 @@ pub fn draw(row: &Row, noise: &mut Noise) -> Draw {
 /// The fraction of a random cyclic walk over `size` bytes that a level of
 /// `capacity` bytes serves. LRU: each set overflows on its own (random
 /// pages spread lines over sets as a Poisson count), and an overflowing set
-/// misses every load of a cyclic walk. Random replacement: about C / S.
+/// misses every load of a cyclic walk. Random replacement: each miss evicts
+/// a random resident line, so a line survives the (1 - h) S misses between
+/// two visits of it with probability e^-(1-h)S/C; the served fraction h is
+/// the fixed point of that below 1 (all of the walk while it fits).
 pub fn hit_fraction(size: u64, capacity: u64, ways: u32, policy: Policy) -> f64 {
     let s = size as f64;
     let c = capacity as f64;
     match policy {
-        Policy::Random => (c / s).min(1.0),
+        Policy::Random => random_fixed_point(s / c),
         Policy::Lru => {
             let lambda = f64::from(ways) * s / c;
             // Lines in sets holding at most W of them, as a fraction of all lines.
@@ -79,6 +82,38 @@ pub fn hit_fraction(size: u64, capacity: u64, ways: u32, policy: Policy) -> f64 
             (kept / lambda).min(1.0)
         }
     }
+}
+
+/// The h < 1 with h = e^-(1-h)x for a walk `x` times the level's size
+/// (1 where it fits): bisection between 0, where h is short of the right
+/// side, and 1 - ln(x)/x, where the right side's slope is 1 and it is past.
+fn random_fixed_point(x: f64) -> f64 {
+    if x <= 1.0 {
+        return 1.0;
+    }
+    let gap = |h: f64| h - (-(1.0 - h) * x).exp();
+    let (mut lo, mut hi) = (0.0, 1.0 - x.ln() / x);
+    for _ in 0..60 {
+        let mid = (lo + hi) / 2.0;
+        if gap(mid) < 0.0 { lo = mid } else { hi = mid }
+    }
+    (lo + hi) / 2.0
+}
+
+/// The size at which a level of `capacity` bytes serves half the loads of
+/// a random cyclic walk: what memlat's capacity is, for this model
+/// (bisection in log-size on [`hit_fraction`]).
+pub fn half_served(capacity: u64, ways: u32, policy: Policy) -> u64 {
+    let (mut lo, mut hi) = ((capacity as f64 / 16.0).ln(), (capacity as f64 * 16.0).ln());
+    for _ in 0..60 {
+        let mid = (lo + hi) / 2.0;
+        if hit_fraction(mid.exp() as u64, capacity, ways, policy) > 0.5 {
+            lo = mid
+        } else {
+            hi = mid
+        }
+    }
+    ((lo + hi) / 2.0).exp() as u64
 }
 
 /// ns per load of a random chase over `size` bytes.

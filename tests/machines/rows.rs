@@ -12,7 +12,8 @@ pub const G: u64 = 1 << 30;
 pub enum Policy {
     /// Least recently used per set: a cyclic walk longer than the set misses every load.
     Lru,
-    /// Random (or adaptive, scan-resistant): a walk of S bytes over C hits about C / S.
+    /// Random (or adaptive, scan-resistant): a walk of S bytes over C hits
+    /// the h with h = e^-(1-h)S/C, at most C / S.
     Random,
 }
 

@@ -25,14 +25,15 @@ use crate::units::HumanBytes;
 /// parameter, its latency.
 pub const EVIDENCE_MIN: f64 = 9.0;
 
-/// A level beyond those sysfs lists needs this much evidence...
+/// A level beyond those sysfs lists needs this much evidence (about five
+/// and a half standard errors: a claim against the hardware's own list)...
 pub const EVIDENCE_STRONG: f64 = 30.0;
 
 /// ...and this many points.
 pub const STRONG_POINTS: usize = 4;
 
 /// The smallest per-point uncertainty in log latency: repeats that agree
-/// to the nanosecond still vary more than this from run to run.
+/// to the nanosecond still vary more than this (2%) from run to run.
 const SIGMA_FLOOR: f64 = 0.02;
 
 /// A stretch of the curve that looked like a plateau but could not be told

@@ -175,17 +175,31 @@ impl Detection {
     }
 }
 
-/// A repeat below this fraction of its point's median is a disturbed timing.
+/// A repeat below this fraction of its point's median is a disturbed timing:
+/// interference only slows a load, and no two neighbouring levels differ by
+/// 10x at one size (a repeat that fast timed something else: a timer step,
+/// a stalled guest's clock).
 pub const BOGUS_FRACTION: f64 = 0.1;
 
-/// Repeats at one size that differ by this factor or more disagree about the level serving it.
+/// Repeats at one size that differ by this factor or more disagree about the
+/// level serving it: more than a level's step ([`LEVEL_RATIO`]), so not
+/// noise within one level (2-3%) but loads moved to the next level.
 pub const UNSTABLE_RATIO: f64 = 2.0;
 
-/// sysfs and measured capacities further apart than this factor disagree.
+/// sysfs and measured capacities further apart than this factor disagree:
+/// the half-served size of an LRU level lies within a few per cent past its
+/// size, of a random-replacement one at about 1.4x; beyond 1.5x the level
+/// served this thread more or less than sysfs lists (a share, a victim
+/// cache counted with the level below).
 pub const DISAGREE_RATIO: f64 = 1.5;
 
 /// Two levels differ in latency by at least this factor: plateaus closer
-/// than this are one level (or memory and a translation climb after it).
+/// than this are one level (or memory and a climb after it). The premise of
+/// a hierarchy: a level is worth building only when it answers much faster
+/// than the one behind it: every cache level of the real curves steps by
+/// 3x or more (L1 to L2 3.2-3.7x, L2 to L3 3.5-9x, the last cache to memory
+/// 3.6-12x); the smallest step memlat must tell is a remote NUMA node's,
+/// 1.5-2x local memory.
 pub const LEVEL_RATIO: f64 = 1.5;
 
 /// Whether two latencies can be one level's: within [`LEVEL_RATIO`] of
@@ -402,6 +416,9 @@ pub fn detect(curve: &[CurvePoint], sysfs: &[CacheInfo]) -> Detection {
     }
     let smoothed = smoothed(&points);
     let halves: Vec<f64> = points.iter().map(half_log_spread).collect();
+    // The curve's typical per-point uncertainty (log): never below the 2%
+    // run-to-run variation of quiet repeats, never above the 10% at which a
+    // point's repeats no longer place it within a plateau's band.
     let sigma = median(&halves).clamp(0.02, 0.10);
     let mut on_ramp = Vec::new();
     let mut levels = plateau_levels(&points, &smoothed, sigma, &mut on_ramp);

@@ -18,21 +18,31 @@
 //!    transitions. Nothing else becomes a plateau: a level the data do not
 //!    show is not invented.
 
-/// Latencies of one plateau span at most this factor.
+/// Latencies of one plateau span at most this factor: a level serves every
+/// load of its plateau, so its latency moves only with the noise (2-3%
+/// between repeats) and the small growth of translation and set conflicts
+/// across it; a fifth of the [`super::LEVEL_RATIO`] step keeps two levels
+/// out of one plateau.
 pub const FLAT_BAND: f64 = 1.2;
 
 /// Points in a transition that stay within this factor of each other pause
-/// there (a note names the pause; it is not a level).
+/// there (a note names the pause; it is not a level). Looser than a
+/// plateau's [`FLAT_BAND`] (a pause is less settled), tighter than a
+/// level's step [`super::LEVEL_RATIO`] (it must not span two levels).
 pub const MERGE_RATIO: f64 = 1.3;
 
-/// A pause is named only when it stands this far from the plateaus beside it.
+/// A pause is named only when it stands this far from the plateaus beside
+/// it: more than a level's step ([`super::LEVEL_RATIO`]) plus a point's
+/// noise, so it cannot be the edge of either plateau.
 pub const MAX_BAND: f64 = 1.6;
 
 /// A plateau needs at least this many points: two can be a transition that
 /// happens to look flat (or one disturbed point beside a real one).
 pub const MIN_POINTS: usize = 3;
 
-/// A plateau spans at least this factor in size.
+/// A plateau spans at least this factor in size: refined points a few per
+/// cent apart sit on one edge of one level, and a level serves a range of
+/// sizes, not one.
 pub const MIN_SPAN: f64 = 1.2;
 
 /// A plateau's latency grows at most this fast with size (log-log slope):

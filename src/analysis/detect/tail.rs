@@ -31,7 +31,9 @@ pub struct Translation {
     pub cause: Option<ClimbCause>,
 }
 
-/// Latencies this far above memory's, from some size to the end, are a climb.
+/// Latencies this far above the last level's, from some size to the end,
+/// are a climb: about three times the 2-3% by which repeats of one size at
+/// memory differ, so noise does not make one.
 pub const CLIMB_RATIO: f64 = 1.1;
 
 /// The climb must hold for this many sizes (one high point is noise).

@@ -466,6 +466,21 @@ fn another_core(then: &[CacheInfo], now: &[CacheInfo]) -> Option<String> {
     ))
 }
 
+/// Why a sweep measured on a core of kind `then` cannot stand for the core
+/// this thread runs on, of kind `now` ([`crate::platform::core_kind`]): a
+/// P core's plateaus are not an E core's. A sweep that recorded no kind
+/// (one kind of core, or written before memlat recorded it) matches any.
+pub fn another_kind(then: Option<&str>, now: Option<String>) -> Option<String> {
+    let then = then?;
+    match now {
+        Some(now) if now == then => None,
+        now => Some(format!(
+            "it was measured on another kind of core ({then}; this one: {})",
+            now.as_deref().unwrap_or("no kind named")
+        )),
+    }
+}
+
 /// Why the sweep `result` cannot stand for this machine's plateaus (`None`:
 /// it can): another machine or CPU, incomplete, measured more than
 /// [`REMEMBER_DAYS`] days ago (or in the future), plateaus that no cache
@@ -489,6 +504,12 @@ pub fn unfit(
         Some(_) => {}
     }
     if let Some(why) = another_core(&result.sysfs_caches, claimed) {
+        return Some(why);
+    }
+    if let Some(why) = another_kind(
+        result.config.core_kind.as_deref(),
+        crate::platform::current_cpu().and_then(crate::platform::core_kind::core_kind),
+    ) {
         return Some(why);
     }
     if !result.complete {

@@ -92,6 +92,19 @@ fn only_a_complete_recent_sweep_of_this_machine_of_cache_sizes_is_believed() {
         why(&|r| r.host.as_mut().unwrap().machine_id = "other".into()).contains("another machine")
     );
     assert!(why(&|r| r.complete = false).contains("incomplete"));
+    // A sweep of an E core does not stand for this core (of no named kind);
+    // one that names no kind, as before memlat recorded it, does.
+    let kind_here = crate::platform::current_cpu().and_then(crate::platform::core_kind::core_kind);
+    if kind_here.as_deref() != Some("cpu_atom") {
+        assert!(why(&|r| r.config.core_kind = Some("cpu_atom".into())).contains("kind of core"));
+    }
+    assert_eq!(good.config.core_kind, None);
+    assert_eq!(another_kind(None, Some("cpu_core".into())), None);
+    assert_eq!(
+        another_kind(Some("cpu_core"), Some("cpu_core".into())),
+        None
+    );
+    assert!(another_kind(Some("cpu_core"), None).is_some());
     assert!(why(&|r| r.started = "1999-01-01T00:00:00Z".into()).contains("1999"));
     // Sizes multiplied by 1024: plateaus of GiB, which no cache holds.
     let scaled = why(&|r| {

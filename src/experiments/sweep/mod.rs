@@ -176,6 +176,7 @@ impl SweepPlan {
                 line: template.line,
                 seed: template.seed,
                 cpu,
+                core_kind: crate::platform::core_kind::core_kind(cpu),
                 node: template.node,
                 events,
                 refine: true,

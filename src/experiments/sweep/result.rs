@@ -97,6 +97,12 @@ pub struct SweepConfig {
     pub seed: u64,
     /// CPU the measuring thread was pinned to.
     pub cpu: usize,
+    /// The kind of that CPU's core where the part has more than one
+    /// ([`crate::platform::core_kind`]): a remembered sweep stands only for
+    /// cores of its kind. Absent on parts with one kind, and in sweeps
+    /// written before memlat recorded it (which match any core).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub core_kind: Option<String>,
     /// NUMA node the buffers were bound to (`--node`).
     pub node: Option<usize>,
     /// Events counted (`-e`).
