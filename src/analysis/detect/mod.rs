@@ -286,8 +286,7 @@ fn plateau_levels(
         .map(|g| Level::of(points, g.start, g.end, true))
         .collect();
     // A short stretch on the climb to the last level is not that level.
-    while let Some(k) = evidence::ramp_memory(points, &plateaus, last_level_start(&plateaus), sigma)
-    {
+    while let Some(k) = tail::ramp_memory(points, &plateaus, last_level_start(&plateaus), sigma) {
         let l = plateaus.remove(k);
         unresolved.push(Unresolved::of(points, l.start, l.end));
     }

@@ -6,6 +6,7 @@
 //! memory). No latency makes a level memory: an L2 behind page walks on a
 //! board without huge pages can read 60+ ns, tuned DRAM less.
 
+use super::evidence::{EVIDENCE_STRONG, STRONG_POINTS};
 use super::{CurvePoint, LEVEL_RATIO, Level};
 use serde::{Deserialize, Serialize};
 
@@ -155,9 +156,51 @@ pub(super) fn read(points: &[CurvePoint], smoothed: &[CurvePoint], last_level: &
     })
 }
 
+/// The first plateau of the curve's last level (`m`, its index in
+/// `plateaus`) when another plateau follows it within a level's step and it
+/// lacks the strong evidence a level beyond the ordinary needs
+/// ([`STRONG_POINTS`] points, [`EVIDENCE_STRONG`] against the ramp from the
+/// plateau below to the next one): a noisy stretch of the climb to the last
+/// level, which would otherwise be taken for it and the true last level for
+/// a climb past it. (A true last plateau before a translation climb spans
+/// many sizes.)
+pub(super) fn ramp_memory(
+    points: &[CurvePoint],
+    plateaus: &[Level],
+    m: usize,
+    floor: f64,
+) -> Option<usize> {
+    if m == 0 || m + 1 >= plateaus.len() {
+        return None;
+    }
+    let n = plateaus[m].end - plateaus[m].start;
+    let e = super::evidence::against_ramp(
+        points,
+        &plateaus[m - 1],
+        &plateaus[m],
+        &plateaus[m + 1],
+        floor,
+    );
+    (n < STRONG_POINTS && e < EVIDENCE_STRONG).then_some(m)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn point(size: u64, ns: f64, spread: f64) -> CurvePoint {
+        CurvePoint {
+            size_bytes: size,
+            ns,
+            ns_min: ns * (1.0 - spread),
+            ns_max: ns * (1.0 + spread),
+            cycles: 0.0,
+        }
+    }
+
+    fn level(points: &[CurvePoint], start: usize, end: usize) -> Level {
+        Level::of(points, start, end, true)
+    }
 
     #[test]
     fn a_climb_that_stays_with_the_page_is_a_tier() {
@@ -176,5 +219,32 @@ mod tests {
             largest_ns: 215.0,
         };
         assert_eq!(climb_cause(115.0, 190.0, &cxl), ClimbCause::Level);
+    }
+
+    #[test]
+    fn a_stretch_on_the_climb_to_memory_is_not_memory() {
+        // L3 14 ns, then 54, 89, 104 on the way to memory at 140: the
+        // 89-104 pair with a third point is no better than the climb.
+        let sizes = [
+            3300, 4300, 5600, 7300, 9800, 11000, 12400, 16100, 20900, 27100, 35300, 45900,
+        ];
+        let ns = [
+            14.0, 14.7, 15.6, 16.3, 54.0, 80.0, 89.0, 104.0, 129.0, 137.0, 141.0, 146.0,
+        ];
+        let points: Vec<CurvePoint> = sizes
+            .iter()
+            .zip(ns)
+            .map(|(&s, v)| point(s << 10, v, 0.3))
+            .collect();
+        let levels = vec![
+            level(&points, 0, 4),
+            level(&points, 5, 8),
+            level(&points, 8, 12),
+        ];
+        // Taken for the start of the last level, the 80-104 stretch goes.
+        assert_eq!(ramp_memory(&points, &levels, 1, 0.05), Some(1));
+        // A real memory plateau with a translation climb after it stays.
+        let levels = vec![level(&points, 0, 4), level(&points, 8, 12)];
+        assert_eq!(ramp_memory(&points, &levels, 1, 0.05), None);
     }
 }

@@ -17,6 +17,7 @@
 mod remeasure;
 mod result;
 pub mod seq;
+mod stop;
 
 use std::time::{Instant, SystemTime};
 
@@ -24,6 +25,7 @@ use anyhow::{Context, Result};
 
 pub use crate::units::utc_timestamp;
 pub use result::{SeriesKey, SweepConfig, SweepResult};
+pub use stop::{FLAT_BAND, FLAT_POINTS, levelled_beyond_caches};
 
 use crate::analysis::detect::refinement_sizes;
 use crate::chain::Pattern;
@@ -48,18 +50,6 @@ pub const DEFAULT_SAMPLE_MS: u64 = 5;
 /// Without `--to`, a sweep stops this far at the most: a quarter of the
 /// memory available, and no more than 4 GiB.
 pub const CAP: u64 = 4 << 30;
-
-/// Points of the curve that must be level, beyond every cache sysfs
-/// lists, to end a sweep: at the default ratio of 1.3 they span 2.2x in
-/// size, over which a cache still serving part of the buffer would move
-/// the latency by far more than [`FLAT_BAND`] (at most C of S bytes are
-/// resident, so its share falls from C/S to under half of that).
-pub const FLAT_POINTS: usize = 4;
-
-/// How level: the largest of those points' latencies over the smallest.
-/// Repeats of one size at memory differ by 2-3% on a quiet machine; twice
-/// or three times that is noise, a cache's share giving way is more.
-pub const FLAT_BAND: f64 = 1.08;
 
 /// Where a sweep's sizes end.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -88,25 +78,6 @@ pub struct Range {
 /// The cap of a sweep without `--to`: [`CAP`], or a quarter of `available`.
 pub fn default_cap(available: Option<u64>) -> u64 {
     available.map_or(CAP, |a| (a / 4).min(CAP))
-}
-
-/// Whether the curve (size, ns by size) has levelled beyond the caches:
-/// its last [`FLAT_POINTS`] latencies within [`FLAT_BAND`] of each other,
-/// the first of them at a size larger than `largest_cache` (the largest
-/// data cache sysfs lists), which then cannot hold the buffer: the level
-/// there is the last one, memory, unless a larger buffer exceeds it (a
-/// farther tier, told by the detector). No latency says "memory": a flat
-/// L3 at 36 ns and tuned DRAM at 55 ns differ only in where they lie.
-/// Without a listed cache nothing tells the last cache's plateau from
-/// memory's, and the sweep goes on to its cap.
-pub fn levelled_beyond_caches(curve: &[(u64, f64)], largest_cache: Option<u64>) -> bool {
-    let (Some(last), Some(largest)) = (curve.len().checked_sub(FLAT_POINTS), largest_cache) else {
-        return false;
-    };
-    let tail = &curve[last..];
-    let lo = tail.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
-    let hi = tail.iter().map(|p| p.1).fold(0.0, f64::max);
-    tail[0].0 > largest && hi <= lo * FLAT_BAND
 }
 
 /// How long each point of `--percentiles` times loads one by one: enough
@@ -562,39 +533,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_curve_ends_when_level_beyond_the_caches_not_at_a_flat_cache() {
-        let m = |k: u64| k << 20;
-        let curve = |ns: &[f64], from: u64| -> Vec<(u64, f64)> {
-            ns.iter()
-                .enumerate()
-                .map(|(i, &v)| (from * 13u64.pow(i as u32) / 10u64.pow(i as u32), v))
-                .collect()
-        };
-        let l3 = Some(m(32));
-        assert!(levelled_beyond_caches(
-            &curve(&[40.0, 155.0, 160.0, 158.0, 163.0], m(40)),
-            l3
-        ));
-        // Tuned DRAM at 55 ns is memory as much as 160 ns is.
-        assert!(levelled_beyond_caches(
-            &curve(&[40.0, 55.0, 56.0, 55.5, 57.0], m(40)),
-            l3
-        ));
-        // A flat L3 plateau, within the L3 sysfs lists, is not memory.
-        assert!(!levelled_beyond_caches(
-            &curve(&[4.0, 36.0, 37.0, 36.5, 37.5], m(4)),
-            l3
-        ));
-        // Still rising, too few points, or no cache listed: go on.
-        assert!(!levelled_beyond_caches(
-            &curve(&[90.0, 120.0, 140.0, 160.0], m(64)),
-            l3
-        ));
-        assert!(!levelled_beyond_caches(&curve(&[160.0, 161.0], m(64)), l3));
-        assert!(!levelled_beyond_caches(
-            &curve(&[155.0, 160.0, 158.0, 163.0], m(64)),
-            None
-        ));
+    fn the_cap_is_a_quarter_of_memory_at_most() {
         assert_eq!(default_cap(Some(8 << 30)), 2 << 30);
         assert_eq!(default_cap(None), CAP);
     }
