@@ -19,7 +19,7 @@ const SHARES: [f64; 14] = [
 
 /// Idle latency and the (bandwidth bytes/s, latency ns) points.
 pub fn curve(row: &Row, seed: u64) -> (f64, Vec<(f64, f64)>) {
-    let mut noise = Noise::new(seed ^ 0x10AD_ED);
+    let mut noise = Noise::new(seed ^ 0x0010_ADED);
     let d = model::draw(row, &mut noise);
     let m = row.dram;
     let k = (1.0 - m.knee_of_peak) / m.knee_of_peak;
