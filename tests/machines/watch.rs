@@ -30,31 +30,47 @@ pub fn plan(row: &Row, seed: u64) -> Option<(Vec<u64>, u64, u64)> {
     Some((edge.sizes, last.middle(row.line), memory))
 }
 
-/// One interval's edge while the last level serves `share` bytes.
+/// Each reading's noise, as a share of it.
+const NOISE: f64 = 0.02;
+
+/// One interval's edge while the last level serves `share` bytes, with
+/// the slack its noise leaves `h`: three readings (the probe, the level's
+/// middle, memory), each within [`NOISE`] of itself, move
+/// `h = (M - ns) / (M - L)` by at most `3 NOISE M / (M - L)`.
 pub fn interval(
     row: &Row,
     seed: u64,
     share: u64,
     plan: &(Vec<u64>, u64, u64),
-) -> Option<EdgeReading> {
+) -> Option<(EdgeReading, f64)> {
     let mut noise = Noise::new(seed ^ 0xED6E);
     let mut d = model::draw(row, &mut noise);
     d.caches.last_mut().expect("a cache").0 = share;
-    let mut read = |size: u64| noise.jitter(model::latency(row, &d, size), 0.02);
+    let mut read = |size: u64| noise.jitter(model::latency(row, &d, size), NOISE);
     let (sizes, middle, memory) = plan;
     let ns: Vec<f64> = sizes.iter().map(|&s| read(s)).collect();
-    edge_reading(sizes, &ns, read(*middle), read(*memory))
+    let (level, far) = (read(*middle), read(*memory));
+    let slack = 3.0 * NOISE * far / (far - level);
+    Some((edge_reading(sizes, &ns, level, far)?, slack))
 }
 
-/// Whether a reading is true of a level serving `share` bytes: no level
-/// serves more than it holds (a full-cycle chase beyond it reads memory),
-/// and where its probes reach the share, at least half of it is found
+/// Whether a reading over `sizes` is true of a level serving `share`
+/// bytes: no level serves more than it holds (a full-cycle chase beyond it
+/// reads memory), give or take the `slack` in `h` of the probe that served
+/// most; where its probes reach the share, at least half of it is found
 /// (capacity is where half the loads are served); below the smallest
 /// probe the edge must say so.
-fn true_of(r: &EdgeReading, share: u64, smallest: u64) -> Result<(), String> {
+fn true_of(r: &EdgeReading, sizes: &[u64], slack: f64, share: u64) -> Result<(), String> {
     let served = r.served_bytes as f64;
     let s = share as f64;
-    if served > 1.05 * s {
+    let smallest = sizes[0];
+    let most = sizes
+        .iter()
+        .zip(&r.hit)
+        .filter_map(|(&size, h)| h.map(|h| (h * size as f64, size)))
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map_or(0.0, |(_, size)| size as f64);
+    if served > s + slack * most {
         return Err(format!(
             "served {} over the share {}",
             r.served_bytes, share
@@ -81,12 +97,12 @@ fn true_of(r: &EdgeReading, share: u64, smallest: u64) -> Result<(), String> {
 fn the_watch_edge_is_the_share_the_level_serves_and_moves_with_it() {
     every_row("watch edge", |row, seed| {
         let plan = plan(row, seed).ok_or("no cache level to watch")?;
-        let smallest = plan.0[0];
         let (least, most) = row.caches.last().expect("a cache").serves;
-        let quiet = interval(row, seed, most, &plan).ok_or("no quiet reading")?;
-        let busy = interval(row, seed + 1000, least, &plan).ok_or("no busy reading")?;
-        true_of(&quiet, most, smallest).map_err(|e| format!("quiet: {e} (probes {:?})", plan.0))?;
-        true_of(&busy, least, smallest)
+        let (quiet, slack) = interval(row, seed, most, &plan).ok_or("no quiet reading")?;
+        true_of(&quiet, &plan.0, slack, most)
+            .map_err(|e| format!("quiet: {e} (probes {:?})", plan.0))?;
+        let (busy, slack) = interval(row, seed + 1000, least, &plan).ok_or("no busy reading")?;
+        true_of(&busy, &plan.0, slack, least)
             .map_err(|e| format!("with a neighbour: {e} (probes {:?})", plan.0))?;
         // A share that moves by more than the probes' noise moves the edge.
         if least as f64 * 1.2 < most as f64 && busy.served_bytes >= quiet.served_bytes {
