@@ -1,9 +1,17 @@
 //! The knee of a latency-vs-bandwidth curve (`memlat loaded`): where the
-//! chase latency reaches twice its idle value, as traffic grows.
+//! chase latency reaches twice its unloaded value, as traffic grows.
+//!
+//! Unloaded is the least latency seen, idle or under traffic: traffic only
+//! adds queueing in front of the chase and a disturbance only adds time, so
+//! the least is memory's own latency at the clock it runs at. Where memory
+//! clocks up under traffic (DRAM or the fabric leaving a low-power state),
+//! the idle reading is above it, and twice idle would place the knee past
+//! where queueing has doubled the latency.
 
 use serde::{Deserialize, Serialize};
 
-/// The knee is where the latency reaches this multiple of idle.
+/// The knee is where the latency reaches this multiple of unloaded: the
+/// queue in front of the chase is as long as the chase's own service.
 pub const KNEE_FACTOR: f64 = 2.0;
 
 /// The knee of the curve.
@@ -11,16 +19,18 @@ pub const KNEE_FACTOR: f64 = 2.0;
 pub struct Knee {
     /// Bandwidth of the traffic threads there, bytes per second.
     pub bandwidth_bytes_per_second: f64,
-    /// Chase latency there: [`KNEE_FACTOR`] x idle, ns.
+    /// Chase latency there: [`KNEE_FACTOR`] x unloaded (see the module), ns.
     pub latency_ns: f64,
 }
 
 /// The first place, in the order traffic was raised, where latency reaches
-/// [`KNEE_FACTOR`] x `idle_ns`: interpolated (bandwidth and latency) between
-/// the point before and the first point at or beyond; `None` when no point
-/// gets there. `points` are (bandwidth bytes/s, latency ns), lightest first.
+/// [`KNEE_FACTOR`] x unloaded (the least of `idle_ns` and every point):
+/// interpolated (bandwidth and latency) between the point before and the
+/// first point at or beyond; `None` when no point gets there. `points` are
+/// (bandwidth bytes/s, latency ns), lightest first.
 pub fn knee(idle_ns: f64, points: &[(f64, f64)]) -> Option<Knee> {
-    let target = KNEE_FACTOR * idle_ns;
+    let unloaded = points.iter().map(|p| p.1).fold(idle_ns, f64::min);
+    let target = KNEE_FACTOR * unloaded;
     let at = points.iter().position(|&(_, ns)| ns >= target)?;
     let (bw, ns) = points[at];
     let (bw0, ns0) = if at == 0 {
@@ -100,5 +110,15 @@ mod tests {
         // Already past it at the lightest point: between idle and that point.
         let k = knee(100.0, &[(4e9, 300.0)]).unwrap();
         assert!((k.bandwidth_bytes_per_second - 2e9).abs() < 1e3);
+    }
+
+    #[test]
+    fn memory_that_clocks_up_under_traffic_doubles_from_its_working_latency() {
+        // Idle 130 ns at a low memory clock, 100 ns once traffic starts:
+        // queueing doubles 100, not 130.
+        let points = [(2e9, 100.0), (10e9, 150.0), (20e9, 250.0)];
+        let k = knee(130.0, &points).unwrap();
+        assert_eq!(k.latency_ns, 200.0);
+        assert!((k.bandwidth_bytes_per_second - 15e9).abs() < 1e3, "{k:?}");
     }
 }

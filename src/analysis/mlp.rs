@@ -85,6 +85,19 @@ pub fn fastest_chain_latency(measured: &[(u32, f64)]) -> Option<(u32, f64)> {
         .min_by(|a, b| a.1.total_cmp(&b.1))
 }
 
+/// The points of one size, counted against one chain's latency unless a
+/// count shows more loads in flight than chains ([`baseline_suspect`]):
+/// then against [`fastest_chain_latency`], returned with its count.
+pub fn counted(measured: &[(u32, f64)], line: u64) -> (Vec<MlpPoint>, Option<(u32, f64)>) {
+    let single = points(measured, line);
+    if baseline_suspect(&single)
+        && let Some((n, fastest)) = fastest_chain_latency(measured)
+    {
+        return (points_against(measured, line, fastest), Some((n, fastest)));
+    }
+    (single, None)
+}
+
 /// The points of one size against a chain's load latency `reference_ns`.
 pub fn points_against(measured: &[(u32, f64)], line: u64, reference_ns: f64) -> Vec<MlpPoint> {
     measured

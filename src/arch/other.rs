@@ -11,12 +11,9 @@ pub(crate) use super::portable::{
 /// The portable clock chains (through memory: rough).
 pub(crate) const CLOCK_CHAIN_INSTRUCTIONS: [&str; 2] = ["wrapping_add", "wrapping_mul"];
 
-/// No one multiply latency holds for an unknown ISA.
-pub(crate) const MUL_CYCLES: Option<f64> = None;
-
-/// The whole numbers of cycles a 64-bit multiply takes on this ISA's cores:
-/// 2 (Neoverse V2) to 5 (Cortex-A72); RISC-V and others alike.
-pub(crate) const MUL_CYCLES_RANGE: (f64, f64) = (2.0, 5.0);
+/// What this ISA's cores document of the clock chain's multiply.
+pub(crate) const MULTIPLY: crate::platform::clock::Multiply =
+    crate::platform::clock::Multiply::OTHERS;
 
 /// This ISA has no hand-written kernels.
 pub(crate) const HAS_ASM: bool = false;

@@ -36,6 +36,7 @@ pub(crate) use error::system;
 pub use measurement::{Measurement, SPREAD_ADVICE, Sample, curve};
 pub use point::Point;
 pub use sampling::{MAX_ROUNDS, ROUNDS, Strategy, Timed};
+pub use timed::group_size;
 pub use timing::{CycleSource, Timing};
 pub use warmup::warm_up;
 pub use workload::{Walker, Workload, ensure_memory, memory_needed};

@@ -52,7 +52,7 @@ const PRE_WALK_TRIPS: u64 = 1000;
 
 /// The smallest power-of-two group of loads of `ns_per_load` whose time is
 /// at least the timer's cost and [`RESOLUTION_STEPS`] of its steps.
-pub(super) fn group_size(ns_per_load: f64, overhead_ns: f64, resolution_ns: f64) -> u32 {
+pub fn group_size(ns_per_load: f64, overhead_ns: f64, resolution_ns: f64) -> u32 {
     let floor = overhead_ns.max(RESOLUTION_STEPS * resolution_ns);
     let mut group = 1;
     while f64::from(group) * ns_per_load < floor && group < MAX_GROUP {

@@ -134,15 +134,13 @@ pub fn run(
         // than loads among many, which a noisy baseline does not explain
         // twice over. Count against the fastest a chain's load took.
         let mut reference_ns = None;
-        if mlp::baseline_suspect(&points)
-            && let Some((n, fastest)) = mlp::fastest_chain_latency(&measured)
-        {
+        if let (counted, Some((n, fastest))) = mlp::counted(&measured, template.line) {
             let single = measured.iter().find(|(c, _)| *c == 1).map(|(_, ns)| *ns);
             notes.push(format!(
                 "parallelism still exceeded the chain count after {remeasured} new baseline(s): a load took {fastest:.1} ns with {n} chains side by side against {} alone, so the memory system served loads faster under traffic (uncore or fabric clocks that rise with load, as Intel's uncore frequency scaling and AMD's fabric power states do); parallelism is counted against {fastest:.1} ns, the fastest a chain's load took",
                 single.map_or("?".to_string(), |s| format!("{s:.1} ns"))
             ));
-            points = mlp::points_against(&measured, template.line, fastest);
+            points = counted;
             reference_ns = Some(fastest);
         }
         let s = mlp::saturation(&points);

@@ -107,6 +107,24 @@ pub struct TlbPageResult {
     pub agree: bool,
 }
 
+/// Most pages a base-page plan measures by default. A TLB holds entries,
+/// whatever their page size, so the plan counts pages, not bytes: twice the
+/// largest second-level TLB of shipping cores (Zen 5's 4096 entries), so
+/// its step shows with 16 KiB and 64 KiB base pages as with 4 KiB ones
+/// (32 MiB of them reached only 512 pages of 64 KiB).
+pub const BASE_MAX_PAGES: u64 = 8192;
+
+/// Most pages a huge-page plan measures by default: first-level TLBs hold
+/// 32 to 160 huge pages; 1024 of 2 MiB is 2 GiB.
+pub const HUGE_MAX_PAGES: u64 = 1024;
+
+/// The default page count for `page_bytes` pages (`base`: the system's base
+/// page), within a quarter of the `available` memory.
+pub fn default_max_pages(page_bytes: u64, base: bool, available: u64) -> u64 {
+    let most = if base { BASE_MAX_PAGES } else { HUGE_MAX_PAGES };
+    most.min(available / 4 / page_bytes.max(1))
+}
+
 /// Independent passes over the page counts (fresh chains and buffers each, apart in time).
 pub const PASSES: u32 = 3;
 
@@ -337,7 +355,7 @@ pub fn run(
 
 /// Reads the levels every pass agrees on: level by level from the first,
 /// so an L1 dTLB that every pass reads alike stands when the L2 does not.
-fn conclude(r: &mut TlbPageResult, ghz: f64) {
+pub fn conclude(r: &mut TlbPageResult, ghz: f64) {
     let (levels, beyond, notes) = read(&r.points, r.page_bytes, ghz);
     r.readings = pass_readings(&r.points, r.page_bytes);
     let agreed = agreed_levels(&r.readings);
@@ -455,128 +473,5 @@ fn empty_result(page_bytes: u64, claims: &[TlbClaim]) -> TlbPageResult {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn counts_step_a_quarter_doubling() {
-        let c = counts(64);
-        assert_eq!(c, [8, 10, 11, 13, 16, 19, 23, 27, 32, 38, 45, 54, 64]);
-        assert!(counts(4).is_empty());
-    }
-
-    /// A TLB of `l1` entries (+`stlb` ns beyond) and `l2` entries (+`walk` ns beyond).
-    fn model(l1: u64, l2: u64, stlb: f64, walk: f64) -> Vec<TlbPoint> {
-        counts(16384)
-            .into_iter()
-            .map(|pages| {
-                let t = if pages <= l1 {
-                    0.0
-                } else if pages <= l2 {
-                    stlb
-                } else {
-                    walk
-                };
-                TlbPoint {
-                    pages,
-                    spread_ns: 1.3 + t,
-                    packed_ns: 1.3,
-                    translation_ns: t,
-                    spread_ns_by_pass: vec![1.3 + t; 3],
-                }
-            })
-            .collect()
-    }
-
-    #[test]
-    fn finds_both_levels_and_the_walk() {
-        let (levels, beyond, notes) = read(&model(96, 2048, 1.8, 25.0), 4096, 3.9);
-        assert_eq!(levels.len(), 2, "{levels:?} {notes:?}");
-        assert_eq!(levels[0].name, "L1 dTLB");
-        let off = |got: u64, want: f64| (got as f64 / want - 1.0).abs();
-        assert!(off(levels[0].entries, 96.0) < 0.25, "{levels:?}");
-        assert!(off(levels[1].entries, 2048.0) < 0.25, "{levels:?}");
-        assert_eq!(levels[0].reach_bytes, levels[0].entries * 4096);
-        assert!((levels[0].miss_cost_ns - 1.8).abs() < 0.3);
-        assert!((levels[0].miss_cost_cycles - 1.8 * 3.9).abs() < 1.5);
-        assert!((beyond.unwrap() - 25.0).abs() < 2.0);
-        assert!(notes[0].contains("page walk"));
-    }
-
-    #[test]
-    fn one_step_or_none_is_said() {
-        let (levels, _, notes) = read(&model(32, 1 << 30, 2.0, 0.0), 2 << 20, 0.0);
-        assert_eq!(levels.len(), 1);
-        assert!(notes[0].contains("cannot tell"));
-        assert_eq!(levels[0].miss_cost_cycles, 0.0);
-        let (levels, beyond, notes) = read(&model(1 << 30, 1 << 31, 2.0, 9.0), 4096, 3.0);
-        assert!(levels.is_empty() && beyond.is_none());
-        assert!(notes[0].contains("raise --max-pages"));
-        // Every count already misses the first level (a VM's fractured pages).
-        let (levels, _, notes) = read(&model(0, 1 << 30, 1.8, 0.0), 2 << 20, 3.0);
-        assert!(levels.is_empty());
-        assert!(notes[0].contains("already costs 1.80 ns"), "{notes:?}");
-    }
-
-    #[test]
-    fn passes_agree_only_on_as_many_levels_with_close_entries() {
-        let points = model(96, 2048, 1.8, 25.0);
-        let readings = pass_readings(&points, 4096);
-        assert_eq!(readings.len(), 3);
-        assert!(readings_agree(&readings), "{readings:?}");
-        assert!(readings_agree(&[
-            vec![70, 2651],
-            vec![67, 2500],
-            vec![72, 2800]
-        ]));
-        assert!(!readings_agree(&[vec![70, 2651], vec![67], vec![72, 2800]]));
-        assert!(!readings_agree(&[vec![70], vec![140], vec![72]]));
-        assert!(!readings_agree(&[]));
-    }
-
-    #[test]
-    fn an_l2_the_passes_disagree_on_leaves_the_l1_standing() {
-        // The Zen 5 guest: every pass reads an L1 dTLB near 96 entries, the
-        // L2 at 2048, 2900 and 3600 (more than AGREE_RATIO apart).
-        let passes: Vec<Vec<TlbPoint>> = [2048, 2900, 3600]
-            .iter()
-            .map(|&l2| model(96, l2, 1.8, 25.0))
-            .collect();
-        let mut r = empty_result(4096, &[]);
-        r.points = passes[0]
-            .iter()
-            .enumerate()
-            .map(|(i, p)| {
-                let by_pass: Vec<f64> = passes.iter().map(|q| q[i].spread_ns).collect();
-                let spread = crate::analysis::stats::median(&by_pass);
-                TlbPoint {
-                    spread_ns: spread,
-                    translation_ns: spread - p.packed_ns,
-                    spread_ns_by_pass: by_pass,
-                    ..p.clone()
-                }
-            })
-            .collect();
-        conclude(&mut r, 3.9);
-        assert_eq!(agreed_levels(&r.readings), 1, "{:?}", r.readings);
-        assert!(!r.agree);
-        assert_eq!(r.levels.len(), 1, "{:?} {:?}", r.levels, r.notes);
-        assert_eq!(r.levels[0].name, "L1 dTLB");
-        assert!((r.levels[0].entries as f64 / 96.0 - 1.0).abs() < 0.25);
-        assert!(r.beyond_all_ns.is_none());
-        assert!(
-            r.notes.iter().any(|n| n.contains("first 1 level(s) only")),
-            "{:?}",
-            r.notes
-        );
-        // Passes that disagree on the L1 already report nothing.
-        assert_eq!(
-            agreed_levels(&[vec![70, 2651], vec![140, 2600], vec![72, 2800]]),
-            0
-        );
-        assert_eq!(
-            agreed_levels(&[vec![70, 2651], vec![67], vec![72, 2800]]),
-            1
-        );
-    }
-}
+#[path = "tlb_tests.rs"]
+mod tests;

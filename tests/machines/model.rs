@@ -283,13 +283,15 @@ pub fn assoc(row: &Row, level: usize, seed: u64) -> (Vec<AssocPoint>, f64, f64) 
 }
 
 /// `mlp`'s points at memory: N chains side by side complete min(N, misses
-/// in flight) loads a memory latency.
+/// in flight) loads a memory latency; one chain alone finds memory at its
+/// idle clock where memory clocks up under traffic.
 pub fn mlp(row: &Row, seed: u64) -> Vec<(u32, f64)> {
     let mut noise = Noise::new(seed);
     let d = draw(row, &mut noise);
     (1..=16u32)
         .map(|n| {
-            let ns = d.memory_ns / f64::from(n.min(row.misses_in_flight));
+            let idle = if n == 1 { row.dram.clocks_up } else { 1.0 };
+            let ns = idle * d.memory_ns / f64::from(n.min(row.misses_in_flight));
             (n, noise.jitter(ns, 0.01))
         })
         .collect()

@@ -3,6 +3,8 @@
 //! the table). A figure nobody has verified is a range, and the verdict is
 //! asserted to fall inside it. A new machine is one row.
 
+use super::parts::*;
+
 pub const K: u64 = 1 << 10;
 pub const M: u64 = 1 << 20;
 pub const G: u64 = 1 << 30;
@@ -75,6 +77,12 @@ pub struct Row {
     pub misses_in_flight: u32,
     /// Core clock, GHz.
     pub ghz: f64,
+    /// The core: clock chains, load-use, TLB entries by page size.
+    pub core: Core,
+    /// Memory: refresh, and latency under traffic.
+    pub dram: Dram,
+    /// The timer `--distribution` reads.
+    pub timer: Timer,
 }
 
 const fn lru(serves: (u64, u64), ways: u32, ns: (f64, f64)) -> Cache {
@@ -135,6 +143,9 @@ pub fn rows() -> Vec<Row> {
             walk_ns: 25.0,
             misses_in_flight: 13,
             ghz: 3.5,
+            core: GOLDEN_COVE,
+            dram: DDR5_8CH,
+            timer: tsc("TSC 2.0 GHz (8480+ base clock)", 2.0),
         },
         Row {
             id: 2,
@@ -162,6 +173,9 @@ pub fn rows() -> Vec<Row> {
             walk_ns: 25.0,
             misses_in_flight: 16,
             ghz: 3.0,
+            core: GOLDEN_COVE,
+            dram: DDR5_8CH,
+            timer: tsc("TSC 2.3 GHz (the guest, issue 36)", 2.3),
         },
         Row {
             id: 3,
@@ -191,6 +205,9 @@ pub fn rows() -> Vec<Row> {
             walk_ns: 20.0,
             misses_in_flight: 16,
             ghz: 3.0,
+            core: GOLDEN_COVE,
+            dram: HBM2E_MAX,
+            timer: tsc("TSC 1.9 GHz (9480 base clock)", 1.9),
         },
         Row {
             id: 4,
@@ -218,6 +235,9 @@ pub fn rows() -> Vec<Row> {
             walk_ns: 30.0,
             misses_in_flight: 22,
             ghz: 3.15,
+            core: ZEN3,
+            dram: DDR4_8CH,
+            timer: tsc("TSC 2.45 GHz (unverified)", 2.45),
         },
         Row {
             id: 5,
@@ -246,6 +266,9 @@ pub fn rows() -> Vec<Row> {
             walk_ns: 15.0,
             misses_in_flight: 24,
             ghz: 4.5,
+            core: ZEN4,
+            dram: DDR5_12CH,
+            timer: tsc("TSC 2.4 GHz (9654 base clock)", 2.4),
         },
         Row {
             id: 6,
@@ -273,6 +296,9 @@ pub fn rows() -> Vec<Row> {
             walk_ns: 15.0,
             misses_in_flight: 24,
             ghz: 4.7,
+            core: ZEN4,
+            dram: DDR5_2CH,
+            timer: tsc("TSC 4.2 GHz (7950X3D base clock)", 4.2),
         },
         Row {
             id: 7,
@@ -300,6 +326,12 @@ pub fn rows() -> Vec<Row> {
             walk_ns: 30.0,
             misses_in_flight: 24,
             ghz: 4.25,
+            core: ZEN5,
+            dram: DDR5_ZEN5,
+            timer: tsc(
+                "TSC 2.596 GHz (the guest is told; cores run 4.2-4.3)",
+                2.596,
+            ),
         },
         Row {
             id: 8,
@@ -329,6 +361,9 @@ pub fn rows() -> Vec<Row> {
             walk_ns: 15.0,
             misses_in_flight: 32,
             ghz: 3.49,
+            core: AVALANCHE,
+            dram: LPDDR5_M2,
+            timer: generic("cntvct 24 MHz (Apple silicon)", 24.0),
         },
         Row {
             id: 9,
@@ -356,6 +391,9 @@ pub fn rows() -> Vec<Row> {
             walk_ns: 20.0,
             misses_in_flight: 16,
             ghz: 2.5,
+            core: NEOVERSE_N1,
+            dram: DDR4_GRAVITON2,
+            timer: generic("cntvct 121.875 MHz (Graviton2, unverified)", 121.875),
         },
         Row {
             id: 10,
@@ -383,6 +421,9 @@ pub fn rows() -> Vec<Row> {
             walk_ns: 20.0,
             misses_in_flight: 32,
             ghz: 3.1,
+            core: NEOVERSE_V2,
+            dram: LPDDR5X_GRACE,
+            timer: generic("cntvct 1 GHz (Armv8.6 and later)", 1000.0),
         },
         Row {
             id: 11,
@@ -410,6 +451,9 @@ pub fn rows() -> Vec<Row> {
             walk_ns: 20.0,
             misses_in_flight: 32,
             ghz: 3.8,
+            core: POWER10,
+            dram: DDR4_OMI,
+            timer: generic("timebase 512 MHz (Power ISA)", 512.0),
         },
         Row {
             id: 12,
@@ -443,6 +487,9 @@ pub fn rows() -> Vec<Row> {
             walk_ns: 45.0,
             misses_in_flight: 4,
             ghz: 1.5,
+            core: U74,
+            dram: LPDDR4_32BIT,
+            timer: generic("rdtime 4 MHz (jh7110 dtsi timebase-frequency)", 4.0),
         },
         Row {
             id: 13,
@@ -470,6 +517,9 @@ pub fn rows() -> Vec<Row> {
             walk_ns: 20.0,
             misses_in_flight: 16,
             ghz: 3.0,
+            core: GOLDEN_COVE,
+            dram: DDR5_8CH,
+            timer: tsc("TSC 2.3 GHz", 2.3),
         },
         Row {
             id: 14,
@@ -497,6 +547,9 @@ pub fn rows() -> Vec<Row> {
             walk_ns: 20.0,
             misses_in_flight: 16,
             ghz: 3.5,
+            core: GOLDEN_COVE,
+            dram: DDR5_8CH,
+            timer: tsc("TSC 2.0 GHz", 2.0),
         },
         Row {
             id: 15,
@@ -523,6 +576,14 @@ pub fn rows() -> Vec<Row> {
             walk_ns: 30.0,
             misses_in_flight: 24,
             ghz: 4.25,
+            core: ZEN5,
+            dram: DDR5_ZEN5,
+            timer: Timer {
+                name: "TSC 2.596 GHz in 26-tick (10.0 ns) steps (the guest's timelines)",
+                ghz: 2.596,
+                step_ns: 10.0,
+                read_ns: 12.0,
+            },
         },
         Row {
             id: 16,
@@ -555,6 +616,9 @@ pub fn rows() -> Vec<Row> {
             walk_ns: 30.0,
             misses_in_flight: 6,
             ghz: 1.8,
+            core: CORTEX_A72,
+            dram: LPDDR4_32BIT,
+            timer: generic("cntvct 24 MHz (TF-A rk3399_def.h)", 24.0),
         },
     ]
 }

@@ -16,13 +16,9 @@ pub(crate) use timed::{TIMESTAMP, timed_chase, timestamp_ticks_per_ns};
 /// The clock chains' instructions, as the ISA writes them.
 pub(crate) const CLOCK_CHAIN_INSTRUCTIONS: [&str; 2] = ["add x, x, x", "mul x, x, x"];
 
-/// The multiply's documented latency on every core of this ISA, if one
-/// number holds for all (it does not: 2 to 5 cycles, by core).
-pub(crate) const MUL_CYCLES: Option<f64> = None;
-
-/// The whole numbers of cycles a 64-bit multiply takes on this ISA's cores:
-/// 2 (Neoverse V2) to 5 (Cortex-A72); RISC-V and others alike.
-pub(crate) const MUL_CYCLES_RANGE: (f64, f64) = (2.0, 5.0);
+/// What this ISA's cores document of the clock chain's multiply.
+pub(crate) const MULTIPLY: crate::platform::clock::Multiply =
+    crate::platform::clock::Multiply::OTHERS;
 
 /// This ISA has hand-written kernels.
 pub(crate) const HAS_ASM: bool = true;

@@ -18,14 +18,9 @@ pub(crate) use timed::{TIMESTAMP, timed_chase, timestamp_ticks_per_ns};
 /// The clock chains' instructions, as the ISA writes them.
 pub(crate) const CLOCK_CHAIN_INSTRUCTIONS: [&str; 2] = ["add r64, r64", "imul r64, r64"];
 
-/// The multiply's latency where the chains disagree (a renamer folding
-/// adds): imul r64, r64 takes 3 cycles on every Intel core since Sandy
-/// Bridge and every AMD Zen, the cores whose renamers fold.
-pub(crate) const MUL_CYCLES: Option<f64> = Some(3.0);
-
-/// The whole numbers of cycles imul r64, r64 takes on x86 cores: 3 on Intel
-/// since Sandy Bridge and AMD Zen, up to 6 on AMD Jaguar and Bulldozer.
-pub(crate) const MUL_CYCLES_RANGE: (f64, f64) = (3.0, 6.0);
+/// What this ISA's cores document of the clock chain's multiply.
+pub(crate) const MULTIPLY: crate::platform::clock::Multiply =
+    crate::platform::clock::Multiply::X86_64;
 
 /// This ISA has hand-written kernels.
 pub(crate) const HAS_ASM: bool = true;

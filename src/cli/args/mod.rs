@@ -248,7 +248,8 @@ pub enum Command {
     /// after every 4 KiB swept from heavy to none (MLC's loaded latency).
     /// Each point: the chase latency (min, median, max) and the bandwidth the
     /// traffic threads counted themselves; the knee is where latency reaches
-    /// twice idle.
+    /// twice unloaded (the least latency seen: below idle where memory
+    /// clocks up under traffic).
     ///
     /// Every thread is pinned: traffic first on other cores of the chaser's
     /// NUMA node, one thread a core, then second SMT threads, then other nodes,

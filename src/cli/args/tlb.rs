@@ -15,7 +15,7 @@ pub struct TlbArgs {
     #[arg(long, value_name = "SIZES", value_delimiter = ',', value_parser = ["4k", "2m", "1g"])]
     pub page_sizes: Vec<String>,
 
-    /// Most pages to touch [default: 8192 of 4 KiB, 1024 of 2 MiB (less when
+    /// Most pages to touch [default: 8192 base pages, 1024 of 2 MiB (less when
     /// memory is short), 16 of 1 GiB].
     #[arg(long, value_name = "N")]
     pub max_pages: Option<u64>,

@@ -133,11 +133,11 @@ fn document(r: &LoadedResult, value: &serde_json::Value) -> Result<Document> {
     }
     let mut lines = vec![match r.knee {
         Some(k) => format!(
-            "knee: latency reaches twice idle ({:.1} ns) at {:.0} MB/s",
+            "knee: latency reaches twice unloaded ({:.1} ns) at {:.0} MB/s",
             k.latency_ns,
             k.bandwidth_bytes_per_second / 1e6
         ),
-        None => "knee: not reached (latency stayed below twice idle)".into(),
+        None => "knee: not reached (latency stayed below twice unloaded)".into(),
     }];
     lines.extend(r.notes.iter().map(|n| format!("note: {n}")));
     d.lines(lines);

@@ -71,7 +71,11 @@ fn plans(args: &TlbArgs) -> Result<(Vec<PagePlan>, Vec<String>)> {
                         HumanBytes(base)
                     ));
                 }
-                (base, PageRequest::Base, (32 << 20) / base)
+                (
+                    base,
+                    PageRequest::Base,
+                    tlb::default_max_pages(base, true, available),
+                )
             }
             "2m" => {
                 let huge = crate::platform::system::thp_page_bytes().unwrap_or(2 << 20);
@@ -82,7 +86,11 @@ fn plans(args: &TlbArgs) -> Result<(Vec<PagePlan>, Vec<String>)> {
                         HumanBytes(huge)
                     ));
                 }
-                (huge, PageRequest::Thp, (available / 4 / huge).min(1024))
+                (
+                    huge,
+                    PageRequest::Thp,
+                    tlb::default_max_pages(huge, false, available),
+                )
             }
             _ => {
                 if gig_free < 2 {

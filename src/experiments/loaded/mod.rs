@@ -3,8 +3,8 @@
 //! a random chain beyond the caches; `threads` others read or write their own
 //! buffers with a delay after every 4 KiB, swept from heavy to none. Each
 //! point pairs the chase latency with the bandwidth the traffic threads
-//! counted themselves; the knee is where latency reaches twice idle
-//! ([`crate::analysis::loaded`]).
+//! counted themselves; the knee is where latency reaches twice unloaded,
+//! the least latency seen ([`crate::analysis::loaded`]).
 
 pub mod plan;
 pub mod traffic;
@@ -80,7 +80,7 @@ pub struct LoadedResult {
     pub idle_latency_ns: f64,
     /// Idle first, then each delay as measured.
     pub points: Vec<LoadedPoint>,
-    /// Where latency reaches twice idle; null if it never does.
+    /// Where latency reaches twice unloaded (the least seen); null if it never does.
     pub knee: Option<Knee>,
     /// Where every thread ran.
     pub cpus: CpuPlan,

@@ -24,7 +24,7 @@ pub fn chart(r: &LoadedResult) -> Chart {
         .map(|k| Marker {
             at: k.bandwidth_bytes_per_second / 1e9,
             label: format!(
-                "knee: 2x idle at {:.1} GB/s",
+                "knee: 2x unloaded at {:.1} GB/s",
                 k.bandwidth_bytes_per_second / 1e9
             ),
         })

@@ -181,23 +181,78 @@ pub struct ClockEstimate {
     pub suspect: Option<String>,
 }
 
+/// What an ISA's cores document of the 64-bit multiply the clock's second
+/// chain times: a multiply cannot be folded at rename, so its time over the
+/// add's is a whole number of cycles when the adds were not folded either.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Multiply {
+    /// The whole numbers of cycles it takes on the ISA's cores, least and most.
+    pub cycles: (f64, f64),
+    /// The cycles to read the multiply chain by when the ratio is none of
+    /// them (a renamer folding adds): one number that holds on every core
+    /// whose renamer folds, where there is one.
+    pub fallback: Option<f64>,
+    /// The ISA, as the verdicts name it.
+    pub isa: &'static str,
+}
+
+impl Multiply {
+    /// x86-64's `imul r64, r64`: 3 cycles on every Intel core since Sandy
+    /// Bridge and every AMD Zen (the cores whose renamers fold adds), up to
+    /// 6 on AMD Jaguar and Bulldozer.
+    pub const X86_64: Multiply = Multiply {
+        cycles: (3.0, 6.0),
+        fallback: Some(3.0),
+        isa: "x86",
+    };
+
+    /// Arm's and RISC-V's `mul x, x, x` (and any other ISA's): 2 cycles
+    /// (Neoverse V2) to 5 (Cortex-A72), by core, so no one number holds.
+    pub const OTHERS: Multiply = Multiply {
+        cycles: (2.0, 5.0),
+        fallback: None,
+        isa: "Arm and RISC-V",
+    };
+
+    /// This build's ISA.
+    pub const HOST: Multiply = crate::arch::MULTIPLY;
+
+    /// The multiply latency in cycles that a multiply / add time `ratio`
+    /// shows, if it is one the ISA documents: a whole number of cycles
+    /// within [`Multiply::cycles`], to 5%.
+    pub fn documented(&self, ratio: f64) -> Option<f64> {
+        let (low, high) = self.cycles;
+        let whole = ratio.round();
+        ((low..=high).contains(&whole) && (ratio - whole).abs() <= 0.05 * whole).then_some(whole)
+    }
+}
+
 /// The multiply latency in cycles that a multiply / add time `ratio` shows,
-/// if it is one the ISA documents.
+/// if it is one this build's ISA documents ([`Multiply::documented`]).
 pub fn documented_mul_cycles(ratio: f64) -> Option<f64> {
-    // A multiply takes a whole number of cycles, within the range the ISA's
-    // cores document (x86: 3 to 6; Arm and RISC-V: 2 to 5), to 5%.
-    let (low, high) = crate::arch::MUL_CYCLES_RANGE;
-    let whole = ratio.round();
-    ((low..=high).contains(&whole) && (ratio - whole).abs() <= 0.05 * whole).then_some(whole)
+    Multiply::HOST.documented(ratio)
 }
 
 impl ClockEstimate {
     /// Judges chain timings (ns per instruction) against each other and
     /// against the clocks shipping cores run at; `claims` are kept to be shown.
     pub fn from_timings(add_ns: f64, mul_ns: f64, claims: Vec<FrequencyClaim>) -> ClockEstimate {
+        Self::judged(add_ns, mul_ns, claims, Multiply::HOST)
+    }
+
+    /// [`ClockEstimate::from_timings`] for the cores of the ISA whose
+    /// multiply is `multiply` (a model of another machine judges its chains
+    /// by the rule memlat applies there).
+    pub fn judged(
+        add_ns: f64,
+        mul_ns: f64,
+        claims: Vec<FrequencyClaim>,
+        multiply: Multiply,
+    ) -> ClockEstimate {
         let ratio = mul_ns / add_ns;
-        let mul_cycles = documented_mul_cycles(ratio);
-        let fallback_cycles = crate::arch::MUL_CYCLES;
+        let mul_cycles = multiply.documented(ratio);
+        let fallback_cycles = multiply.fallback;
+        let (low, high) = multiply.cycles;
         let add_ghz = 1.0 / add_ns;
         let mul_ghz = mul_cycles.or(fallback_cycles).map(|c| c / mul_ns);
         let agree = mul_cycles.is_some();
@@ -210,14 +265,15 @@ impl ClockEstimate {
                 m,
                 ClockChain::Mul,
                 Some(format!(
-                    "the add and multiply chains disagree (multiply / add = {ratio:.2}, not a whole number of cycles from 3 to 6): cycles come from the multiply chain at its 3 cycles on current cores ({m:.3} GHz) and are uncertain"
+                    "the add and multiply chains disagree (multiply / add = {ratio:.2}, not a whole number of cycles from {low} to {high}): cycles come from the multiply chain at its {} cycles on current cores ({m:.3} GHz) and are uncertain",
+                    fallback_cycles.unwrap_or(f64::NAN)
                 )),
             ),
             (false, None) => (
                 add_ghz,
                 ClockChain::Add,
                 Some(format!(
-                    "the multiply / add time ratio {ratio:.2} is not a whole number of cycles from 2 to 5: the add chain's {add_ghz:.3} GHz is unconfirmed (an emulator, or a busy machine)"
+                    "the multiply / add time ratio {ratio:.2} is not a whole number of cycles from {low} to {high}: the add chain's {add_ghz:.3} GHz is unconfirmed (an emulator, or a busy machine)"
                 )),
             ),
         };
@@ -342,7 +398,7 @@ mod tests {
     fn chains_that_agree_give_the_add_clock() {
         // 3.5 GHz: an add takes 0.2857 ns and a 3-cycle multiply 0.857 ns
         // (2 and 3 cycles elsewhere: 0.571 or 0.857 ns).
-        let mul = crate::arch::MUL_CYCLES.unwrap_or(2.0);
+        let mul = Multiply::HOST.fallback.unwrap_or(2.0);
         let e = ClockEstimate::from_timings(1.0 / 3.5, mul / 3.5, claim(2.5));
         assert!(e.agree && e.suspect.is_none(), "{e:?}");
         assert!((e.ghz - 3.5).abs() < 1e-9);
@@ -362,7 +418,7 @@ mod tests {
         let e = ClockEstimate::from_timings(1.0 / 17.5, 3.0 / 3.5, Vec::new());
         assert!(!e.agree);
         assert!(e.suspect.is_some());
-        if crate::arch::MUL_CYCLES.is_some() {
+        if Multiply::HOST.fallback.is_some() {
             assert!((e.ghz - 3.5).abs() < 1e-9, "{e:?}");
             assert_eq!(e.sample_chain(), (ClockChain::Mul, 3.0));
         }
@@ -370,7 +426,7 @@ mod tests {
 
     #[test]
     fn documented_multiply_latencies() {
-        if crate::arch::MUL_CYCLES == Some(3.0) {
+        if Multiply::HOST.fallback == Some(3.0) {
             assert_eq!(documented_mul_cycles(3.1), Some(3.0));
             assert_eq!(documented_mul_cycles(2.6), None);
             assert_eq!(documented_mul_cycles(15.0), None);
