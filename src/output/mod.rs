@@ -62,9 +62,23 @@ fn envelope<'a, T: Serialize>(kind: &'a str, value: &'a T) -> Result<Envelope<'a
     let Some(fields) = shape.as_object() else {
         anyhow::bail!("a {kind} result must serialize to a JSON object");
     };
-    let own = |k: &str| fields.contains_key(k);
+    Ok(envelope_of(kind, value, |k| fields.contains_key(k)))
+}
+
+/// [`result_json`] of a result whose own top-level fields are `own`, told
+/// without the JSON tree [`result_json`] makes of it to find them (a
+/// merged file of large sweeps would take four times its text).
+pub fn result_json_of<T: Serialize>(kind: &str, value: &T, own: &[&str]) -> Result<String> {
+    json(&envelope_of(kind, value, |k| own.contains(&k)))
+}
+
+fn envelope_of<'a, T: Serialize>(
+    kind: &'a str,
+    value: &'a T,
+    own: impl Fn(&str) -> bool,
+) -> Envelope<'a, T> {
     let started = mark_started();
-    Ok(Envelope {
+    Envelope {
         schema_version: SCHEMA_VERSION,
         kind,
         memlat_version: (!own("memlat_version")).then_some(env!("CARGO_PKG_VERSION")),
@@ -75,7 +89,7 @@ fn envelope<'a, T: Serialize>(kind: &'a str, value: &'a T) -> Result<Envelope<'a
             .then(|| crate::units::utc_timestamp(std::time::SystemTime::now())),
         noise: (!own("noise")).then_some(serde_json::Value::Null),
         result: value,
-    })
+    }
 }
 
 /// `value` (a JSON object) as a result of `kind` on this host, pretty-printed.
