@@ -67,9 +67,19 @@ fn envelope<'a, T: Serialize>(kind: &'a str, value: &'a T) -> Result<Envelope<'a
 
 /// [`result_json`] of a result whose own top-level fields are `own`, told
 /// without the JSON tree [`result_json`] makes of it to find them (a
-/// merged file of large sweeps would take four times its text).
-pub fn result_json_of<T: Serialize>(kind: &str, value: &T, own: &[&str]) -> Result<String> {
-    json(&envelope_of(kind, value, |k| own.contains(&k)))
+/// merged file of large sweeps would take four times its text), written
+/// into room for `expected` bytes: grown by doubling, the text would be
+/// copied on its way, both copies held at once.
+pub fn result_json_of<T: Serialize>(
+    kind: &str,
+    value: &T,
+    own: &[&str],
+    expected: usize,
+) -> Result<String> {
+    let mut out = Vec::with_capacity(expected);
+    serde_json::to_writer_pretty(&mut out, &envelope_of(kind, value, |k| own.contains(&k)))?;
+    out.push(b'\n');
+    Ok(String::from_utf8(out)?)
 }
 
 fn envelope_of<'a, T: Serialize>(
