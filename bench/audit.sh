@@ -11,6 +11,7 @@ set -u
 M=$(realpath "${1:-target/release/memlat}")
 D=$(realpath "${2:-target/debug/memlat}")
 FIX=$(realpath "$(dirname "$0")/../tests/fixtures/curves/amd-epyc-zen3-fc-thp-b.json")
+BENCH=$(realpath "$(dirname "$0")")
 W=$(mktemp -d)
 cd "$W" || exit 1
 declare -A pass fail
@@ -343,6 +344,27 @@ if [ "$(id -u)" = 0 ]; then
 else
   echo "  (not root: the links another user plants are skipped)"
 fi
+echo "-- 6: a 234 MiB sweep through every reader: at most 4 times what it reads, under 1 GB"
+python3 "$BENCH/big_sweep.py" big.json 232
+BIG=$(stat -c %s big.json)
+while read -r n cmd; do
+  start=$(date +%s.%N)
+  # shellcheck disable=SC2086 # the command's words
+  /usr/bin/time -f "%M" -o rss.txt timeout 300 "$M" --max-input $((n * 256)) $cmd </dev/null >/dev/null 2>err.txt
+  rc=$?
+  took=$(echo "$(date +%s.%N) - $start" | bc)
+  kib=$(tail -1 rss.txt)
+  echo "  ${cmd%% *}: $((kib >> 10)) MiB peak, $(echo "scale=2; $kib * 1024 / ($n * $BIG)" | bc)x the $(((n * BIG) >> 20)) MiB read, ${took%.*} s"
+  if [ "$rc" = 0 ] && [ "$((kib * 1024))" -le "$((4 * n * BIG))" ] && [ "$kib" -lt 976562 ]; then ok memory; else
+    ko memory "${cmd%% *} rc=$rc ${kib} KiB :: $(head -c 200 err.txt)"; fi
+done <<EOF2
+1 detect big.json
+1 plot big.json -o big.svg
+1 report big.json -o big.html
+1 merge big.json -o bigm.json
+2 compare big.json big.json -o big.txt
+EOF2
+rm -f big.json big.svg big.html bigm.json big.txt
 echo "-- 2, 3: watch's -o: one run at a time, an earlier result kept without --force"
 cp "$FIX" x.json; hx=$(md5sum <x.json)
 refuse x.json -- "$M" watch --plateaus x.json -o x.json; same loss x.json "$hx"

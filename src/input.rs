@@ -5,11 +5,15 @@
 //! One bound, [`max_bytes`] (256 MiB unless changed with `--max-input`),
 //! on what reading costs in memory, for all of a command's inputs
 //! together: the text (read with that bound, so `/dev/zero` cannot fill
-//! memory), and the JSON tree parsed from it ([`admit_tree`], estimated
-//! from the text's shape before it is parsed, [`tree_bytes`]): a tree
-//! takes 4 to 7 times its text (a sweep 4, a file of short arrays far more),
-//! so a file is refused before its tree is built, not after it filled
-//! memory. A real result is a few MiB; the bound is far above any.
+//! memory), and the JSON trees parsed from it ([`admit_tree`], estimated
+//! from the text's shape before each is built, [`tree_bytes`]): a tree
+//! takes 4 to 7 times its text (a sweep 4, a file of short arrays far
+//! more), so a file is refused before its tree is built, not after it
+//! filled memory. A sweep's points, the bulk of the only results that grow
+//! large, are read into their structs, not a tree (`readback::split`):
+//! about half their text, so a sweep as large as the bound is read in
+//! under twice it, and no reader holds more than 4 times what it read
+//! (tests/memory.rs). A real result is a few MiB; the bound is far above any.
 
 use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
@@ -128,27 +132,6 @@ pub fn admit_tree(text: &str, name: &str) -> Result<(), InputError> {
     }
 }
 
-/// The text of `path` for a reader that parses it into a JSON tree:
-/// refused before it is read when its size alone shows that text and tree
-/// would pass the bound (a tree takes at least as much as its text), else
-/// read ([`read_text`]) and its tree counted ([`admit_tree`]).
-pub fn read_text_for_tree(path: &Path) -> Result<String, InputError> {
-    let name = path.display().to_string();
-    if let Ok(meta) = std::fs::metadata(path)
-        && meta.is_file()
-        && meta.len().saturating_mul(2) > max_bytes()
-    {
-        return Err(InputError::TooCostly {
-            path: name,
-            need: meta.len().saturating_mul(2) >> 20,
-            limit: max_bytes() >> 20,
-        });
-    }
-    let text = read_text(path)?;
-    admit_tree(&text, &name)?;
-    Ok(text)
-}
-
 /// Counts `len` more bytes against the bound for all inputs together;
 /// `false` when they would pass it.
 fn reserve(len: u64) -> bool {
@@ -228,8 +211,11 @@ pub(crate) fn kind_of(meta: &std::fs::Metadata) -> &'static str {
 /// [`InputError::TooLarge`].
 /// A NUL byte ends the read at once: no text memlat reads holds one, and
 /// /dev/zero on standard input is then refused at its first block.
-fn bounded(reader: impl Read, name: &str, max: u64) -> Result<String, InputError> {
-    let mut bytes = Vec::new();
+/// `expected` (a regular file's length) sizes the buffer once: grown by
+/// doubling, a 234 MiB text would be copied on its way and left with room
+/// for 256.
+fn bounded(reader: impl Read, name: &str, max: u64, expected: u64) -> Result<String, InputError> {
+    let mut bytes = Vec::with_capacity(expected.min(max).saturating_add(1) as usize);
     let mut limited = reader.take(max.saturating_add(1));
     let mut block = vec![0u8; 64 << 10];
     loop {
@@ -262,7 +248,7 @@ fn bounded(reader: impl Read, name: &str, max: u64) -> Result<String, InputError
 pub fn read_text(path: &Path) -> Result<String, InputError> {
     let name = path.display().to_string();
     if path.as_os_str() == "-" {
-        return bounded(std::io::stdin().lock(), "standard input", max_bytes());
+        return bounded(std::io::stdin().lock(), "standard input", max_bytes(), 0);
     }
     // O_NONBLOCK: opening a FIFO without a writer returns at once; it is
     // then refused as not a regular file.
@@ -290,7 +276,7 @@ pub fn read_text(path: &Path) -> Result<String, InputError> {
             limit: max_bytes() >> 20,
         });
     }
-    bounded(file, &name, max_bytes())
+    bounded(file, &name, max_bytes(), meta.len())
 }
 
 #[cfg(test)]
@@ -330,7 +316,7 @@ mod tests {
     fn a_nul_byte_ends_the_read_at_once() {
         let zeros = std::io::repeat(0);
         assert!(matches!(
-            bounded(zeros, "standard input", u64::MAX),
+            bounded(zeros, "standard input", u64::MAX, 0),
             Err(InputError::NotText { .. })
         ));
     }
@@ -349,13 +335,13 @@ mod tests {
     #[test]
     fn reading_stops_at_the_bound() {
         let big = std::io::repeat(b'x');
-        match bounded(big, "zeros", 1000) {
+        match bounded(big, "zeros", 1000, 0) {
             Err(InputError::TooLarge { limit: 0, .. }) => {}
             other => panic!("{other:?}"),
         }
-        assert_eq!(bounded(&b"abc"[..], "t", 3).unwrap(), "abc");
+        assert_eq!(bounded(&b"abc"[..], "t", 3, 3).unwrap(), "abc");
         assert!(matches!(
-            bounded(&[0xff, 0xfe][..], "t", 3),
+            bounded(&[0xff, 0xfe][..], "t", 3, 0),
             Err(InputError::NotText { .. })
         ));
     }

@@ -15,13 +15,19 @@ use crate::error::UsageError;
 use crate::limits;
 
 mod shapes;
+mod split;
 
-/// The JSON of one result file's `text` (read from `path`), checked: a
-/// watch's JSON lines read as one object, any other text as one JSON
-/// document; then what every reader asks of it ([`check`]). The text is
-/// dropped once parsed. A refusal names the file, and the field where
-/// there is one; strings from the file in it are escaped and cut.
-pub fn parse(text: String, path: &Path) -> Result<Value, UsageError> {
+pub use split::Parsed;
+
+/// One result file's `text` (read from `path`), checked: a watch's JSON
+/// lines read as one object, any other text as one JSON document; then
+/// what every reader asks of it ([`check`]). A sweep's points are read
+/// into their structs and a merged file's results one by one, each from
+/// its slice of the text, never the whole file into one JSON tree
+/// (`split` says why); the text is dropped once read. A refusal names the
+/// file, and the field where there is one; strings from the file in it
+/// are escaped and cut.
+pub fn parse(text: String, path: &Path) -> Result<Parsed, UsageError> {
     // A refusal may quote the file (serde quotes a value of the wrong
     // type whole): escaped and cut here, once, for every reader.
     parse_unbounded(text, path).map_err(|e| {
@@ -29,23 +35,37 @@ pub fn parse(text: String, path: &Path) -> Result<Value, UsageError> {
     })
 }
 
-fn parse_unbounded(text: String, path: &Path) -> Result<Value, UsageError> {
-    let watch = crate::experiments::watch::record::read_lines(&text)
+fn parse_unbounded(text: String, path: &Path) -> Result<Parsed, UsageError> {
+    if !watch_header(&text) {
+        return split::file(&text, path);
+    }
+    crate::input::admit_tree(&text, &path.display().to_string())
+        .map_err(|e| UsageError(e.to_string()))?;
+    let value = crate::experiments::watch::record::read_lines(&text)
         .transpose()
-        .map_err(|e| UsageError(format!("{}: a damaged watch file: {e}", path.display())))?;
-    let value: Value = match watch {
-        Some(value) => value,
-        None => serde_json::from_str(&text).map_err(|e| {
-            UsageError(format!(
-                "{} is not a memlat result (JSON: {e}); give files written with --format json, --json or memlat merge",
-                path.display()
-            ))
-        })?,
-    };
+        .map_err(|e| UsageError(format!("{}: a damaged watch file: {e}", path.display())))?
+        .unwrap_or(Value::Null);
     drop(text);
     result(&value, path)?;
     check(&kind_of(&value), &value, path)?;
-    Ok(value)
+    Ok(Parsed {
+        value,
+        sweep: None,
+        results: Vec::new(),
+    })
+}
+
+/// Whether `text` starts with a watch's header line, told without a tree
+/// of that line (a sweep written on one line is all first line).
+fn watch_header(text: &str) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Header {
+        kind: Option<String>,
+        record: Option<String>,
+    }
+    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    serde_json::from_str::<Header>(first)
+        .is_ok_and(|h| h.kind.as_deref() == Some("watch") && h.record.as_deref() == Some("header"))
 }
 
 /// The most GB/s a figure may claim: a core's L1 serves at most about

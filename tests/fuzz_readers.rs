@@ -270,21 +270,29 @@ fn mutate(rng: &mut Rng, name: &str, vals: &mut [Value]) -> (String, Want) {
 /// when accepted.
 fn read_and_show(text: &str, name: &str) -> Result<(), String> {
     let path = Path::new(name);
-    let value = readback::parse(text.to_string(), path).map_err(|e| e.0)?;
-    let kind = Kind::parse(&readback::kind_of(&value)).expect("an accepted kind is known");
-    let shown = memlat::output::present::present(kind, name, &value);
+    let parsed = readback::parse(text.to_string(), path).map_err(|e| e.0)?;
+    show(&parsed, name);
+    // A merged file's results are shown one by one, as readers expand them.
+    parsed.results.iter().for_each(|r| show(r, name));
+    Ok(())
+}
+
+/// The headline, charts and measurements of a result read back, and a
+/// sweep's detection.
+fn show(parsed: &readback::Parsed, name: &str) {
+    let kind = Kind::parse(&readback::kind_of(&parsed.value)).expect("an accepted kind is known");
+    let sweep = parsed.sweep.as_deref();
+    assert_eq!(sweep.is_some(), kind == Kind::Sweep, "{name}");
+    let shown = memlat::output::present::present_read(kind, name, &parsed.value, sweep);
     for t in &shown.headline {
         let text = t.text();
         assert!(!text.contains('\u{1b}'), "{name}: raw ESC in a table");
         let _ = t.markdown();
     }
-    let _ = memlat::analysis::compare::measurements(&value);
-    if kind == Kind::Sweep {
-        let sweep = memlat::experiments::sweep::SweepResult::parse(text, path)
-            .map_err(|e| format!("{e:#}"))?;
+    let _ = memlat::analysis::compare::measurements_of(&parsed.value, sweep);
+    if let Some(sweep) = sweep {
         let _ = sweep.detect();
     }
-    Ok(())
 }
 
 #[test]

@@ -524,16 +524,43 @@ fn round_four_reading_costs_a_bounded_multiple_of_the_text() {
             "more than the bound of 8 MiB",
         );
     }
-    // A sweep is read straight into its struct: a bound that a tree
-    // would pass is enough for detect.
+    // A sweep's points are read straight into their structs by every
+    // reader, a merged file's sweeps too: a bound that its tree would pass
+    // (384 KB of text, about 1.5 MB of tree) is enough.
     let sweep = fixture("amd-epyc-zen3-fc-thp-b.json");
+    let merged = dir.path().join("m.json");
     memlat()
-        .args(["detect", "--max-input", "1"])
+        .args(["merge", "--max-input", "1", "-o"])
+        .arg(&merged)
         .arg(&sweep)
         .assert()
         .success();
+    for cmd in ["detect", "report", "merge"] {
+        memlat()
+            .args([cmd, "--max-input", "1"])
+            .arg(&sweep)
+            .assert()
+            .success();
+    }
+    memlat()
+        .args(["report", "--max-input", "1"])
+        .arg(&merged)
+        .assert()
+        .success();
+    // Both files, about 1 MB of text: their trees would take 3 MB more.
+    memlat()
+        .args(["compare", "--max-input", "2"])
+        .arg(&sweep)
+        .arg(&merged)
+        .assert()
+        .success();
+    // A sweep's other fields are a tree, counted: 200,000 short strings
+    // in its sysfs_caches (a tree of about 10 MB) are refused, naming the bound.
+    let noisy = sweep_file(dir.path(), "noisy.json", |v| {
+        v["sysfs_caches"] = serde_json::json!(vec!["x"; 200_000]);
+    });
     refused(
-        memlat().args(["report", "--max-input", "1"]).arg(&sweep),
-        "reading it would take",
+        memlat().args(["report", "--max-input", "2"]).arg(&noisy),
+        "more than the bound of 2 MiB",
     );
 }

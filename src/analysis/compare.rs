@@ -8,13 +8,16 @@
 //! measurement is any object with `size`, `ns_per_load` (a summary with a
 //! `median`) and `samples` (each with its `ns_per_load`).
 
-use std::borrow::Borrow;
+use std::borrow::{Borrow, Cow};
 use std::collections::HashMap;
 
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::analysis::stats::{self, RatioEstimate};
+use crate::chain::Pattern;
+use crate::engine::Measurement;
+use crate::experiments::sweep::{SeriesKey, SweepResult};
 use crate::units::HumanBytes;
 
 /// A difference below this (relative) is not called significant, whatever
@@ -56,19 +59,98 @@ pub fn measurements(value: &Value) -> Vec<Found> {
     out
 }
 
+/// [`measurements`] of a result that may be a sweep read into its struct
+/// (`value` then holds its other fields, [`crate::readback::Parsed`]):
+/// the same measurements in the same order, read from the points' structs.
+pub fn measurements_of(value: &Value, sweep: Option<&SweepResult>) -> Vec<Found> {
+    let Some(sweep) = sweep else {
+        return measurements(value);
+    };
+    let random: Vec<(u64, Vec<f64>)> = sweep
+        .points
+        .iter()
+        .filter(|m| m.pattern == Pattern::Random)
+        .map(|m| (m.size, m.samples.iter().map(|s| s.ns_per_load).collect()))
+        .collect();
+    let mut out = pooled(&value["detection"]["levels"], &random);
+    drop(random);
+    if let Value::Object(map) = value {
+        for (key, child) in map {
+            if key == "points" {
+                out.extend(sweep.points.iter().map(found));
+            } else if key != "detection" && key != "sysfs_caches" {
+                collect(child, None, &mut out);
+            }
+        }
+    }
+    out
+}
+
+/// One point of a sweep as [`collect`] finds it in its JSON.
+fn found(m: &Measurement) -> Found {
+    let line = SeriesKey::of(m).label();
+    let samples: Vec<f64> = m.samples.iter().map(|s| s.ns_per_load).collect();
+    Found {
+        key: format!("{line} {}", HumanBytes(m.size)),
+        series: line,
+        size: m.size,
+        samples: if samples.is_empty() {
+            vec![m.ns_per_load.median]
+        } else {
+            samples
+        },
+        median: m.ns_per_load.median,
+    }
+}
+
+/// `value` as [`conditions`] reads it: a sweep read into its struct gets
+/// its first point back (conditions stated per point are read from the
+/// first), the rest of its points left out.
+pub fn condition_view<'a>(value: &'a Value, sweep: Option<&SweepResult>) -> Cow<'a, Value> {
+    match (sweep.and_then(|s| s.points.first()), value) {
+        (Some(first), Value::Object(map)) => {
+            let mut map = map.clone();
+            let first = serde_json::to_value(first).unwrap_or(Value::Null);
+            map.insert("points".into(), Value::Array(vec![first]));
+            Cow::Owned(Value::Object(map))
+        }
+        _ => Cow::Borrowed(value),
+    }
+}
+
 /// A sweep's detected levels as measurements: the repeats of the random
 /// series' points on each level's plateau (from past the previous level's
 /// capacity, with a 20% margin, to the largest size within 10% of the
 /// plateau; memory from twice the last capacity), pooled. Comparing levels
 /// weighs many repeats, not one point's two or three.
 pub fn levels(value: &Value) -> Vec<Found> {
-    let Some(levels) = value["detection"]["levels"].as_array() else {
+    let levels = &value["detection"]["levels"];
+    if !levels.is_array() {
+        return Vec::new();
+    }
+    let random: Vec<(u64, Vec<f64>)> = value["points"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["pattern"] == "random")
+        .filter_map(|m| {
+            let samples = m["samples"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|x| x["ns_per_load"].as_f64());
+            Some((m["size"].as_u64()?, samples.collect()))
+        })
+        .collect();
+    pooled(levels, &random)
+}
+
+/// [`levels`] of the detected `levels` (a JSON array) and the random
+/// series' points, each its size and its repeats' ns per load.
+fn pooled(levels: &Value, random: &[(u64, Vec<f64>)]) -> Vec<Found> {
+    let Some(levels) = levels.as_array() else {
         return Vec::new();
     };
-    let points: Vec<&Value> = value["points"]
-        .as_array()
-        .map(|p| p.iter().filter(|m| m["pattern"] == "random").collect())
-        .unwrap_or_default();
     let mut out = Vec::new();
     let mut lower = 0u64;
     for (k, level) in levels.iter().enumerate() {
@@ -78,16 +160,10 @@ pub fn levels(value: &Value) -> Vec<Found> {
             .as_u64()
             .or(capacity)
             .unwrap_or(u64::MAX);
-        let samples: Vec<f64> = points
+        let samples: Vec<f64> = random
             .iter()
-            .filter(|m| m["size"].as_u64().is_some_and(|s| s > lower && s <= upper))
-            .flat_map(|m| {
-                m["samples"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|x| x["ns_per_load"].as_f64())
-            })
+            .filter(|(s, _)| *s > lower && *s <= upper)
+            .flat_map(|(_, samples)| samples.iter().copied())
             .collect();
         if !samples.is_empty() {
             out.push(Found {
@@ -411,6 +487,22 @@ mod tests {
             [("level L1", 4), ("level L2", 2), ("level memory", 2)]
         );
         assert_eq!(measurements(&v)[0].key, "level L1");
+    }
+
+    #[test]
+    fn a_sweep_read_into_its_struct_gives_what_its_tree_gives() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/curves/amd-epyc-zen3-fc-thp-b.json");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let tree: Value = serde_json::from_str(&text).unwrap();
+        let read = crate::readback::parse(text, &path).unwrap();
+        let sweep = read.sweep.as_deref();
+        assert_eq!(read.value["points"], json!([]));
+        let found = measurements_of(&read.value, sweep);
+        assert!(found.len() > 80 && found[0].key.starts_with("level "));
+        assert_eq!(found, measurements(&tree));
+        let view = condition_view(&read.value, sweep);
+        assert_eq!(conditions(&[view]), conditions(&[&tree]));
     }
 
     #[test]

@@ -131,6 +131,22 @@ pub fn median_in_place(values: &mut [f64]) -> f64 {
     if n == 0 {
         return f64::NAN;
     }
+    // A point's few repeats (a sweep's 2 to 6): sorted by insertion, several
+    // times faster than selection's setup at this size; the same median.
+    if n <= 16 {
+        for k in 1..n {
+            let mut j = k;
+            while j > 0 && values[j - 1].total_cmp(&values[j]).is_gt() {
+                values.swap(j - 1, j);
+                j -= 1;
+            }
+        }
+        return if n % 2 == 1 {
+            values[n / 2]
+        } else {
+            (values[n / 2 - 1] + values[n / 2]) / 2.0
+        };
+    }
     let (below, &mut mid, _) = values.select_nth_unstable_by(n / 2, f64::total_cmp);
     if n % 2 == 1 {
         mid
@@ -163,12 +179,20 @@ pub fn ratio_of_medians(a: &[f64], b: &[f64]) -> Option<RatioEstimate> {
         .map(|_| draw(b, &mut rb) / draw(a, &mut ra))
         .filter(|r| r.is_finite())
         .collect();
-    ratios.sort_by(f64::total_cmp);
-    let at = |q: f64| ratios[((ratios.len() - 1) as f64 * q).round() as usize];
+    if ratios.is_empty() {
+        return None;
+    }
+    // The two quantiles selected, not the whole list sorted: a compare of
+    // two 50,000-point sweeps bootstraps every point.
+    let mut at = |q: f64| {
+        let k = ((ratios.len() - 1) as f64 * q).round() as usize;
+        *ratios.select_nth_unstable_by(k, f64::total_cmp).1
+    };
+    let (low, high) = (at(0.025), at(0.975));
     Some(RatioEstimate {
         ratio: mb / ma,
-        low: at(0.025),
-        high: at(0.975),
+        low,
+        high,
     })
 }
 
@@ -283,6 +307,16 @@ mod comparison_tests {
         assert!(ratio_of_medians(&[], &a).is_none());
         // The same inputs give the same interval.
         assert_eq!(ratio_of_medians(&a, &double), ratio_of_medians(&a, &double));
+    }
+
+    #[test]
+    fn the_median_in_place_is_the_median_at_every_length() {
+        let mut rng = crate::chain::SplitMix64::new(7);
+        for n in 1..40 {
+            let mut values: Vec<f64> = (0..n).map(|_| (rng.below(50) as f64) * 0.5).collect();
+            let want = median(&values);
+            assert_eq!(median_in_place(&mut values), want, "{n}");
+        }
     }
 
     #[test]

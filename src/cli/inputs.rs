@@ -7,10 +7,11 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde_json::Value;
 
+use crate::analysis::compare;
 use crate::error::UsageError;
 
 /// One result read back.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Loaded {
     /// How tables name it: the file name, and the host for a merged one.
     pub label: String,
@@ -18,8 +19,18 @@ pub struct Loaded {
     pub path: PathBuf,
     /// Its kind (`run`, `sweep`, ...), recorded or inferred.
     pub kind: String,
-    /// The JSON.
+    /// The JSON; a sweep's without its points (an empty array), which are
+    /// in `sweep` ([`crate::readback::Parsed`]).
     pub value: Value,
+    /// A sweep, read into its struct.
+    pub sweep: Option<Box<crate::experiments::sweep::SweepResult>>,
+}
+
+impl Loaded {
+    /// Its measurements to compare ([`compare::measurements_of`]).
+    pub fn measurements(&self) -> Vec<compare::Found> {
+        compare::measurements_of(&self.value, self.sweep.as_deref())
+    }
 }
 
 pub use crate::readback::{KINDS, kind_of};
@@ -32,34 +43,30 @@ fn stem(path: &Path) -> String {
 }
 
 /// Reads `paths`, expanding merged files; says on stderr when a file is
-/// older than this memlat's layout. Each file's JSON tree is counted
-/// against the bound on what reading takes before it is built
-/// ([`crate::input::admit_tree`]), its text dropped once parsed, and a
-/// merged file's results moved out of it, not copied.
+/// older than this memlat's layout. What reading a file builds is
+/// counted against the bound on what reading takes before it is built,
+/// its text dropped once read ([`crate::readback::parse`]).
 pub fn load(paths: &[PathBuf]) -> Result<Vec<Loaded>> {
     let mut out = Vec::new();
     for path in paths {
-        let text = crate::input::read_text_for_tree(path).map_err(|e| UsageError(e.to_string()))?;
-        let mut value = crate::readback::parse(text, path)?;
-        if value["kind"] == "merged" {
-            let results = match value.get_mut("results") {
-                Some(Value::Array(results)) => std::mem::take(results),
-                _ => Vec::new(),
-            };
-            for r in results {
-                let host = r["host"]["hostname"].as_str().unwrap_or("?");
-                let file = r["_file"].as_str().unwrap_or("?");
+        let text = crate::input::read_text(path).map_err(|e| UsageError(e.to_string()))?;
+        let parsed = crate::readback::parse(text, path)?;
+        if parsed.value["kind"] == "merged" {
+            for r in parsed.results {
+                let host = r.value["host"]["hostname"].as_str().unwrap_or("?");
+                let file = r.value["_file"].as_str().unwrap_or("?");
                 let label = format!("{}:{}", label_part(host), label_part(file));
                 out.push(Loaded {
                     label,
                     path: path.clone(),
-                    kind: kind_of(&r),
-                    value: r,
+                    kind: kind_of(&r.value),
+                    value: r.value,
+                    sweep: r.sweep,
                 });
             }
             continue;
         }
-        if value.get("schema_version").is_none() {
+        if parsed.value.get("schema_version").is_none() {
             crate::cli::common::notice(&format!(
                 "{} has no schema_version (memlat 0.1.0, or a hand-made file): read as schema 1, without host",
                 path.display()
@@ -68,8 +75,9 @@ pub fn load(paths: &[PathBuf]) -> Result<Vec<Loaded>> {
         out.push(Loaded {
             label: label_part(&stem(path)),
             path: path.clone(),
-            kind: kind_of(&value),
-            value,
+            kind: kind_of(&parsed.value),
+            value: parsed.value,
+            sweep: parsed.sweep,
         });
     }
     unique_labels(&mut out);

@@ -62,9 +62,33 @@ fn envelope<'a, T: Serialize>(kind: &'a str, value: &'a T) -> Result<Envelope<'a
     let Some(fields) = shape.as_object() else {
         anyhow::bail!("a {kind} result must serialize to a JSON object");
     };
-    let own = |k: &str| fields.contains_key(k);
+    Ok(envelope_of(kind, value, |k| fields.contains_key(k)))
+}
+
+/// [`result_json`] of a result whose own top-level fields are `own`, told
+/// without the JSON tree [`result_json`] makes of it to find them (a
+/// merged file of large sweeps would take four times its text), written
+/// into room for `expected` bytes: grown by doubling, the text would be
+/// copied on its way, both copies held at once.
+pub fn result_json_of<T: Serialize>(
+    kind: &str,
+    value: &T,
+    own: &[&str],
+    expected: usize,
+) -> Result<String> {
+    let mut out = Vec::with_capacity(expected);
+    serde_json::to_writer_pretty(&mut out, &envelope_of(kind, value, |k| own.contains(&k)))?;
+    out.push(b'\n');
+    Ok(String::from_utf8(out)?)
+}
+
+fn envelope_of<'a, T: Serialize>(
+    kind: &'a str,
+    value: &'a T,
+    own: impl Fn(&str) -> bool,
+) -> Envelope<'a, T> {
     let started = mark_started();
-    Ok(Envelope {
+    Envelope {
         schema_version: SCHEMA_VERSION,
         kind,
         memlat_version: (!own("memlat_version")).then_some(env!("CARGO_PKG_VERSION")),
@@ -75,7 +99,7 @@ fn envelope<'a, T: Serialize>(kind: &'a str, value: &'a T) -> Result<Envelope<'a
             .then(|| crate::units::utc_timestamp(std::time::SystemTime::now())),
         noise: (!own("noise")).then_some(serde_json::Value::Null),
         result: value,
-    })
+    }
 }
 
 /// `value` (a JSON object) as a result of `kind` on this host, pretty-printed.

@@ -64,10 +64,7 @@ pub fn run(args: &CompareArgs) -> Result<()> {
             ));
         }
     }
-    let found: Vec<Vec<Found>> = results
-        .iter()
-        .map(|r| compare::measurements(&r.value))
-        .collect();
+    let found: Vec<Vec<Found>> = results.iter().map(Loaded::measurements).collect();
     if let Some((r, _)) = results.iter().zip(&found).find(|(_, f)| f.is_empty()) {
         return usage(format!(
             "{} ({}) holds no measurements with repeats to compare (compare takes run, quick, sweep, levels and bandwidth results)",
@@ -75,8 +72,12 @@ pub fn run(args: &CompareArgs) -> Result<()> {
             r.kind
         ));
     }
-    let values: Vec<&serde_json::Value> = results.iter().map(|r| &r.value).collect();
+    let values: Vec<_> = results
+        .iter()
+        .map(|r| compare::condition_view(&r.value, r.sweep.as_deref()))
+        .collect();
     let conditions = compare::conditions(&values);
+    drop(values);
     let rows = compare::rows(&found);
     if rows.is_empty() {
         return usage("the results share no point (same series and size): nothing to compare");

@@ -2,9 +2,10 @@
 //! row per host and point; for bandwidth, per host, size and thread count).
 
 use anyhow::Result;
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde::ser::{SerializeMap, Serializer};
+use serde_json::Value;
 
-use crate::analysis::compare;
 use crate::analysis::compare_bandwidth as bw;
 use crate::cli::MergeArgs;
 use crate::cli::files::Output;
@@ -48,7 +49,18 @@ pub fn run(args: &MergeArgs) -> Result<()> {
         hosts(&results)
     );
     let content = if json_out {
-        crate::output::result_json("merged", &merged(results, &kind))?
+        let merged = Merged {
+            of_kind: &kind,
+            results: results.iter().map(MergedResult).collect(),
+        };
+        // Pretty-printed, a compact sweep grows by about 1.7 times.
+        let read: u64 = files
+            .iter()
+            .filter_map(|f| std::fs::metadata(f).ok())
+            .map(|m| m.len())
+            .sum();
+        let expected = usize::try_from(read.saturating_mul(2)).unwrap_or(usize::MAX);
+        crate::output::result_json_of("merged", &merged, &["of_kind", "results"], expected)?
     } else if kind == "bandwidth" {
         bandwidth_table(&results).csv()
     } else {
@@ -75,19 +87,35 @@ fn host_field(r: &Loaded, field: &str) -> String {
         .to_string()
 }
 
-/// A merged file: every result as it was (moved, not copied), with the
-/// file it came from.
-fn merged(results: Vec<Loaded>, kind: &str) -> Value {
-    json!({
-        "of_kind": kind,
-        "results": results.into_iter().map(|r| {
-            let mut v = r.value;
-            if let Some(map) = v.as_object_mut() {
-                map.insert("_file".into(), json!(r.path.display().to_string()));
+/// A merged file: every result as it was read, with the file it came
+/// from; written from the results as they are held, never copied into one
+/// JSON tree.
+#[derive(Serialize)]
+struct Merged<'a> {
+    of_kind: &'a str,
+    results: Vec<MergedResult<'a>>,
+}
+
+/// One result of a merged file: its JSON's fields in order, `_file` first,
+/// a sweep's points from their structs.
+struct MergedResult<'a>(&'a Loaded);
+
+impl Serialize for MergedResult<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let Value::Object(fields) = &self.0.value else {
+            return self.0.value.serialize(s);
+        };
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("_file", &self.0.path.display().to_string())?;
+        for (key, value) in fields {
+            match (key.as_str(), &self.0.sweep) {
+                ("_file", _) => {}
+                ("points", Some(sweep)) => map.serialize_entry(key, &sweep.points)?,
+                _ => map.serialize_entry(key, value)?,
             }
-            v
-        }).collect::<Vec<_>>(),
-    })
+        }
+        map.end()
+    }
 }
 
 /// One row per host and point.
@@ -106,7 +134,7 @@ fn table(results: &[Loaded]) -> Table {
         "repeats",
     ]);
     for r in results {
-        for p in compare::measurements(&r.value) {
+        for p in r.measurements() {
             t.row(vec![
                 host_field(r, "hostname").into(),
                 host_field(r, "cpu_model").into(),

@@ -5,7 +5,6 @@
 use anyhow::Result;
 use serde_json::Value;
 
-use crate::analysis::compare;
 use crate::cli::ReportArgs;
 use crate::cli::files::Output;
 use crate::cli::inputs::{self, Loaded};
@@ -169,9 +168,9 @@ fn machine(results: &[Loaded]) -> Table {
 }
 
 /// The measurements of a result as a table: point, median, repeats.
-fn points_table(value: &Value) -> Table {
+fn points_table(r: &Loaded) -> Table {
     let mut t = Table::new(&["<point", "ns per load", "min", "max", "repeats"]);
-    for p in compare::measurements(value) {
+    for p in r.measurements() {
         let lo = p.samples.iter().copied().fold(f64::INFINITY, f64::min);
         let hi = p.samples.iter().copied().fold(0.0, f64::max);
         t.row(vec![
@@ -185,36 +184,57 @@ fn points_table(value: &Value) -> Table {
     t
 }
 
-/// Every string in arrays named `warnings` or `notes`, anywhere in the result.
-fn warnings(value: &Value, out: &mut Vec<String>) {
-    match value {
-        Value::Object(map) => {
+/// Every string in arrays named `warnings` or `notes`, anywhere in the
+/// result, in the order of its JSON: a sweep's points from their structs,
+/// each made a JSON tree in turn (never all at once).
+fn warnings_of(r: &Loaded, out: &mut Vec<String>) {
+    match (&r.value, &r.sweep) {
+        (Value::Object(map), Some(sweep)) => {
             for (k, v) in map {
-                if (k == "warnings" || k == "notes")
-                    && let Some(items) = v.as_array()
-                {
-                    out.extend(items.iter().filter_map(|i| i.as_str().map(String::from)));
+                if k == "points" {
+                    for point in &sweep.points {
+                        warnings(&serde_json::to_value(point).unwrap_or_default(), out);
+                    }
                 } else {
-                    warnings(v, out);
+                    warnings_in(k, v, out);
                 }
             }
         }
+        _ => warnings(&r.value, out),
+    }
+}
+
+/// Every string in arrays named `warnings` or `notes`, anywhere in `value`.
+fn warnings(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => map.iter().for_each(|(k, v)| warnings_in(k, v, out)),
         Value::Array(items) => items.iter().for_each(|v| warnings(v, out)),
         _ => {}
+    }
+}
+
+/// [`warnings`] of the field `key` holding `value`.
+fn warnings_in(key: &str, value: &Value, out: &mut Vec<String>) {
+    if (key == "warnings" || key == "notes")
+        && let Some(items) = value.as_array()
+    {
+        out.extend(items.iter().filter_map(|i| i.as_str().map(String::from)));
+    } else {
+        warnings(value, out);
     }
 }
 
 fn section(r: &Loaded) -> Section {
     // Loaded results were checked by crate::readback, whose kinds are Kind's.
     let kind = Kind::parse(&r.kind).unwrap_or(Kind::Merged);
-    let shown = crate::output::present::present(kind, &r.label, &r.value);
+    let shown = crate::output::present::present_read(kind, &r.label, &r.value, r.sweep.as_deref());
     let mut tables = shown.parts.tables;
-    let points = points_table(&r.value);
+    let points = points_table(r);
     if !points.is_empty() {
         tables.push(points);
     }
     let mut w = shown.parts.problems;
-    warnings(&r.value, &mut w);
+    warnings_of(r, &mut w);
     w.dedup();
     // A note the headline shows under its table is not repeated below.
     w.retain(|x| {

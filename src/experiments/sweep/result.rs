@@ -252,9 +252,15 @@ impl SweepResult {
     pub fn parse(text: &str, path: &Path) -> Result<SweepResult> {
         let not_sweep = |e: &dyn std::fmt::Display| {
             // A watch is JSON lines: say what it is, not where line 2 fails.
+            // Told from the first line's kind alone: a sweep written on
+            // one line is all first line, and a tree of it takes 4x.
+            #[derive(Deserialize)]
+            struct Kind {
+                kind: Option<String>,
+            }
             let first = text.lines().next().unwrap_or("");
-            let watch = serde_json::from_str::<serde_json::Value>(first)
-                .is_ok_and(|v| v["kind"] == "watch");
+            let watch = serde_json::from_str::<Kind>(first)
+                .is_ok_and(|v| v.kind.as_deref() == Some("watch"));
             UsageError(if watch {
                 format!(
                     "{}: a watch (JSON lines), not a sweep: `memlat report {}` draws its timelines, `memlat compare` compares two",

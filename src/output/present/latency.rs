@@ -186,6 +186,11 @@ pub fn levels_table(summaries: &[LevelSummary]) -> Table {
 /// A sweep's detected levels (its own, or detected now from its curve).
 pub(super) fn sweep_levels(value: &Value, problems: &mut Vec<String>) -> Option<Table> {
     let s = read::<crate::experiments::sweep::SweepResult>(value, "sweep", problems)?;
+    sweep_levels_of(&s)
+}
+
+/// A sweep's levels: as it recorded them, else detected from its curve.
+pub(super) fn sweep_levels_of(s: &crate::experiments::sweep::SweepResult) -> Option<Table> {
     let d = s.detection.clone().or_else(|| s.detect())?;
     Some(crate::output::detect::levels_table(&d))
 }
@@ -196,12 +201,17 @@ pub(super) fn sweep_charts(value: &Value, parts: &mut Parts) {
     if let Ok(s) =
         <crate::experiments::sweep::SweepResult as serde::Deserialize>::deserialize(value)
     {
-        parts.charts.extend(plot::sweep::charts(
-            &s,
-            &plot::sweep::Metric::defaults(&s),
-            true,
-        ));
+        sweep_charts_of(&s, parts);
     }
+}
+
+/// [`sweep_charts`] of a sweep read into its struct.
+pub(super) fn sweep_charts_of(s: &crate::experiments::sweep::SweepResult, parts: &mut Parts) {
+    parts.charts.extend(plot::sweep::charts(
+        s,
+        &plot::sweep::Metric::defaults(s),
+        true,
+    ));
 }
 
 /// A run's loads timed one by one (`memlat run --distribution`): its

@@ -63,6 +63,25 @@ pub fn present(kind: Kind, label: &str, value: &Value) -> Presented {
     out
 }
 
+/// [`present`] of a result read back ([`crate::readback::Parsed`]): a
+/// sweep from its struct (`sweep`, whose points `value` no longer holds).
+pub fn present_read(
+    kind: Kind,
+    label: &str,
+    value: &Value,
+    sweep: Option<&crate::experiments::sweep::SweepResult>,
+) -> Presented {
+    let Some(sweep) = sweep else {
+        return present(kind, label, value);
+    };
+    let mut out = Presented {
+        headline: latency::sweep_levels_of(sweep).into_iter().collect(),
+        parts: Parts::default(),
+    };
+    latency::sweep_charts_of(sweep, &mut out.parts);
+    out
+}
+
 fn headline_of(kind: Kind, value: &Value, problems: &mut Vec<String>) -> Vec<Table> {
     let one = |t: Option<Table>| t.into_iter().collect::<Vec<_>>();
     match kind {
