@@ -26,8 +26,8 @@ command -v likwid-bench >/dev/null && have_likwid=1
 
 for r in $(seq "$rounds"); do
     echo "round $r: $(uptime | sed 's/.*load/load/')" >&2
-    "$memlat" bandwidth --sizes 16K,128K,1G --threads 1 --format json -o "$out/m-default-$r.json" --force >/dev/null 2>&1
-    "$memlat" bandwidth --sizes 16K,128K,1G --threads 1 --vectors avx2 --format json -o "$out/m-avx2-$r.json" --force >/dev/null 2>&1
+    "$memlat" bandwidth --sizes 16K,128K,1G --threads 1 --format json -o "$out/m-default-$r.json" >/dev/null 2>&1
+    "$memlat" bandwidth --sizes 16K,128K,1G --threads 1 --vectors avx2 --format json -o "$out/m-avx2-$r.json" >/dev/null 2>&1
     if [ "$have_likwid" = 1 ]; then
         for w in $wide avx2; do
             suffix=_$w; [ "$w" = avx2 ] && suffix=_avx

@@ -27,6 +27,8 @@ use riscv64 as isa;
 #[cfg(target_arch = "x86_64")]
 use x86 as isa;
 
+pub mod peak;
+
 /// No vector kernels for this ISA: the portable set only.
 #[cfg(not(any(
     target_arch = "x86_64",
