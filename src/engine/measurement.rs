@@ -46,6 +46,30 @@ pub struct Sample {
     pub counter_scale: Option<f64>,
 }
 
+/// Where a point's wall time went, seconds: what a slow run should be
+/// asked about first (a GiB's pages, a random chain's writes, its walk).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Phases {
+    /// Mapping, binding and faulting in the buffer (zero when the point
+    /// reused the previous point's buffer).
+    pub fault_s: f64,
+    /// Building the chains and writing them into the buffer.
+    pub build_s: f64,
+    /// Walking the chain before timing it.
+    pub warmup_s: f64,
+    /// The timed runs (A and 2A loads, their rounds, the clock beside them).
+    pub timed_s: f64,
+}
+
+impl Phases {
+    fn add(&mut self, other: &Phases) {
+        self.fault_s += other.fault_s;
+        self.build_s += other.build_s;
+        self.warmup_s += other.warmup_s;
+        self.timed_s += other.timed_s;
+    }
+}
+
 /// Everything measured at one point, with the conditions it was measured in.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Measurement {
@@ -68,6 +92,9 @@ pub struct Measurement {
     /// Wall time the point took, seconds (buffer, chains, warm-up, samples).
     #[serde(default)]
     pub seconds: f64,
+    /// How `seconds` was spent (files from before 0.2 have none: zeros).
+    #[serde(default)]
+    pub phases: Phases,
     /// Nodes in one cycle of the chain.
     pub chain_nodes: u64,
     /// Distinct 64-byte blocks the chain touches (seed 004).
@@ -171,6 +198,7 @@ impl Measurement {
         }
         self.repeats += other.repeats;
         self.seconds += other.seconds;
+        self.phases.add(&other.phases);
         self.warmup_loads += other.warmup_loads;
         for w in other.warnings {
             if !self.warnings.contains(&w) {
@@ -190,6 +218,7 @@ pub(super) struct Context<'a> {
     pub accesses: u64,
     pub warmup_loads: u64,
     pub seconds: f64,
+    pub phases: Phases,
     pub last_offset: u64,
     pub page_backing: PageBacking,
     pub clock_before: f64,
@@ -279,6 +308,7 @@ pub(super) fn summarise(
         accesses: c.accesses,
         warmup_loads: c.warmup_loads,
         seconds: c.seconds,
+        phases: c.phases,
         chain_nodes: c.chain.len(),
         distinct_blocks: c.chain.distinct_blocks(BLOCK),
         last_element: c.last_offset / 8,

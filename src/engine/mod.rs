@@ -33,7 +33,7 @@ mod workload;
 
 pub use error::Error;
 pub(crate) use error::system;
-pub use measurement::{Measurement, SPREAD_ADVICE, Sample, curve};
+pub use measurement::{Measurement, Phases, SPREAD_ADVICE, Sample, curve};
 pub use point::Point;
 pub use sampling::{MAX_ROUNDS, ROUNDS, Strategy, Timed};
 pub use timed::group_size;
@@ -283,6 +283,7 @@ impl Engine {
         point.validate()?;
         self.check_stop()?;
         let started = std::time::Instant::now();
+        let mut phases = Phases::default();
         let build = |seed| {
             if point.chains > 1 {
                 Chain::interleaved(point.size, point.line, u64::from(point.chains), seed)
@@ -295,8 +296,11 @@ impl Engine {
             }
         };
         let mut chain = build(point.seed)?;
+        phases.build_s += started.elapsed().as_secs_f64();
         self.check_stop()?;
+        let mapped = std::time::Instant::now();
         let mut workload = self.workload(point)?;
+        phases.fault_s += mapped.elapsed().as_secs_f64();
         self.check_stop()?;
         let mut warnings = workload.notices.clone();
         let kernel = if point.chains > 1 {
@@ -319,6 +323,14 @@ impl Engine {
         // A chain of a million nodes or more averages over itself: building
         // and linking a fresh one per repeat costs more than it tells.
         let reuse = point.pattern != Pattern::Stride && chain.len() >= REUSE_CHAIN_NODES;
+        // A stride chain is the same every repeat: linked once. A large
+        // chain that stays (either kind) is not warmed again: the previous
+        // repeat's walk left the caches and TLB as steady as a warm-up
+        // would, and walking on from where it stopped keeps them so (a
+        // 1 GiB chain's warm-up cycle is 16.7 million loads).
+        let same_chain = reuse || point.pattern == Pattern::Stride;
+        let warm_once = same_chain && chain.len() >= REUSE_CHAIN_NODES;
+        let mut position = 0;
         let target = precision_target(point.size, self.cpu);
         while repeat < point.repeats || more_repeats(point, &samples, target) {
             if point.until_precise && repeat >= 2 && precise(&samples, target) {
@@ -330,26 +342,36 @@ impl Engine {
             } else {
                 point.seed.wrapping_add(u64::from(repeat))
             };
-            if repeat > 0 && point.pattern != Pattern::Stride && !reuse {
+            let building = std::time::Instant::now();
+            if repeat > 0 && !same_chain {
                 // The previous chain goes first: one chain's bookkeeping at a time.
                 drop(std::mem::replace(&mut chain, Chain::stride(8, 8)?));
                 chain = build(seed)?;
                 self.check_stop()?;
             }
-            if repeat == 0 || !reuse {
+            if repeat == 0 || !same_chain {
                 workload.link(&chain, kernel)?;
+                position = 0;
                 self.check_stop()?;
             }
-            let mut walker = workload.walker(&chain, kernel);
-            warmup_loads += warmup::warm_up_unless(&mut walker, &|| self.stopped())?;
+            phases.build_s += building.elapsed().as_secs_f64();
+            let mut walker = workload.walker_at(&chain, kernel, position);
+            let warming = std::time::Instant::now();
+            if repeat == 0 || !warm_once {
+                warmup_loads += warmup::warm_up_unless(&mut walker, &|| self.stopped())?;
+            }
+            phases.warmup_s += warming.elapsed().as_secs_f64();
             self.check_stop()?;
+            let timing = std::time::Instant::now();
             let timed = self.time(
                 &mut walker,
                 &mut trips,
                 point.sample_time,
                 Strategy::Difference,
             )?;
+            phases.timed_s += timing.elapsed().as_secs_f64();
             last_offset = walker.offset();
+            position = walker.position();
             let timed = self.vet_counts(timed);
             impossible.extend(timed.impossible.iter().filter_map(|&i| self.event_name(i)));
             samples.push(self.sample(repeat, seed, timed));
@@ -389,6 +411,7 @@ impl Engine {
                 accesses,
                 warmup_loads,
                 seconds: started.elapsed().as_secs_f64(),
+                phases,
                 last_offset,
                 page_backing,
                 clock_before,

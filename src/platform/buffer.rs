@@ -1,6 +1,7 @@
 //! An anonymous mapping filled before timing, with its page backing verified.
 
 use std::io;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use serde::{Deserialize, Serialize};
 
@@ -59,6 +60,40 @@ const MAP_HUGE_1GB: i32 = 30 << 26;
 
 /// Bytes [`Buffer::fill_unless`] faults in at a time.
 pub const FILL_CHUNK: usize = 64 << 20;
+
+/// Threads that fault a buffer in at most, the caller's among them.
+const FILL_THREADS: usize = 8;
+
+/// Faults `n` bytes at `p` in for writing: one `MADV_POPULATE_WRITE`
+/// where the kernel has it (Linux 5.14), else a word written every 4 KiB.
+///
+/// # Safety
+/// `p..p + n` must lie inside a live writable mapping nobody else reads
+/// or writes meanwhile.
+unsafe fn fault_in(p: *mut u8, n: usize) {
+    // SAFETY: the caller's range; the advice only faults its pages in.
+    if unsafe { libc::madvise(p.cast(), n, libc::MADV_POPULATE_WRITE) } == 0 {
+        return;
+    }
+    for k in (0..n / 8).step_by(512) {
+        // SAFETY: k * 8 < n: inside the caller's range, 8-aligned (the
+        // range starts on a page).
+        unsafe { p.cast::<u64>().add(k).write_volatile(0xA5A5_5A5A_A5A5_5A5A) };
+    }
+}
+
+/// The other CPUs of the calling thread's NUMA node, which may fault a
+/// buffer in beside it (none when the node is unknown).
+fn fill_cpus() -> Vec<usize> {
+    let Some(here) = super::current_cpu() else {
+        return Vec::new();
+    };
+    super::system::numa_nodes()
+        .into_iter()
+        .find(|n| n.cpus.contains(&here))
+        .map(|n| n.cpus.into_iter().filter(|&c| c != here).collect())
+        .unwrap_or_default()
+}
 
 /// A page-aligned anonymous mapping, unmapped on drop.
 pub struct Buffer {
@@ -162,37 +197,56 @@ impl Buffer {
 
     /// [`Buffer::fill`] in chunks of [`FILL_CHUNK`] (one for 1 GiB pages),
     /// looking at `stopped` before each: false when it stopped there, the
-    /// rest of the buffer untouched (faulting in a GiB takes a second or more).
+    /// rest of the buffer untouched (faulting in a GiB takes a second or
+    /// more). Chunks are faulted by up to [`FILL_THREADS`] threads at once,
+    /// on CPUs of the calling thread's NUMA node (so first-touch places the
+    /// pages where one thread would have): the kernel zeroes every page it
+    /// hands out, and one core zeroing a GiB was a third of `run -n 1G`.
     pub fn fill_unless(&mut self, stopped: &dyn Fn() -> bool) -> bool {
         let chunk = if self.requested == PageRequest::Huge1G {
             self.len.max(1)
         } else {
             FILL_CHUNK
         };
-        let mut offset = 0;
-        while offset < self.len {
-            if stopped() {
+        let chunks = self.len.div_ceil(chunk);
+        let next = AtomicUsize::new(0);
+        let abandoned = AtomicBool::new(false);
+        let (start, len) = (self.start as usize, self.len);
+        // One chunk: false when every chunk is taken or the fill was abandoned.
+        let fault_next = || {
+            let k = next.fetch_add(1, Ordering::Relaxed);
+            if k >= chunks || abandoned.load(Ordering::Relaxed) {
                 return false;
             }
-            let n = chunk.min(self.len - offset);
-            // SAFETY: `start+offset..start+offset+n` lies inside our own
-            // mapping (offset is a multiple of 64 MiB, so of any huge page
-            // but 1 GiB, which is one chunk); the advice only faults its
-            // pages in for writing.
-            let populated = unsafe {
-                libc::madvise(self.start.add(offset).cast(), n, libc::MADV_POPULATE_WRITE)
-            } == 0;
-            if !populated {
-                for word in self.words_mut()[offset / 8..(offset + n) / 8]
-                    .iter_mut()
-                    .step_by(512)
-                {
-                    *word = 0xA5A5_5A5A_A5A5_5A5A;
+            let offset = k * chunk;
+            // SAFETY: offset..offset+n lies inside our own mapping (offset
+            // is a multiple of 64 MiB, so of any huge page but 1 GiB, which
+            // is one chunk), which lives until this scope's threads end.
+            unsafe { fault_in((start + offset) as *mut u8, chunk.min(len - offset)) };
+            true
+        };
+        let helpers = if chunks > 1 { fill_cpus() } else { Vec::new() };
+        std::thread::scope(|scope| {
+            for &cpu in helpers.iter().take(FILL_THREADS.min(chunks) - 1) {
+                let fault_next = &fault_next;
+                scope.spawn(move || {
+                    // Where the pin fails (a cpuset), the helper faults from
+                    // the CPU it inherited: slower, never wrong.
+                    let _ = super::pin_to_cpu(cpu);
+                    while fault_next() {}
+                });
+            }
+            loop {
+                if stopped() {
+                    abandoned.store(true, Ordering::Relaxed);
+                    break;
+                }
+                if !fault_next() {
+                    break;
                 }
             }
-            offset += n;
-        }
-        true
+        });
+        !abandoned.load(Ordering::Relaxed)
     }
 
     /// Reads the mapping's entry in /proc/self/smaps to say what backs it.

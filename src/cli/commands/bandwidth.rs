@@ -36,6 +36,11 @@ struct BandwidthOutput<'a> {
     cpus: &'a [usize],
     /// Core clock used for bytes per cycle, GHz.
     clock_ghz: f64,
+    /// What the core's documentation says its L1 loads at the kernels'
+    /// vector width, bytes a cycle: the hardware's figure beside the
+    /// measured one, never a measurement (null where memlat's table does
+    /// not know the core).
+    documented_peak: Option<bandwidth::peak::DocumentedPeak>,
     /// How bytes are counted.
     bytes_counted: &'static str,
     /// Samples per figure.
@@ -221,6 +226,7 @@ pub fn run(args: &BandwidthArgs) -> Result<()> {
         points: &points,
         cpus: &cpus,
         clock_ghz: plan.ghz,
+        documented_peak: bandwidth::peak::this_cpu(kernels.vector_bytes),
         bytes_counted: BYTES_COUNTED,
         repeats: plan.repeats,
         sample_ms: args.measure.sample_ms,

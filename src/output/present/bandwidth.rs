@@ -54,6 +54,17 @@ pub(super) fn headline(value: &Value, problems: &mut Vec<String>) -> Option<Tabl
             "bytes per cycle at the {ghz:.3} GHz core clock memlat estimated"
         ));
     }
+    let peak = &value["documented_peak"];
+    if let (Some(core), Some(bytes), Some(loads), Some(width)) = (
+        peak["core"].as_str(),
+        peak["bytes_per_cycle"].as_f64(),
+        peak["loads_per_cycle"].as_u64(),
+        peak["vector_bytes"].as_u64(),
+    ) {
+        t.note(format!(
+            "documented peak ({core}): {bytes:.0} bytes a cycle from L1 ({loads} x {width}-byte loads), the hardware's figure, not a measurement"
+        ));
+    }
     // A sweep's plateaus label its rows (older files have none).
     if let Ok(s) = <SweepInfo as serde::Deserialize>::deserialize(&value["sweep"]) {
         t.note(s.describe());
