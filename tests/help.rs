@@ -41,9 +41,11 @@ fn examples(help: &str) -> Vec<String> {
     found
 }
 
-/// An example line as argv: the comment dropped, `sudo` dropped, split on blanks.
+/// An example line as argv: the comment and a stdout redirect dropped,
+/// `sudo` dropped, split on blanks.
 fn argv(line: &str) -> Vec<String> {
     let command = line.split(" #").next().unwrap_or(line);
+    let command = command.split(" > ").next().unwrap_or(command);
     command
         .split_whitespace()
         .skip_while(|w| *w == "sudo")

@@ -493,8 +493,13 @@ impl Dir {
     pub fn rename_new(&self, from: &OsStr, to: &OsStr) -> io::Result<()> {
         let (f, t) = (cstring(from)?, cstring(to)?);
         let fd = self.fd.as_raw_fd();
+        // The system call, not libc's wrapper: the static release binaries
+        // link Rust's bundled musl, which has no renameat2().
         // SAFETY: valid descriptors and NUL-terminated names.
-        let r = unsafe { libc::renameat2(fd, f.as_ptr(), fd, t.as_ptr(), libc::RENAME_NOREPLACE) };
+        let r = unsafe {
+            let flags = libc::RENAME_NOREPLACE;
+            libc::syscall(libc::SYS_renameat2, fd, f.as_ptr(), fd, t.as_ptr(), flags)
+        };
         if r == 0 {
             return Ok(());
         }

@@ -24,6 +24,7 @@ mod plot;
 mod quick;
 mod results;
 mod run;
+mod shell;
 mod sweep;
 mod tlb;
 mod watch;
@@ -43,6 +44,7 @@ pub use plot::{PlotArgs, YScale};
 pub use quick::QuickArgs;
 pub use results::{CompareArgs, MergeArgs, ReportArgs};
 pub use run::RunArgs;
+pub use shell::{CompletionsArgs, ManArgs, ShellCommand};
 pub use sweep::SweepArgs;
 pub use tlb::TlbArgs;
 pub use watch::WatchArgs;
@@ -440,6 +442,9 @@ pub enum Command {
     ///   memlat compare before.jsonl after.jsonl     # per level: median, spread
     #[command(verbatim_doc_comment)]
     Watch(WatchArgs),
+    /// `memlat completions` and the hidden `memlat man` (args/shell.rs).
+    #[command(flatten)]
+    Shell(ShellCommand),
 }
 
 /// Output formats.

@@ -5,6 +5,7 @@ pub mod bandwidth;
 pub mod c2c;
 pub mod characterize;
 pub mod compare;
+pub mod completions;
 pub mod detect;
 pub mod doctor;
 pub mod events;
@@ -64,6 +65,7 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         Some(Command::Assoc(args)) => assoc::run(&args),
         Some(Command::Linesize(args)) => linesize::run(&args),
         Some(Command::Watch(args)) => watch::run(&args),
+        Some(Command::Shell(command)) => completions::run(&command),
         None => quick::run(&cli.quick),
     }
 }
