@@ -17,7 +17,7 @@ use crate::limits;
 mod shapes;
 mod split;
 
-pub use split::Parsed;
+pub use split::{Parsed, condition_view, measurements_of};
 
 /// One result file's `text` (read from `path`), checked: a watch's JSON
 /// lines read as one object, any other text as one JSON document; then

@@ -289,7 +289,7 @@ fn show(parsed: &readback::Parsed, name: &str) {
         assert!(!text.contains('\u{1b}'), "{name}: raw ESC in a table");
         let _ = t.markdown();
     }
-    let _ = memlat::analysis::compare::measurements_of(&parsed.value, sweep);
+    let _ = readback::measurements_of(&parsed.value, sweep);
     if let Some(sweep) = sweep {
         let _ = sweep.detect();
     }

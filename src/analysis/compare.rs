@@ -8,16 +8,13 @@
 //! measurement is any object with `size`, `ns_per_load` (a summary with a
 //! `median`) and `samples` (each with its `ns_per_load`).
 
-use std::borrow::{Borrow, Cow};
+use std::borrow::Borrow;
 use std::collections::HashMap;
 
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::analysis::stats::{self, RatioEstimate};
-use crate::chain::Pattern;
-use crate::engine::Measurement;
-use crate::experiments::sweep::{SeriesKey, SweepResult};
 use crate::units::HumanBytes;
 
 /// A difference below this (relative) is not called significant, whatever
@@ -59,62 +56,20 @@ pub fn measurements(value: &Value) -> Vec<Found> {
     out
 }
 
-/// [`measurements`] of a result that may be a sweep read into its struct
-/// (`value` then holds its other fields, [`crate::readback::Parsed`]):
-/// the same measurements in the same order, read from the points' structs.
-pub fn measurements_of(value: &Value, sweep: Option<&SweepResult>) -> Vec<Found> {
-    let Some(sweep) = sweep else {
-        return measurements(value);
-    };
-    let random: Vec<(u64, Vec<f64>)> = sweep
-        .points
-        .iter()
-        .filter(|m| m.pattern == Pattern::Random)
-        .map(|m| (m.size, m.samples.iter().map(|s| s.ns_per_load).collect()))
-        .collect();
-    let mut out = pooled(&value["detection"]["levels"], &random);
-    drop(random);
-    if let Value::Object(map) = value {
-        for (key, child) in map {
-            if key == "points" {
-                out.extend(sweep.points.iter().map(found));
-            } else if key != "detection" && key != "sysfs_caches" {
-                collect(child, None, &mut out);
-            }
-        }
-    }
-    out
-}
-
-/// One point of a sweep as [`collect`] finds it in its JSON.
-fn found(m: &Measurement) -> Found {
-    let line = SeriesKey::of(m).label();
-    let samples: Vec<f64> = m.samples.iter().map(|s| s.ns_per_load).collect();
+/// One measurement as [`collect`] finds it in a result's JSON: of the
+/// series `line` (`random`, `stride 64`), its repeats' ns per load (the
+/// median alone where there are none).
+pub fn point(line: String, size: u64, samples: Vec<f64>, median: f64) -> Found {
     Found {
-        key: format!("{line} {}", HumanBytes(m.size)),
+        key: format!("{line} {}", HumanBytes(size)),
         series: line,
-        size: m.size,
+        size,
         samples: if samples.is_empty() {
-            vec![m.ns_per_load.median]
+            vec![median]
         } else {
             samples
         },
-        median: m.ns_per_load.median,
-    }
-}
-
-/// `value` as [`conditions`] reads it: a sweep read into its struct gets
-/// its first point back (conditions stated per point are read from the
-/// first), the rest of its points left out.
-pub fn condition_view<'a>(value: &'a Value, sweep: Option<&SweepResult>) -> Cow<'a, Value> {
-    match (sweep.and_then(|s| s.points.first()), value) {
-        (Some(first), Value::Object(map)) => {
-            let mut map = map.clone();
-            let first = serde_json::to_value(first).unwrap_or(Value::Null);
-            map.insert("points".into(), Value::Array(vec![first]));
-            Cow::Owned(Value::Object(map))
-        }
-        _ => Cow::Borrowed(value),
+        median,
     }
 }
 
@@ -147,7 +102,7 @@ pub fn levels(value: &Value) -> Vec<Found> {
 
 /// [`levels`] of the detected `levels` (a JSON array) and the random
 /// series' points, each its size and its repeats' ns per load.
-fn pooled(levels: &Value, random: &[(u64, Vec<f64>)]) -> Vec<Found> {
+pub fn pooled(levels: &Value, random: &[(u64, Vec<f64>)]) -> Vec<Found> {
     let Some(levels) = levels.as_array() else {
         return Vec::new();
     };
@@ -186,7 +141,9 @@ fn pooled(levels: &Value, random: &[(u64, Vec<f64>)]) -> Vec<Found> {
     out
 }
 
-fn collect(value: &Value, label: Option<&str>, out: &mut Vec<Found>) {
+/// The measurements in `value`, in document order, each labelled with
+/// `label` (the name of the level it lies under) where there is one.
+pub fn collect(value: &Value, label: Option<&str>, out: &mut Vec<Found>) {
     match value {
         Value::Object(map) => {
             if let (Some(size), Some(median)) = (
@@ -199,18 +156,12 @@ fn collect(value: &Value, label: Option<&str>, out: &mut Vec<Found>) {
                     .map(|s| s.iter().filter_map(|x| x["ns_per_load"].as_f64()).collect())
                     .unwrap_or_default();
                 let prefix = label.map_or(String::new(), |l| format!("{l} "));
-                let line = format!("{prefix}{}", series(value));
-                out.push(Found {
-                    key: format!("{line} {}", HumanBytes(size)),
-                    series: line,
+                out.push(point(
+                    format!("{prefix}{}", series(value)),
                     size,
-                    samples: if samples.is_empty() {
-                        vec![median]
-                    } else {
-                        samples
-                    },
+                    samples,
                     median,
-                });
+                ));
                 return;
             }
             // A level's name labels the measurements under it (`memlat levels`).
@@ -487,22 +438,6 @@ mod tests {
             [("level L1", 4), ("level L2", 2), ("level memory", 2)]
         );
         assert_eq!(measurements(&v)[0].key, "level L1");
-    }
-
-    #[test]
-    fn a_sweep_read_into_its_struct_gives_what_its_tree_gives() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/curves/amd-epyc-zen3-fc-thp-b.json");
-        let text = std::fs::read_to_string(&path).unwrap();
-        let tree: Value = serde_json::from_str(&text).unwrap();
-        let read = crate::readback::parse(text, &path).unwrap();
-        let sweep = read.sweep.as_deref();
-        assert_eq!(read.value["points"], json!([]));
-        let found = measurements_of(&read.value, sweep);
-        assert!(found.len() > 80 && found[0].key.starts_with("level "));
-        assert_eq!(found, measurements(&tree));
-        let view = condition_view(&read.value, sweep);
-        assert_eq!(conditions(&[view]), conditions(&[&tree]));
     }
 
     #[test]

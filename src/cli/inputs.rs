@@ -27,9 +27,9 @@ pub struct Loaded {
 }
 
 impl Loaded {
-    /// Its measurements to compare ([`compare::measurements_of`]).
+    /// Its measurements to compare ([`crate::readback::measurements_of`]).
     pub fn measurements(&self) -> Vec<compare::Found> {
-        compare::measurements_of(&self.value, self.sweep.as_deref())
+        crate::readback::measurements_of(&self.value, self.sweep.as_deref())
     }
 }
 

@@ -9,14 +9,18 @@
 //! ([`crate::input::admit_tree`]), so a file too costly for one is refused
 //! naming `--max-input`, not read into all the memory there is.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use crate::analysis::compare;
+use crate::chain::Pattern;
+use crate::engine::Measurement;
 use crate::error::UsageError;
-use crate::experiments::sweep::SweepResult;
+use crate::experiments::sweep::{SeriesKey, SweepResult};
 
 /// One result read back.
 #[derive(Debug)]
@@ -203,4 +207,76 @@ fn merged(fields: &BTreeMap<String, &RawValue>, path: &Path) -> Result<Parsed, U
         sweep: None,
         results,
     })
+}
+
+/// [`compare::measurements`] of a result that may be a sweep read into its
+/// struct (`value` then holds its other fields, [`Parsed`]): the same
+/// measurements in the same order, the points read from their structs.
+pub fn measurements_of(value: &Value, sweep: Option<&SweepResult>) -> Vec<compare::Found> {
+    let Some(sweep) = sweep else {
+        return compare::measurements(value);
+    };
+    let samples = |m: &Measurement| m.samples.iter().map(|s| s.ns_per_load).collect();
+    let random: Vec<(u64, Vec<f64>)> = sweep
+        .points
+        .iter()
+        .filter(|m| m.pattern == Pattern::Random)
+        .map(|m| (m.size, samples(m)))
+        .collect();
+    let mut out = compare::pooled(&value["detection"]["levels"], &random);
+    drop(random);
+    let Value::Object(map) = value else {
+        return out;
+    };
+    // A name at the top labels every measurement under it, as in the tree.
+    let label = map.get("name").and_then(Value::as_str);
+    let prefix = label.map_or(String::new(), |l| format!("{l} "));
+    for (key, child) in map {
+        if key == "points" {
+            out.extend(sweep.points.iter().map(|m| {
+                let line = format!("{prefix}{}", SeriesKey::of(m).label());
+                compare::point(line, m.size, samples(m), m.ns_per_load.median)
+            }));
+        } else if key != "detection" && key != "sysfs_caches" {
+            compare::collect(child, label, &mut out);
+        }
+    }
+    out
+}
+
+/// `value` as [`compare::conditions`] reads it: a sweep read into its
+/// struct gets its first point back (conditions stated per point are read
+/// from the first), the rest of its points left out.
+pub fn condition_view<'a>(value: &'a Value, sweep: Option<&SweepResult>) -> Cow<'a, Value> {
+    match (sweep.and_then(|s| s.points.first()), value) {
+        (Some(first), Value::Object(map)) => {
+            let mut map = map.clone();
+            let first = serde_json::to_value(first).unwrap_or(Value::Null);
+            map.insert("points".into(), Value::Array(vec![first]));
+            Cow::Owned(Value::Object(map))
+        }
+        _ => Cow::Borrowed(value),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_sweep_read_into_its_struct_gives_what_its_tree_gives() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/curves/amd-epyc-zen3-fc-thp-b.json");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let tree: Value = serde_json::from_str(&text).unwrap();
+        let read = super::super::parse(text, &path).unwrap();
+        let sweep = read.sweep.as_deref();
+        assert_eq!(read.value["points"], json!([]));
+        let found = measurements_of(&read.value, sweep);
+        assert!(found.len() > 80 && found[0].key.starts_with("level "));
+        assert_eq!(found, compare::measurements(&tree));
+        let view = condition_view(&read.value, sweep);
+        assert_eq!(compare::conditions(&[view]), compare::conditions(&[&tree]));
+    }
 }

@@ -74,7 +74,7 @@ pub fn run(args: &CompareArgs) -> Result<()> {
     }
     let values: Vec<_> = results
         .iter()
-        .map(|r| compare::condition_view(&r.value, r.sweep.as_deref()))
+        .map(|r| crate::readback::condition_view(&r.value, r.sweep.as_deref()))
         .collect();
     let conditions = compare::conditions(&values);
     drop(values);
