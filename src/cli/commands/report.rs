@@ -84,7 +84,21 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     } else {
         html(&machine, &sections)
     };
-    output.write(&content)
+    output.write(&content)?;
+    // Said on stderr (stdout may be the report itself).
+    if let Some(path) = &args.output {
+        crate::cli::common::notice(&format!(
+            "report of {} result(s) written to {} ({})",
+            sections.len(),
+            path.display(),
+            if args.format == "markdown" {
+                "Markdown"
+            } else {
+                "HTML, self-contained"
+            }
+        ));
+    }
+    Ok(())
 }
 
 /// The HTML report of every result in `paths` that reads back, for a

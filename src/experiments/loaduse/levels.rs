@@ -180,13 +180,11 @@ pub fn resolve_measured(
                     spec.name, spec.basis
                 )),
             },
-            Some(LevelChoice::Dram) => {
-                if measured.last_capacity().is_some() {
-                    let memory = measured.memory(available, line);
-                    spec.size = memory.size;
-                    spec.basis = memory.basis;
-                    notices.extend(memory.notes);
-                }
+            Some(LevelChoice::Dram) if measured.last_capacity().is_some() => {
+                let memory = measured.memory(available, line);
+                spec.size = memory.size;
+                spec.basis = memory.basis;
+                notices.extend(memory.notes);
             }
             _ => {}
         }
@@ -383,6 +381,10 @@ mod tests {
         assert!(levels[1].basis.contains("measured L2 plateau"));
         // DRAM: 4x the measured 4 MiB, at least 256 MiB (the one rule).
         assert_eq!(levels[2].size, 256 << 20);
-        assert!(levels[2].basis.contains("measured L2"), "{}", levels[2].basis);
+        assert!(
+            levels[2].basis.contains("measured L2"),
+            "{}",
+            levels[2].basis
+        );
     }
 }

@@ -120,7 +120,7 @@ fn command_lines_by_mode() {
     let quick = context(Mode::Quick, 2);
     assert_eq!(
         line("sweep", &quick),
-        "sweep --no-progress --force --pattern random --ratio 1.5 --repeats 2 --to 536870912 --json /r/sweep.json"
+        "sweep --no-progress --force --pattern random --repeats 2 --to 536870912 --json /r/sweep.json"
     );
     assert_eq!(
         line("sweep", &context(Mode::Full, 2)),
