@@ -3,7 +3,10 @@
 //!
 //! For each cache level a random walk over `CACHE_SIZE / 2` (it fits with
 //! room to spare), for memory `LLC_SIZE * 8` (it cannot fit), capped by the
-//! memory available; each iteration is a fresh random walk. Results go to
+//! memory available, as seed 002 (with `--machine`; otherwise
+//! [`place_in_plateaus`] moves the caches into their measured plateaus and
+//! memory to [`crate::experiments::memory`]'s size); each iteration is a
+//! fresh random walk. Results go to
 //! `results_{name}.csv`, one row per level and iteration.
 
 use serde::Serialize;
