@@ -266,6 +266,158 @@ fn every_documented_command_runs_as_written() {
     );
 }
 
+/// The time a command's comment states (`# ~100 s here`, `# 21-36 s`,
+/// `# 1.5-2.5 minutes`), as seconds low and high; `None` without one.
+fn stated_seconds(command: &str) -> Option<(f64, f64)> {
+    let comment = command.split_once(" #")?.1;
+    let words: Vec<&str> = comment
+        .split(|c: char| c.is_whitespace() || c == '(' || c == ')' || c == ',' || c == ':')
+        .filter(|w| !w.is_empty())
+        .collect();
+    words.windows(2).find_map(|w| {
+        let unit = match w[1].trim_end_matches([';', '.']) {
+            "s" | "seconds" => 1.0,
+            "min" | "minutes" => 60.0,
+            _ => return None,
+        };
+        let number = w[0].trim_start_matches('~');
+        let (lo, hi) = number.split_once('-').unwrap_or((number, number));
+        Some((
+            lo.parse::<f64>().ok()? * unit,
+            hi.parse::<f64>().ok()? * unit,
+        ))
+    })
+}
+
+/// Whether `seconds` is within 2x of a stated time `(low, high)`.
+fn within_twice(seconds: f64, (low, high): (f64, f64)) -> bool {
+    seconds >= low / 2.0 && seconds <= high * 2.0
+}
+
+/// Nightly (`cargo test -- --ignored`): every documented command as
+/// written, at the page's own settings (no `small` marker applied, no
+/// hidden `before` command), each page in a fresh directory holding only
+/// what its own commands made (and `examples/`, `python/` of the checkout);
+/// a time a command's comment states is a claim, checked within 2x.
+/// `skip` blocks stay skipped (root, hours, a shared path).
+#[test]
+#[ignore = "nightly: every documented command at its own settings, tens of minutes"]
+fn every_documented_command_runs_at_its_own_settings() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut failures = Vec::new();
+    let (mut ran, mut timed) = (0, 0);
+    for page in pages() {
+        let name = page.strip_prefix(root).unwrap().display().to_string();
+        let text = std::fs::read_to_string(&page).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        for linked in ["examples", "python"] {
+            std::os::unix::fs::symlink(root.join(linked), dir.path().join(linked)).unwrap();
+        }
+        for command in commands(&name, &text) {
+            let line = command
+                .written
+                .split(" #")
+                .next()
+                .unwrap_or(&command.written)
+                .trim()
+                .to_string();
+            let started = std::time::Instant::now();
+            let mut result = run_line(dir.path(), &line);
+            let seconds = started.elapsed().as_secs_f64();
+            if let (Ok(()), Some(claim)) = (&result, stated_seconds(&command.written)) {
+                timed += 1;
+                if !within_twice(seconds, claim) {
+                    result = Err(format!(
+                        "took {seconds:.1} s where the page says {:.1}..{:.1} s (2x allowed)",
+                        claim.0, claim.1
+                    ));
+                }
+            }
+            eprintln!(
+                "{} {seconds:>6.1} s  {}: {line}",
+                if result.is_ok() { "ok  " } else { "FAIL" },
+                command.place,
+            );
+            ran += 1;
+            if let Err(why) = result {
+                failures.push(format!("{}: {line}\n  {why}", command.place));
+            }
+        }
+    }
+    assert!(ran > 40, "only {ran} documented commands found");
+    assert!(timed >= 4, "only {timed} stated times found");
+    assert!(
+        failures.is_empty(),
+        "{} documented commands failed at their own settings:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn stated_times_are_read_from_a_commands_comment() {
+    assert_eq!(
+        stated_seconds("memlat sweep --pages 4k   # seed 004's experiment (~100 s here)"),
+        Some((100.0, 100.0))
+    );
+    assert_eq!(
+        stated_seconds("memlat characterize --quick -o r/  # 21-36 s here: every stage"),
+        Some((21.0, 36.0))
+    );
+    assert_eq!(
+        stated_seconds("memlat characterize -o r/ # defaults: 1.5-2.5 minutes here"),
+        Some((90.0, 150.0))
+    );
+    assert_eq!(stated_seconds("memlat run -n 1G # DRAM, 4 KiB pages"), None);
+    assert_eq!(stated_seconds("memlat run -n 1G"), None);
+    assert!(within_twice(7.0, (4.0, 4.0)) && !within_twice(9.0, (4.0, 4.0)));
+    assert!(within_twice(11.0, (21.0, 36.0)) && !within_twice(10.0, (21.0, 36.0)));
+}
+
+#[test]
+fn every_page_makes_the_files_it_reads() {
+    // No hidden command makes a file a page reads: a newcomer in a fresh
+    // directory runs only what the page shows.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut missing = Vec::new();
+    for page in pages() {
+        let name = page.strip_prefix(root).unwrap().display().to_string();
+        let text = std::fs::read_to_string(&page).unwrap();
+        let found = commands(&name, &text);
+        for c in &found {
+            assert!(
+                c.before.is_empty(),
+                "{}: a hidden `before` marker makes a file; show its command on the page",
+                c.place
+            );
+        }
+        let written: Vec<(usize, String)> = found
+            .iter()
+            .enumerate()
+            .flat_map(|(k, c)| named_outputs(&c.written).into_iter().map(move |f| (k, f)))
+            .collect();
+        for (k, c) in found.iter().enumerate() {
+            let body = c.written.split(" #").next().unwrap_or(&c.written);
+            for word in body.split_whitespace().skip(2) {
+                let read = word.ends_with(".json") && !word.starts_with('-');
+                let named = named_outputs(body).iter().any(|f| f == word);
+                // A file in a directory an earlier command wrote (`-o results/`).
+                let dir = word.rsplit_once('/').map(|(d, _)| d);
+                let made = written.iter().any(|(j, f)| {
+                    *j < k && (f == word || dir.is_some_and(|d| f.trim_end_matches('/') == d))
+                });
+                if read && !named && !word.starts_with("examples/") && !made {
+                    missing.push(format!(
+                        "{}: reads {word}, which no earlier command on the page writes",
+                        c.place
+                    ));
+                }
+            }
+        }
+    }
+    assert!(missing.is_empty(), "{}", missing.join("\n"));
+}
+
 #[test]
 fn markers_shrink_skip_and_prepare() {
     let page = "<!-- docs-test: small 1G=>16M --repeats 2 -->\n<!-- docs-test: small [sweep] --to 1M -->\n<!-- docs-test: before memlat sweep --json s.json -->\n```sh\nmemlat run -n 1G --pattern random   # DRAM\nmemlat characterize: 21 s\n```\n<!-- docs-test: skip root -->\n```\nmemlat prefetchers --restore\n```\n```\n$ memlat run -n 1G\n```\n";

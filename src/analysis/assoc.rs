@@ -22,6 +22,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::platform::caches::CacheInfo;
+use crate::units::HumanBytes;
 
 /// Lines tried at most per level when its ways are not claimed.
 pub const DEFAULT_MAX_LINES: u64 = 40;
@@ -46,6 +47,9 @@ pub struct LevelPlan {
     pub hit_size: u64,
     /// Random-chain size whose latency is the next level's (or memory's).
     pub miss_size: u64,
+    /// Why this level cannot be measured here ([`why_untestable`]); it is
+    /// then reported, not measured.
+    pub skip: Option<String>,
 }
 
 /// Largest power of two not above `x` (x > 0).
@@ -69,14 +73,50 @@ pub fn stride_for(cache: &CacheInfo, line: u64) -> u64 {
     }
 }
 
-/// Plans every level of `caches`; `memory_size` is the random chain measured
-/// for the level beyond the last cache; `max_lines` overrides the line count.
+/// Why a level's ways cannot be measured by conflict misses with pages of
+/// `page` bytes: a claimed way size that is not a power of two (its sets
+/// are then no power of two either: a sliced cache whose slice and set a
+/// hash of the address picks, as Intel's L3s, where no stride shares a
+/// set), or a stride beyond the page (lines one stride apart lie in pages
+/// the system places anywhere in physical memory, so they share a set only
+/// by chance). `None`: it can be tried.
+pub fn why_untestable(cache: &CacheInfo, line: u64, page: u64) -> Option<String> {
+    if let Some(w) = cache.ways.filter(|&w| w > 0) {
+        let way = cache.size_bytes / w;
+        if !cache.size_bytes.is_multiple_of(w) || !way.is_power_of_two() {
+            return Some(format!(
+                "its {} in {w} ways make {} a way, not a power of two: its sets are chosen by a hash of the address (a sliced cache), so no stride puts lines in one set and its ways cannot be measured by conflict misses",
+                HumanBytes(cache.size_bytes),
+                HumanBytes(way)
+            ));
+        }
+    }
+    let stride = stride_for(cache, line);
+    (stride > page).then(|| {
+        format!(
+            "lines one way ({}) apart lie in different {} pages, which the system places anywhere in physical memory, so they share a set only by chance; its ways cannot be measured with these pages (--pages 2m or 1g, where the pool has them, may reach)",
+            HumanBytes(stride),
+            HumanBytes(page)
+        )
+    })
+}
+
+/// Plans every level of `caches` for a buffer of `page`-byte pages.
+/// `middles` holds, per cache, the middle of its measured plateau (where
+/// its latency is its own on this machine; `None` when not measured, and
+/// then a size from the claimed capacities stands in): the reference
+/// sizes come from them, memory's (`memory_size`) beyond the last level;
+/// `max_lines` overrides the line count. A level that cannot be tested
+/// ([`why_untestable`]) says why in `skip` and is not measured.
 pub fn plan(
     caches: &[CacheInfo],
     line: u64,
+    page: u64,
+    middles: &[Option<u64>],
     memory_size: u64,
     max_lines: Option<u64>,
 ) -> Vec<LevelPlan> {
+    let middle = |k: usize| middles.get(k).copied().flatten();
     caches
         .iter()
         .enumerate()
@@ -87,19 +127,22 @@ pub fn plan(
                 .clamp(2, 128);
             // Just beyond the level below (at most half this level): mostly
             // this level's hits, with the least help from the levels below.
-            let hit_size = match k {
+            let hit_size = middle(k).unwrap_or(match k {
                 0 => cache.size_bytes / 2,
                 _ => (2 * caches[k - 1].size_bytes).min(cache.size_bytes / 2),
-            };
-            // Just beyond this level, within the next one when it allows.
-            let miss_size = caches.get(k + 1).map_or(memory_size, |next| {
-                let twice = 2 * cache.size_bytes;
-                if next.size_bytes / 2 > cache.size_bytes {
-                    twice.min(next.size_bytes / 2)
-                } else {
-                    twice
-                }
             });
+            // Just beyond this level, within the next one when it allows.
+            let miss_size = match caches.get(k + 1) {
+                None => memory_size,
+                Some(next) => middle(k + 1).unwrap_or_else(|| {
+                    let twice = 2 * cache.size_bytes;
+                    if next.size_bytes / 2 > cache.size_bytes {
+                        twice.min(next.size_bytes / 2)
+                    } else {
+                        twice
+                    }
+                }),
+            };
             LevelPlan {
                 name: format!("L{}", cache.level),
                 size_bytes: cache.size_bytes,
@@ -108,9 +151,31 @@ pub fn plan(
                 lines: (1..=top).collect(),
                 hit_size: hit_size.max(line) / line * line,
                 miss_size: miss_size.max(line) / line * line,
+                skip: why_untestable(cache, line, page),
             }
         })
         .collect()
+}
+
+impl LevelPlan {
+    /// The largest buffer this level maps (its fullest set, or its miss
+    /// reference), bytes; nothing when skipped.
+    pub fn largest_buffer(&self) -> u64 {
+        if self.skip.is_some() {
+            return 0;
+        }
+        let top = self.lines.last().copied().unwrap_or(0);
+        (top * self.stride).max(self.miss_size).max(self.hit_size)
+    }
+
+    /// Points this level measures: each line count in each chain, and its
+    /// two references.
+    pub fn points(&self) -> u64 {
+        if self.skip.is_some() {
+            return 0;
+        }
+        self.lines.len() as u64 * u64::from(CHAINS) + 2
+    }
 }
 
 /// One measured line count: N lines, the latency of each independent chain
@@ -465,13 +530,55 @@ mod tests {
             cache(2, 1 << 20, Some(8)),
             cache(3, 32 << 20, Some(16)),
         ];
-        let p = plan(&caches, 64, 256 << 20, None);
+        let p = plan(&caches, 64, 2 << 20, &[], 256 << 20, None);
         assert_eq!(p.len(), 3);
         assert_eq!((p[0].hit_size, p[0].miss_size), (16 << 10, 64 << 10));
         assert_eq!((p[1].hit_size, p[1].miss_size), (64 << 10, 2 << 20));
         assert_eq!((p[2].hit_size, p[2].miss_size), (2 << 20, 256 << 20));
         assert_eq!(p[0].lines, (1..=18).collect::<Vec<_>>());
         assert_eq!(p[2].stride, 2 << 20);
-        assert_eq!(plan(&caches, 64, 1 << 30, Some(5))[2].lines.len(), 5);
+        assert!(p.iter().all(|l| l.skip.is_none()));
+        assert_eq!(
+            plan(&caches, 64, 2 << 20, &[], 1 << 30, Some(5))[2]
+                .lines
+                .len(),
+            5
+        );
+        // Measured plateaus place the references: a guest's L2 serving to
+        // 256 KiB and a 3.5 MiB share of the L3.
+        let middles = [Some(16 << 10), Some(128 << 10), Some(1536 << 10)];
+        let p = plan(&caches, 64, 2 << 20, &middles, 256 << 20, None);
+        assert_eq!((p[1].hit_size, p[1].miss_size), (128 << 10, 1536 << 10));
+        assert_eq!((p[2].hit_size, p[2].miss_size), (1536 << 10, 256 << 20));
+        assert_eq!(p[2].largest_buffer(), 256 << 20);
+    }
+
+    #[test]
+    fn a_sliced_l3_or_a_way_beyond_the_page_is_said_not_measured() {
+        // Emerald Rapids' guest: 260 MiB, 20 ways (13 MiB a way): no 256
+        // MiB stride, no 10 GiB of sets.
+        let caches = [
+            cache(1, 48 << 10, Some(12)),
+            cache(2, 2 << 20, Some(16)),
+            cache(3, 260 << 20, Some(20)),
+        ];
+        let p = plan(&caches, 64, 2 << 20, &[], 256 << 20, None);
+        assert!(p[0].skip.is_none() && p[1].skip.is_none());
+        let why = p[2].skip.as_deref().unwrap();
+        assert!(why.contains("13 MiB") && why.contains("hash"), "{why}");
+        assert_eq!(p[2].largest_buffer(), 0);
+        assert_eq!(p[2].points(), 0);
+        assert!(p[1].largest_buffer() <= 256 << 20);
+        // 4 KiB pages: the L2's 128 KiB way lies across pages.
+        let p = plan(&caches, 64, 4096, &[], 256 << 20, None);
+        assert!(p[0].skip.is_none());
+        let why = p[1].skip.as_deref().unwrap();
+        assert!(
+            why.contains("4 KiB pages") && why.contains("--pages"),
+            "{why}"
+        );
+        // Unclaimed ways: the capacity's power of two, tried within a page.
+        assert!(why_untestable(&cache(2, 1 << 20, None), 64, 2 << 20).is_none());
+        assert!(why_untestable(&cache(3, 32 << 20, None), 64, 2 << 20).is_some());
     }
 }

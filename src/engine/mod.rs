@@ -75,6 +75,8 @@ pub struct Engine {
     event_warnings: Vec<EventWarning>,
     /// The latest core-clock reading, GHz (the sample clock's, best of a few runs).
     clock_ghz: f64,
+    /// The least and most clock timed beside a sample, GHz: what estimated cycles used.
+    clocks_used: Option<(f64, f64)>,
     timing: Timing,
     prefetchers: Option<String>,
     loop_ns: f64,
@@ -200,6 +202,7 @@ impl Engine {
             cycles_slot,
             event_warnings,
             clock_ghz,
+            clocks_used: None,
             timing,
             prefetchers: None,
             loop_ns,
@@ -261,6 +264,12 @@ impl Engine {
     /// The core clock now, GHz (the fastest of a few runs of the sample clock).
     pub fn read_clock(&self) -> f64 {
         read_clock(&self.sample_clock)
+    }
+
+    /// The range of the clock timed beside each sample so far, GHz: the
+    /// one estimated cycles are ns times.
+    pub fn clocks_used(&self) -> Option<(f64, f64)> {
+        self.clocks_used
     }
 
     /// How the core clock was estimated (chains, agreement, claims, verdict).
@@ -374,7 +383,12 @@ impl Engine {
             position = walker.position();
             let timed = self.vet_counts(timed);
             impossible.extend(timed.impossible.iter().filter_map(|&i| self.event_name(i)));
-            samples.push(self.sample(repeat, seed, timed));
+            let sample = self.sample(repeat, seed, timed);
+            let (lo, hi) = self
+                .clocks_used
+                .unwrap_or((sample.clock_ghz, sample.clock_ghz));
+            self.clocks_used = Some((lo.min(sample.clock_ghz), hi.max(sample.clock_ghz)));
+            samples.push(sample);
             repeat += 1;
         }
         for event in impossible {

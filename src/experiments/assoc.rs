@@ -78,14 +78,39 @@ pub fn run(
             index,
             total: plans.len(),
             label: &label,
-            cost_ms: plan.lines.len() as u64 * u64::from(assoc::CHAINS) * 100,
+            cost_ms: plan.points() * 100,
         };
         observer.begin(&step);
-        results.push(measure_level(engine, template, plan, &mut references)?);
+        results.push(match &plan.skip {
+            Some(why) => not_measured(plan, why),
+            None => measure_level(engine, template, plan, &mut references)?,
+        });
         observer.checkpoint(&results)?;
         observer.end(&step);
     }
     Ok(results)
+}
+
+/// A level that cannot be tested here: its plan, no reading, and why.
+fn not_measured(plan: &LevelPlan, why: &str) -> AssocLevel {
+    AssocLevel {
+        name: plan.name.clone(),
+        ways: None,
+        readings: Vec::new(),
+        agree: false,
+        size_bytes: plan.size_bytes,
+        claimed_ways: plan.claimed_ways,
+        stride: plan.stride,
+        hit_ns: 0.0,
+        hit_size: plan.hit_size,
+        miss_ns: 0.0,
+        miss_size: plan.miss_size,
+        threshold_ns: 0.0,
+        ns_by_lines: Vec::new(),
+        points: Vec::new(),
+        pages: String::new(),
+        notes: vec![format!("not measured: {why}")],
+    }
 }
 
 /// Random-chain latencies by size, measured once each.

@@ -3,7 +3,10 @@
 //!
 //! For each cache level a random walk over `CACHE_SIZE / 2` (it fits with
 //! room to spare), for memory `LLC_SIZE * 8` (it cannot fit), capped by the
-//! memory available; each iteration is a fresh random walk. Results go to
+//! memory available, as seed 002 (with `--machine`; otherwise
+//! [`place_in_plateaus`] moves the caches into their measured plateaus and
+//! memory to [`crate::experiments::memory`]'s size); each iteration is a
+//! fresh random walk. Results go to
 //! `results_{name}.csv`, one row per level and iteration.
 
 use serde::Serialize;
@@ -72,15 +75,31 @@ pub fn plan(machine: &Machine, available: Option<u64>) -> (Vec<LevelSize>, Vec<S
 }
 
 /// Moves each cache level of `sizes` to the middle of its measured plateau
-/// (seed 002's half of the cache sits on the ramp of a shared level); a
-/// level with no measured plateau keeps its size, with a notice.
+/// (seed 002's half of the cache sits on the ramp of a shared level), and
+/// memory to the one rule's size ([`crate::experiments::memory`]: seed
+/// 002's 8x the claimed LLC, 2 GiB for a 260 MiB L3, outgrows the TLBs and
+/// differs from every other command's memory); a level with no measured
+/// plateau keeps its size, with a notice.
 pub fn place_in_plateaus(
     sizes: &mut [LevelSize],
     measured: &MeasuredLevels,
     line: u64,
+    available: Option<u64>,
     notices: &mut Vec<String>,
 ) {
-    for level in sizes.iter_mut().filter(|l| l.level != "memory") {
+    for level in sizes.iter_mut() {
+        if level.level == "memory" {
+            let memory = measured.memory(available, line);
+            level.size = memory.size;
+            notices.retain(|n| !n.starts_with("memory:"));
+            notices.push(format!(
+                "memory: {} ({}), as every command's",
+                HumanBytes(memory.size),
+                memory.basis
+            ));
+            notices.extend(memory.notes);
+            continue;
+        }
         match measured.levels.iter().find(|p| p.name == level.level) {
             Some(p) => level.size = p.middle(line.max(8)),
             None => notices.push(format!(

@@ -15,6 +15,7 @@ pub mod fixed_levels;
 pub mod linesize;
 pub mod loaded;
 pub mod loaduse;
+pub mod memory;
 pub mod mlp;
 pub mod noise;
 pub mod numa;

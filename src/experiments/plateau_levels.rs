@@ -112,9 +112,8 @@ impl MeasuredLevels {
         Some(last.capacity_bytes.unwrap_or(last.to_bytes))
     }
 
-    /// One size in the middle of each plateau, then memory at
-    /// [`super::quick::dram_size`] of the last level's measured capacity,
-    /// at most a quarter of `available`.
+    /// One size in the middle of each plateau, then memory by the one
+    /// rule ([`Self::memory`]).
     pub fn sizes(&self, unit: u64, available: Option<u64>) -> Vec<LevelSize> {
         let mut sizes: Vec<LevelSize> = self
             .levels
@@ -124,16 +123,24 @@ impl MeasuredLevels {
                 size: p.middle(unit),
             })
             .collect();
-        let last = self.last_capacity().unwrap_or(64 << 20);
-        let mut dram = super::quick::dram_size(last, super::quick::MIN_DRAM_SIZE);
-        if let Some(available) = available {
-            dram = dram.min(available / 4);
-        }
         sizes.push(LevelSize {
             name: "memory".into(),
-            size: dram,
+            size: self.memory(available, unit).size,
         });
         sizes
+    }
+
+    /// Memory's size by [`super::memory`]'s rule: [`super::memory::FACTOR`]
+    /// times the last level's measured capacity, within its floor and
+    /// ceiling and a quarter of `available`; the TLB reach is that of
+    /// transparent huge pages (the measuring commands' default).
+    pub fn memory(&self, available: Option<u64>, unit: u64) -> super::memory::MemorySize {
+        let last = match (self.levels.last(), self.last_capacity()) {
+            (Some(p), Some(bytes)) => super::memory::Last::Measured(&p.name, bytes),
+            _ => super::memory::Last::Unknown,
+        };
+        let page = super::memory::page_bytes(crate::platform::buffer::PageRequest::Thp);
+        super::memory::size(last, page, available, unit)
     }
 
     /// One line for a reader: where the sizes come from.

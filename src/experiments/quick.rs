@@ -8,11 +8,11 @@ use crate::platform::caches::CacheInfo;
 pub const FALLBACK_SIZES: [u64; 4] = [16 << 10, 256 << 10, 8 << 20, 256 << 20];
 
 /// The smallest DRAM-sized buffer, however small the last-level cache.
-pub const MIN_DRAM_SIZE: u64 = 256 << 20;
+pub const MIN_DRAM_SIZE: u64 = super::memory::FLOOR;
 
 /// The largest DRAM-sized buffer, however large the last-level cache claims
 /// to be: past 1 GiB the latency grows with page walks, not with memory.
-pub const MAX_DRAM_SIZE: u64 = 1 << 30;
+pub const MAX_DRAM_SIZE: u64 = super::memory::CEILING;
 
 /// A working set surely beyond every cache a core can use: 4x the last level
 /// claimed, at least `floor`, at most [`MAX_DRAM_SIZE`] (seed 002's 8x LLC,
@@ -24,12 +24,22 @@ pub fn dram_size(last_level: u64, floor: u64) -> u64 {
         .clamp(floor, MAX_DRAM_SIZE.max(floor))
 }
 
-/// [`dram_size`] for `caches` (the last one claimed, or 64 MiB when none is),
-/// at least [`MIN_DRAM_SIZE`]: the memory row of `memlat`, and the chain
-/// `memlat loaded` and `memlat numa` chase.
+/// Memory's size by [`super::memory`]'s rule for `caches` when nothing was
+/// measured (the last one claimed, or 64 MiB when none is): what
+/// `memlat numa` chases, and `characterize` before its sweep.
 pub fn memory_size(caches: &[CacheInfo]) -> u64 {
-    let last = caches.last().map_or(64 << 20, |c| c.size_bytes);
-    dram_size(last, MIN_DRAM_SIZE)
+    claimed_memory(caches, None).size
+}
+
+/// [`memory_size`] with its reasoning, capped at a quarter of `available`.
+pub fn claimed_memory(caches: &[CacheInfo], available: Option<u64>) -> super::memory::MemorySize {
+    let name = caches.last().map(|c| c.name());
+    let last = match (&name, caches.last()) {
+        (Some(n), Some(c)) => super::memory::Last::Claimed(n, c.size_bytes),
+        _ => super::memory::Last::Unknown,
+    };
+    let page = super::memory::page_bytes(crate::platform::buffer::PageRequest::Thp);
+    super::memory::size(last, page, available, 64)
 }
 
 /// One size well inside each data cache and beyond the one before it: half

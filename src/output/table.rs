@@ -67,7 +67,7 @@ impl Cell {
             // Shown to people: escaped and cut (`crate::printable`).
             Cell::Text(t) => crate::printable::printable(t, crate::printable::FIELD_CHARS).into(),
             Cell::Int(i) => i.to_string(),
-            Cell::Float { value, decimals } => format!("{value:.decimals$}"),
+            Cell::Float { value, decimals } => no_negative_zero(format!("{value:.decimals$}")),
             Cell::Missing => "-".into(),
         }
     }
@@ -318,23 +318,37 @@ pub fn defuse(text: &str) -> String {
     }
 }
 
-/// A string for Markdown: HTML escaped (no tag, no `<script>`), `|`, `[`,
-/// `]`, backquotes and a leading `#` escaped (no cell break, link or
-/// heading), line breaks made spaces (a cell stays on its line).
+/// A string for Markdown: `<` and `&` escaped (no tag, no `<script>`, no
+/// entity), `|`, `[`, `]`, backquotes and a leading `#` or `>` escaped (no
+/// cell break, link, heading or quote), line breaks made spaces (a cell
+/// stays on its line); `->` is written as it is.
 pub fn escape_markdown(text: &str) -> String {
     let one_line: String = text
         .chars()
         .map(|c| if c == '\n' || c == '\r' { ' ' } else { c })
         .collect();
-    let mut out = escape_html(&one_line)
+    // `<` and `&` escaped (no tag, no entity); `>` opens nothing but a
+    // quote at the start of a line, so `->` stays `->`.
+    let mut out = one_line
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
         .replace('|', "\\|")
         .replace('[', "\\[")
         .replace(']', "\\]")
         .replace('`', "\\`");
-    if out.starts_with('#') {
+    if out.starts_with('#') || out.starts_with('>') {
         out.insert(0, '\\');
     }
     out
+}
+
+/// A number as printed, without the sign of a value that rounds to zero
+/// (`-0.00`, from -0.001 or -0.0, reads as a negative figure; it is 0.00).
+pub fn no_negative_zero(text: String) -> String {
+    match text.strip_prefix('-') {
+        Some(rest) if rest.chars().all(|c| c == '0' || c == '.') => rest.to_string(),
+        _ => text,
+    }
 }
 
 /// Text for HTML: `&`, `<`, `>` and `"` escaped.
@@ -348,6 +362,25 @@ pub fn escape_html(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_value_that_rounds_to_zero_has_no_sign() {
+        assert_eq!(Cell::float(-0.001, 2).human(), "0.00");
+        assert_eq!(Cell::float(-0.0, 1).human(), "0.0");
+        assert_eq!(Cell::float(-0.01, 2).human(), "-0.01");
+        assert_eq!(no_negative_zero("-10".into()), "-10");
+    }
+
+    #[test]
+    fn markdown_keeps_arrows_and_escapes_tags() {
+        assert_eq!(escape_markdown("8 -> 9 lines"), "8 -> 9 lines");
+        assert_eq!(
+            escape_markdown("<script>x</script>"),
+            "&lt;script>x&lt;/script>"
+        );
+        assert_eq!(escape_markdown("> quoted"), "\\> quoted");
+        assert_eq!(escape_markdown("R&D | x"), "R&amp;D \\| x");
+    }
 
     fn example() -> Table {
         let mut t = Table::new(&["<level", "size", "ns"]);

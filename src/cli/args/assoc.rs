@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::MeasureArgs;
+use super::{MeasureArgs, PlateauArgs};
 
 /// `memlat assoc`.
 #[derive(Debug, Clone, Args)]
@@ -20,6 +20,11 @@ pub struct AssocArgs {
     /// Most lines per set to try [default: 2 x the claimed ways + 2, else 40].
     #[arg(long, value_name = "N")]
     pub max_lines: Option<u64>,
+
+    /// Where each level's own latency and the next one's are measured: the
+    /// middles of the measured plateaus.
+    #[command(flatten)]
+    pub plateaus: PlateauArgs,
 
     /// Flags shared with the other measuring commands.
     #[command(flatten)]

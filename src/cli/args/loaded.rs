@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::MeasureArgs;
+use super::{MeasureArgs, PlateauArgs};
 use crate::units::parse_size;
 
 /// `memlat loaded`.
@@ -29,11 +29,13 @@ pub struct LoadedArgs {
     )]
     pub delays: Vec<u32>,
 
-    /// The chase's buffer [default: 4x the last-level cache, 256M to 1G, as `memlat`'s memory row].
+    /// The chase's buffer [default: memory as every command measures it: 4x
+    /// the last level's measured capacity (see --plateaus), 256M to 1G].
     #[arg(short = 'n', long, value_name = "BYTES", value_parser = parse_size)]
     pub size: Option<u64>,
 
-    /// Each traffic thread's buffer [default: 256M, less when memory is short].
+    /// Each traffic thread's buffer [default: the chase's size, so the
+    /// traffic loads memory, not a cache; less when memory is short].
     #[arg(long, value_name = "BYTES", value_parser = parse_size)]
     pub traffic_size: Option<u64>,
 
@@ -44,6 +46,10 @@ pub struct LoadedArgs {
     /// Hide the progress bar (it is only drawn when stderr is a terminal).
     #[arg(long)]
     pub no_progress: bool,
+
+    /// Where the last level's capacity, which sizes the chase, comes from.
+    #[command(flatten)]
+    pub plateaus: PlateauArgs,
 
     /// Flags shared with the other measuring commands (--cpu: the chaser's CPU).
     #[command(flatten)]

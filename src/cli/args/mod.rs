@@ -385,8 +385,10 @@ pub enum Command {
     /// Seed 002's procedure: one random walk per level, N times, min / median / max
     ///
     /// For each cache level a random walk at the middle of
-    /// its measured plateau (half of it with --machine), for memory 8x the last
-    /// level, N iterations each with a fresh walk; writes
+    /// its measured plateau (half of it with --machine), for memory the size
+    /// every command measures it at (4x the last level's measured capacity,
+    /// 256M to 1G; 8x the last level with --machine, as seed 002), N
+    /// iterations each with a fresh walk; writes
     /// memlat-results/results_{name}.csv and prints min / median / max per level.
     ///
     /// Examples:

@@ -10,7 +10,7 @@ use crate::units::parse_size;
 /// `memlat numa`.
 #[derive(Debug, Clone, Args)]
 pub struct NumaArgs {
-    /// The chain's buffer [default: 4x the last-level cache, 256M to 1G].
+    /// The chain's buffer [default: 4x the last-level cache sysfs claims, 256M to 1G (numa measures no plateaus)].
     #[arg(short = 'n', long, value_name = "BYTES", value_parser = parse_size)]
     pub size: Option<u64>,
 

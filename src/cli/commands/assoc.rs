@@ -14,7 +14,6 @@ use crate::cli::files::Output;
 use crate::cli::{AssocArgs, Format};
 use crate::error::usage;
 use crate::experiments::assoc::{self as experiment, AssocLevel};
-use crate::experiments::fixed_levels as levels;
 use crate::output;
 use crate::output::document::Document;
 use crate::output::present;
@@ -45,7 +44,10 @@ pub fn run(args: &AssocArgs) -> Result<()> {
         return usage("--max-lines: give 1 to 128 lines per set");
     }
     crate::cli::files::check_reads_output_and_plot(
-        &[("--machine", args.machine.as_deref())],
+        &[
+            ("--machine", args.machine.as_deref()),
+            ("--plateaus", args.plateaus.file()),
+        ],
         args.measure.output.as_deref(),
         None,
     )?;
@@ -74,11 +76,36 @@ pub fn run(args: &AssocArgs) -> Result<()> {
             ));
         }
     }
-    let (sizes, _) = levels::plan(&machine, platform::mem_available_bytes());
-    let memory_size = sizes.last().map_or(256 << 20, |s| s.size);
+    // The references (each level's latency, the next one's) in the middles
+    // of the measured plateaus, memory by the one rule: never sizes from a
+    // claimed 260 MiB L3 that a guest's share is a twentieth of.
+    let available = platform::mem_available_bytes();
+    let measured = Some(crate::cli::plateaus::measured_levels(
+        &args.plateaus,
+        &mut prepared.engine,
+        &prepared.template,
+    )?);
+    let line = machine.line_bytes.max(8);
+    let (middles, memory_size): (Vec<Option<u64>>, u64) = match &measured {
+        Some(m) => (
+            machine
+                .caches
+                .iter()
+                .map(|c| m.level(c.level).map(|p| p.middle(line)))
+                .collect(),
+            m.memory(available, line).size,
+        ),
+        None => (
+            Vec::new(),
+            crate::experiments::quick::claimed_memory(&machine.caches, available).size,
+        ),
+    };
+    let page = crate::experiments::memory::page_bytes(args.measure.pages);
     let plans: Vec<LevelPlan> = assoc::plan(
         &machine.caches,
         machine.line_bytes,
+        page,
+        &middles,
         memory_size,
         args.max_lines,
     )
@@ -87,6 +114,7 @@ pub fn run(args: &AssocArgs) -> Result<()> {
     .filter(|(_, c)| args.levels.is_empty() || args.levels.contains(&c.level))
     .map(|(p, _)| p)
     .collect();
+    say_cost(&plans, &prepared.template, available);
     let results = experiment::run(
         &mut prepared.engine,
         &prepared.template,
@@ -114,6 +142,55 @@ pub fn run(args: &AssocArgs) -> Result<()> {
         Format::Markdown => document(&results, &status, &value)?.markdown(),
     };
     output.write(&content)
+}
+
+/// A plan longer than this is said before it starts, with the flags that shrink it.
+const SAY_SECONDS: f64 = 60.0;
+
+/// Says the plan (each level's lines and stride, or why it is not
+/// measured), its time and largest buffer, on stderr before it starts;
+/// one that would take more than a minute or more than a quarter of the
+/// memory available is said as a warning naming --levels and --max-lines.
+fn say_cost(plans: &[LevelPlan], template: &crate::engine::Point, available: Option<u64>) {
+    let parts: Vec<String> = plans
+        .iter()
+        .map(|p| match &p.skip {
+            Some(_) => format!("{}: not measured (said below)", p.name),
+            None => format!(
+                "{}: 1..{} lines {} apart",
+                p.name,
+                p.lines.last().copied().unwrap_or(0),
+                crate::units::HumanBytes(p.stride)
+            ),
+        })
+        .collect();
+    // A point takes about five sample times a repeat (its samples of A
+    // and 2A loads, their calibration and warm-up) and 10 ms to map and
+    // fill its buffer: 160 ms at the default 10 ms and 3 repeats on a
+    // loaded Zen 3 guest (216 points, 35 s).
+    let point_s =
+        0.01 + 5.0 * template.sample_time.as_secs_f64() * f64::from(template.repeats.max(1));
+    let seconds = plans.iter().map(|p| p.points()).sum::<u64>() as f64 * point_s;
+    let largest = plans.iter().map(|p| p.largest_buffer()).max().unwrap_or(0);
+    notice(&format!(
+        "memlat assoc: {}; about {:.0} s, {} at most mapped at once",
+        parts.join(", "),
+        seconds,
+        crate::units::HumanBytes(largest)
+    ));
+    let too_long = seconds > SAY_SECONDS;
+    let too_big = available.is_some_and(|a| largest > a / 4);
+    if too_long || too_big {
+        warn(&format!(
+            "this plan {}: give --levels N (one level) or --max-lines N (fewer lines per set) to shrink it",
+            match (too_long, too_big) {
+                (true, true) =>
+                    "takes more than a minute and maps more than a quarter of the memory available",
+                (true, false) => "takes more than a minute",
+                _ => "maps more than a quarter of the memory available",
+            }
+        ));
+    }
 }
 
 /// One row per level and line count: the data behind the ways (`*` marks a miss).
@@ -152,7 +229,7 @@ fn document(
     for t in present::headline(Kind::Assoc, value)? {
         d.table(t);
     }
-    for l in levels {
+    for l in levels.iter().filter(|l| !l.points.is_empty()) {
         d.heading(format!(
             "{} (risen at {:.2} ns one line past the ways), ns by lines in the set (* = risen: nearer the least any replacement misses with N lines, 1 in N loads, than a hit):",
             l.name, l.threshold_ns

@@ -104,7 +104,9 @@ pub fn run(args: &LevelsArgs) -> Result<()> {
     let csv_file = Output::create_for(Some(&csv_path), "--csv")?;
     let (mut sizes, mut notes) = levels::plan(&machine, platform::mem_available_bytes());
     if profile_given {
-        notes.push("sizes from the --machine profile: half of each cache, as seed 002".into());
+        notes.push(
+            "sizes from the --machine profile: half of each cache and memory at 8x its last level, as seed 002 (without --machine, the measured plateaus and the memory every command measures)".into(),
+        );
     } else {
         // sysfs's sizes land on the ramps of a shared machine: the measured plateaus place them.
         let measured = crate::cli::plateaus::measured_levels(
@@ -112,7 +114,13 @@ pub fn run(args: &LevelsArgs) -> Result<()> {
             &mut prepared.engine,
             &prepared.template,
         )?;
-        levels::place_in_plateaus(&mut sizes, &measured, machine.line_bytes, &mut notes);
+        levels::place_in_plateaus(
+            &mut sizes,
+            &measured,
+            machine.line_bytes,
+            platform::mem_available_bytes(),
+            &mut notes,
+        );
     }
     for note in prepared.notices.iter().chain(&notes) {
         notice(note);

@@ -16,13 +16,13 @@ use crate::limits::{self, Origin};
 use crate::output::document::Document;
 use crate::output::present;
 use crate::platform;
-use crate::platform::caches;
 use crate::platform::topology::Topology;
 use crate::readback::Kind;
 use crate::units::HumanBytes;
 
-/// Each traffic thread's buffer by default.
-pub const DEFAULT_TRAFFIC_SIZE: u64 = 256 << 20;
+/// Each traffic thread's buffer when nothing else sizes it (the memory
+/// rule's floor, [`crate::experiments::memory::FLOOR`]).
+pub const DEFAULT_TRAFFIC_SIZE: u64 = crate::experiments::memory::FLOOR;
 
 /// Runs `memlat loaded`.
 pub fn run(args: &LoadedArgs) -> Result<()> {
@@ -32,7 +32,11 @@ pub fn run(args: &LoadedArgs) -> Result<()> {
     if args.delays.is_empty() {
         return usage("--delays: give at least one delay, e.g. 10000,1000,100,0");
     }
-    crate::cli::files::check_output_and_plot(args.measure.output.as_deref(), args.plot.as_deref())?;
+    crate::cli::files::check_reads_output_and_plot(
+        &[("--plateaus", args.plateaus.file())],
+        args.measure.output.as_deref(),
+        args.plot.as_deref(),
+    )?;
     let output = Output::create(args.measure.output.as_deref())?;
     // Before the chaser is pinned, while this thread may still run anywhere.
     let topology = Topology::read(&platform::allowed_cpus());
@@ -51,17 +55,39 @@ pub fn run(args: &LoadedArgs) -> Result<()> {
     }
     let cpus = loaded::plan_cpus(&topology, chaser, threads).map_err(UsageError)?;
     let available = platform::mem_available_bytes();
+    let memory_size = |prepared: &mut crate::cli::common::Prepared| -> Result<u64> {
+        let measured = crate::cli::plateaus::measured_plateaus(
+            &args.plateaus,
+            &mut prepared.engine,
+            &prepared.template,
+        )?;
+        let memory = measured.memory(available, prepared.template.line);
+        notice(&format!(
+            "memory: {} ({}), as every command's",
+            HumanBytes(memory.size),
+            memory.basis
+        ));
+        for note in &memory.notes {
+            notice(note);
+        }
+        Ok(memory.size)
+    };
     let chase_size = match args.size {
         Some(s) => limits::size(s, Origin::Flag("-n/--size")).map_err(UsageError::from)?,
-        None => crate::experiments::quick::memory_size(&caches::data_caches(chaser)),
+        None => memory_size(&mut prepared)?,
     };
+    // The traffic loads memory: each thread's buffer as large as the chase
+    // (beyond the last level by the memory rule), a quarter of memory in all.
     let traffic_size = match args.traffic_size {
         Some(s) => limits::size(s, Origin::Flag("--traffic-size")).map_err(UsageError::from)?,
-        None => available.map_or(DEFAULT_TRAFFIC_SIZE, |a| {
-            DEFAULT_TRAFFIC_SIZE
-                .min(a / 4 / threads as u64)
-                .max(16 << 20)
-        }),
+        None => {
+            let wanted = if args.size.is_some() {
+                DEFAULT_TRAFFIC_SIZE.max(chase_size)
+            } else {
+                chase_size
+            };
+            available.map_or(wanted, |a| wanted.min(a / 4 / threads as u64).max(16 << 20))
+        }
     };
     if traffic_size < loaded::traffic::CHUNK as u64 {
         return usage("--traffic-size: give at least 4K per thread");

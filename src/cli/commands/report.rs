@@ -22,7 +22,7 @@ fn method(kind: Kind) -> &'static str {
             "Pointer chasing: every load's address is the value the previous load returned, so loads cannot overlap and the time per load is the latency; each repeat times A then 2A loads and keeps the difference, the median over repeats is reported."
         }
         Kind::Levels => {
-            "Seed 002's procedure: for each cache level a random walk over half of it, for memory 8x the last level, each iteration a fresh random chain."
+            "Seed 002's procedure, sized on this machine: for each cache level a random walk in the middle of its measured plateau (half of the cache with --machine), for memory the size every memlat command measures it at (4x the last level's measured capacity, 256 MiB to 1 GiB; 8x the last level with --machine), each iteration a fresh random chain."
         }
         Kind::Detect => {
             "Levels found in a measured latency curve alone (plateaus, and capacities where the latency leaves them); sysfs and CPUID are shown beside, never used."
@@ -83,7 +83,21 @@ pub fn run(args: &ReportArgs) -> Result<()> {
     } else {
         html(&machine, &sections)
     };
-    output.write(&content)
+    output.write(&content)?;
+    // Said on stderr (stdout may be the report itself).
+    if let Some(path) = &args.output {
+        crate::cli::common::notice(&format!(
+            "report of {} result(s) written to {} ({})",
+            sections.len(),
+            path.display(),
+            if args.format == "markdown" {
+                "Markdown"
+            } else {
+                "HTML, self-contained"
+            }
+        ));
+    }
+    Ok(())
 }
 
 /// The HTML report of every result in `paths` that reads back, for a

@@ -302,9 +302,15 @@ pub(crate) fn report_cycle_source(engine: &Engine) {
         )),
         CycleSource::Estimated => {
             let estimate = engine.clock_estimate();
+            // The clock the cycles used: timed beside each sample (the
+            // estimate at start only before any sample).
+            let used = match engine.clocks_used() {
+                Some((lo, hi)) if hi - lo >= 0.0005 => format!("{lo:.3}-{hi:.3} GHz"),
+                Some((lo, _)) => format!("{lo:.3} GHz"),
+                None => format!("{:.3} GHz", estimate.ghz),
+            };
             notice(&format!(
-                "cycles are estimated: ns x the core clock ({:.3} GHz from dependent {} chains, timed beside each sample; multiply/add ratio {:.2}{}), since {} (override with --ghz)",
-                estimate.ghz,
+                "cycles are estimated: ns x the core clock ({used}, timed beside each sample from dependent {} chains; multiply/add ratio {:.2}{}), since {} (override with --ghz)",
                 estimate
                     .chains
                     .iter()

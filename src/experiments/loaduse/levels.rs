@@ -2,8 +2,9 @@
 //!
 //! As in seed 003, a cache level's working set is 3/4 of the cache sysfs
 //! lists (room for the kernel's own data, interrupt handlers and the stack),
-//! and DRAM's is 4x the last level (from 64 MiB to 1 GiB, as the quick
-//! table's), so almost every load misses every cache.
+//! and DRAM's is memory by the one rule of [`crate::experiments::memory`]
+//! (4x the last level, 256 MiB to 1 GiB, as every command's), so almost
+//! every load misses every cache.
 
 use std::fmt;
 
@@ -14,15 +15,16 @@ use crate::units::{HumanBytes, parse_size};
 
 use crate::kernels::load_use::MAX_NOPS;
 
-/// DRAM's working set is at least this large, however small the caches.
-pub const MIN_DRAM_SIZE: u64 = 64 << 20;
+/// DRAM's working set is at least this large, however small the caches
+/// (the one memory rule's floor).
+pub const MIN_DRAM_SIZE: u64 = crate::experiments::memory::FLOOR;
 
 /// A data source as `--level` names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LevelChoice {
     /// 3/4 of the data (or unified) cache of this level.
     Cache(u32),
-    /// 8x the last-level cache.
+    /// Memory, at the one rule's size ([`crate::experiments::memory`]).
     Dram,
     /// A working set of this many bytes.
     Size(u64),
@@ -178,18 +180,11 @@ pub fn resolve_measured(
                     spec.name, spec.basis
                 )),
             },
-            Some(LevelChoice::Dram) => {
-                if let Some(last) = measured.last_capacity() {
-                    let mut size = crate::experiments::quick::dram_size(last, MIN_DRAM_SIZE);
-                    if let Some(available) = available {
-                        size = size.min((available / 4) / line * line);
-                    }
-                    spec.size = size;
-                    spec.basis = format!(
-                        "4x the last measured level's capacity {} (64 MiB to 1 GiB)",
-                        HumanBytes(last)
-                    );
-                }
+            Some(LevelChoice::Dram) if measured.last_capacity().is_some() => {
+                let memory = measured.memory(available, line);
+                spec.size = memory.size;
+                spec.basis = memory.basis;
+                notices.extend(memory.notes);
             }
             _ => {}
         }
@@ -246,30 +241,14 @@ pub fn resolve(
                 }
             },
             LevelChoice::Dram => {
-                let last = caches.last().expect("at least the fallback caches");
-                let mut size = crate::experiments::quick::dram_size(last.size_bytes, MIN_DRAM_SIZE);
-                let mut basis = format!(
-                    "4x {} {} (64 MiB to 1 GiB)",
-                    last.name(),
-                    HumanBytes(last.size_bytes)
+                let memory = crate::experiments::quick::claimed_memory(caches, available);
+                let (size, basis) = (memory.size / line * line, memory.basis);
+                notices.extend(
+                    memory
+                        .notes
+                        .into_iter()
+                        .map(|n| format!("--level dram: {n}")),
                 );
-                if let Some(available) = available
-                    && size > available / 4
-                {
-                    size = (available / 4) / line * line;
-                    basis += &format!(
-                        ", capped at a quarter of available memory ({})",
-                        HumanBytes(available)
-                    );
-                    if size < 2 * last.size_bytes {
-                        notices.push(format!(
-                            "--level dram: only {} fits in a quarter of available memory, not much more than the {} {}; many loads may still hit it",
-                            HumanBytes(size),
-                            last.name(),
-                            HumanBytes(last.size_bytes)
-                        ));
-                    }
-                }
                 LevelSpec {
                     name: "DRAM".into(),
                     size,
@@ -335,10 +314,15 @@ mod tests {
         let caches = [cache(1, 32 << 10), cache(2, 1 << 20), cache(3, 32 << 20)];
         let (levels, notices) = resolve(&[], &caches, 64, Some(64 << 30)).unwrap();
         let sizes: Vec<u64> = levels.iter().map(|l| l.size).collect();
-        assert_eq!(sizes, vec![24 << 10, 768 << 10, 128 << 20]);
+        // DRAM by the one memory rule: 4x 32 MiB, at least 256 MiB.
+        assert_eq!(sizes, vec![24 << 10, 768 << 10, 256 << 20]);
         assert_eq!(levels[0].name, "L1d");
         assert_eq!(levels[2].name, "DRAM");
-        assert!(notices.is_empty());
+        // Only a machine without huge pages hears of page walks.
+        assert!(
+            notices.iter().all(|n| n.contains("page walks")),
+            "{notices:?}"
+        );
         // Seed 003's machine: 16 KiB L1 (its 12288-byte working set), 256 KiB L2.
         let seed = [cache(1, 16 << 10), cache(2, 256 << 10)];
         let (levels, _) = resolve(&[], &seed, 32, None).unwrap();
@@ -395,7 +379,12 @@ mod tests {
         // L2 in the middle of its plateau, not in the 384 KiB ramp.
         assert_eq!(levels[1].size, 128 << 10);
         assert!(levels[1].basis.contains("measured L2 plateau"));
-        // DRAM: 4x the measured 4 MiB, at least 64 MiB.
-        assert_eq!(levels[2].size, 64 << 20);
+        // DRAM: 4x the measured 4 MiB, at least 256 MiB (the one rule).
+        assert_eq!(levels[2].size, 256 << 20);
+        assert!(
+            levels[2].basis.contains("measured L2"),
+            "{}",
+            levels[2].basis
+        );
     }
 }

@@ -27,6 +27,20 @@ pub(super) fn assoc_table(levels: &Value) -> Table {
             .flatten()
             .map(|r| r.as_u64().map_or("-".into(), |w| w.to_string()))
             .collect();
+        // A level not measured (its notes say why) has no passes or latencies.
+        if readings.is_empty() {
+            t.row(vec![
+                l["name"].as_str().unwrap_or("-").into(),
+                bytes(&l["size_bytes"]),
+                num(&l["claimed_ways"], 0),
+                bytes(&l["stride"]),
+                "-".into(),
+                "not measured".into(),
+                "-".into(),
+                "-".into(),
+            ]);
+            continue;
+        }
         t.row(vec![
             l["name"].as_str().unwrap_or("-").into(),
             bytes(&l["size_bytes"]),

@@ -64,9 +64,15 @@ pub(super) fn quick_table(value: &Value, problems: &mut Vec<String>) -> Option<T
             if level.is_empty() {
                 "-".into()
             } else {
-                level.into()
+                level.clone().into()
             },
-            fits_in(m.size, &caches).into(),
+            match (&measured, level.as_str()) {
+                // What the memory row measured, not a claimed cache it
+                // would fit in (a guest's 260 MiB L3 holds 256 MiB).
+                (Some(measured), "memory") => memory_basis(measured),
+                _ => fits_in(m.size, &caches),
+            }
+            .into(),
             Cell::float(m.ns_per_load.median, 2),
             Cell::float(m.cycles_per_load.median, 2),
             format!("{:.2}..{:.2}", m.ns_per_load.min, m.ns_per_load.max).into(),
@@ -107,6 +113,19 @@ pub(super) fn quick_table(value: &Value, problems: &mut Vec<String>) -> Option<T
         ));
     }
     Some(t)
+}
+
+/// The memory row's sysfs cell: what it was sized beyond, measured.
+fn memory_basis(measured: &MeasuredLevels) -> String {
+    match (measured.levels.last(), measured.last_capacity()) {
+        (Some(last), Some(bytes)) => format!(
+            "memory: {}x measured {} {}",
+            crate::experiments::memory::FACTOR,
+            last.name,
+            HumanBytes(bytes)
+        ),
+        _ => "memory".into(),
+    }
 }
 
 /// The claimed cache `size` fits in, or memory.

@@ -279,13 +279,13 @@ fn context(dir: &Path, mode: Mode, cpus: usize) -> Context {
     let cpu = crate::platform::current_cpu().unwrap_or(0);
     let caches = crate::platform::caches::data_caches(cpu);
     let available = crate::platform::mem_available_bytes();
-    let dram = crate::experiments::quick::memory_size(&caches);
+    let dram = crate::experiments::quick::claimed_memory(&caches, available).size;
     Context {
         dir: dir.to_path_buf(),
         mode,
         cpus,
         plateaus: None,
-        dram_bytes: available.map_or(dram, |a| dram.min(a / 4)),
+        dram_bytes: dram,
         sweep_to: stages::sweep_to(caches.iter().map(|c| c.size_bytes).max(), available),
     }
 }

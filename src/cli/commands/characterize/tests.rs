@@ -120,7 +120,7 @@ fn command_lines_by_mode() {
     let quick = context(Mode::Quick, 2);
     assert_eq!(
         line("sweep", &quick),
-        "sweep --no-progress --force --pattern random --ratio 1.5 --repeats 2 --to 536870912 --json /r/sweep.json"
+        "sweep --no-progress --force --pattern random --repeats 2 --to 536870912 --json /r/sweep.json"
     );
     assert_eq!(
         line("sweep", &context(Mode::Full, 2)),
@@ -136,7 +136,8 @@ fn command_lines_by_mode() {
         ..quick.clone()
     };
     assert!(line("mlp", &with).ends_with("--plateaus /r/sweep.json"));
-    assert!(line("loaded", &with).ends_with("-n 268435456"));
+    // The quick traffic loads memory, at the chase's size (not 64 MiB an L3 may hold).
+    assert!(line("loaded", &with).ends_with("-n 268435456 --traffic-size 268435456"));
     assert_eq!(
         line("c2c", &quick),
         "c2c --no-progress --format json -o /r/c2c.json --method cas"
