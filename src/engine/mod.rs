@@ -25,6 +25,7 @@
 mod error;
 mod measurement;
 mod point;
+mod precision;
 mod sampling;
 mod timed;
 mod timing;
@@ -35,6 +36,8 @@ pub use error::Error;
 pub(crate) use error::system;
 pub use measurement::{Measurement, Phases, SPREAD_ADVICE, Sample, curve};
 pub use point::Point;
+pub use precision::{EXTRA_REPEATS, PRECISION_CACHES, PRECISION_MEMORY};
+use precision::{more_repeats, precise, precision_target};
 pub use sampling::{MAX_ROUNDS, ROUNDS, Strategy, Timed};
 pub use timed::group_size;
 pub use timing::{CycleSource, Timing};
@@ -520,61 +523,6 @@ impl Engine {
             counter_scale: timed.counter_scale,
         }
     }
-}
-
-/// Repeats agree to this fraction (max - min over median) where a cache
-/// can hold the chain; [`PRECISION_MEMORY`] beyond.
-pub const PRECISION_CACHES: f64 = 0.01;
-
-/// Repeats agree to this fraction for a chain larger than every data cache
-/// sysfs lists: every load then misses them all, and DRAM's own variation
-/// (row hits and misses, refresh) spreads the timings more.
-pub const PRECISION_MEMORY: f64 = 0.02;
-
-/// The precision a chain of `size` bytes asks for, by where it lies (larger
-/// than every data cache of `cpu` that sysfs lists, or not), never by its
-/// latency: no figure in ns says which level serves it.
-fn precision_target(size: u64, cpu: usize) -> f64 {
-    let largest = crate::platform::caches::data_caches(cpu)
-        .iter()
-        .map(|c| c.size_bytes)
-        .max();
-    if largest.is_some_and(|c| size > c) {
-        PRECISION_MEMORY
-    } else {
-        PRECISION_CACHES
-    }
-}
-
-/// Whether the repeats so far place their median to `target`: the values
-/// around the median (both of two, the middle three of more, so one
-/// outlier does not count) agree within it.
-fn precise(samples: &[Sample], target: f64) -> bool {
-    let mut ns: Vec<f64> = samples.iter().map(|s| s.ns_per_load).collect();
-    if ns.len() < 2 {
-        return false;
-    }
-    ns.sort_by(f64::total_cmp);
-    let mid = ns.len() / 2;
-    let window = if ns.len() == 2 {
-        &ns[..]
-    } else {
-        &ns[mid - 1..=(mid + 1).min(ns.len() - 1)]
-    };
-    let (lo, hi) = (window[0], window[window.len() - 1]);
-    let median = ns[mid];
-    median > 0.0 && (hi - lo) / median <= target
-}
-
-/// Repeats an adaptive point may add beyond its plan when it is noisy.
-pub const EXTRA_REPEATS: u32 = 2;
-
-/// Whether an adaptive point that has had its planned repeats is still
-/// noisy (its median not placed within twice `target`), so it gets more,
-/// up to [`EXTRA_REPEATS`] more.
-fn more_repeats(point: &Point, samples: &[Sample], target: f64) -> bool {
-    let n = samples.len() as u32;
-    point.until_precise && n < point.repeats + EXTRA_REPEATS && !precise(samples, 2.0 * target)
 }
 
 /// The clock now: the fastest of a few runs of the sample clock (a

@@ -1,0 +1,59 @@
+//! When a point has been repeated enough: its median placed to a precision
+//! chosen by where its chain lies, with a few extra repeats for a noisy one.
+
+use super::{Point, Sample};
+
+/// Repeats agree to this fraction (max - min over median) where a cache
+/// can hold the chain; [`PRECISION_MEMORY`] beyond.
+pub const PRECISION_CACHES: f64 = 0.01;
+
+/// Repeats agree to this fraction for a chain larger than every data cache
+/// sysfs lists: every load then misses them all, and DRAM's own variation
+/// (row hits and misses, refresh) spreads the timings more.
+pub const PRECISION_MEMORY: f64 = 0.02;
+
+/// The precision a chain of `size` bytes asks for, by where it lies (larger
+/// than every data cache of `cpu` that sysfs lists, or not), never by its
+/// latency: no figure in ns says which level serves it.
+pub(super) fn precision_target(size: u64, cpu: usize) -> f64 {
+    let largest = crate::platform::caches::data_caches(cpu)
+        .iter()
+        .map(|c| c.size_bytes)
+        .max();
+    if largest.is_some_and(|c| size > c) {
+        PRECISION_MEMORY
+    } else {
+        PRECISION_CACHES
+    }
+}
+
+/// Whether the repeats so far place their median to `target`: the values
+/// around the median (both of two, the middle three of more, so one
+/// outlier does not count) agree within it.
+pub(super) fn precise(samples: &[Sample], target: f64) -> bool {
+    let mut ns: Vec<f64> = samples.iter().map(|s| s.ns_per_load).collect();
+    if ns.len() < 2 {
+        return false;
+    }
+    ns.sort_by(f64::total_cmp);
+    let mid = ns.len() / 2;
+    let window = if ns.len() == 2 {
+        &ns[..]
+    } else {
+        &ns[mid - 1..=(mid + 1).min(ns.len() - 1)]
+    };
+    let (lo, hi) = (window[0], window[window.len() - 1]);
+    let median = ns[mid];
+    median > 0.0 && (hi - lo) / median <= target
+}
+
+/// Repeats an adaptive point may add beyond its plan when it is noisy.
+pub const EXTRA_REPEATS: u32 = 2;
+
+/// Whether an adaptive point that has had its planned repeats is still
+/// noisy (its median not placed within twice `target`), so it gets more,
+/// up to [`EXTRA_REPEATS`] more.
+pub(super) fn more_repeats(point: &Point, samples: &[Sample], target: f64) -> bool {
+    let n = samples.len() as u32;
+    point.until_precise && n < point.repeats + EXTRA_REPEATS && !precise(samples, 2.0 * target)
+}
