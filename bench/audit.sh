@@ -345,7 +345,7 @@ else
   echo "  (not root: the links another user plants are skipped)"
 fi
 echo "-- 6: a 234 MiB sweep through every reader: at most 4 times what it reads, under 1 GB"
-python3 "$BENCH/big_sweep.py" big.json 232
+python3 "$BENCH/big_sweep.py" big.json 235
 BIG=$(stat -c %s big.json)
 while read -r n cmd; do
   start=$(date +%s.%N)
@@ -354,7 +354,7 @@ while read -r n cmd; do
   rc=$?
   took=$(echo "$(date +%s.%N) - $start" | bc)
   kib=$(tail -1 rss.txt)
-  echo "  ${cmd%% *}: $((kib >> 10)) MiB peak, $(echo "scale=2; $kib * 1024 / ($n * $BIG)" | bc)x the $(((n * BIG) >> 20)) MiB read, ${took%.*} s"
+  echo "  ${cmd%% *}: $((kib >> 10)) MiB peak, $(echo "scale=2; $kib * 1024 / ($n * $BIG)" | bc)x the $(((n * BIG) >> 20)) MiB read, $(printf %.1f "$took") s"
   if [ "$rc" = 0 ] && [ "$((kib * 1024))" -le "$((4 * n * BIG))" ] && [ "$kib" -lt 976562 ]; then ok memory; else
     ko memory "${cmd%% *} rc=$rc ${kib} KiB :: $(head -c 200 err.txt)"; fi
 done <<EOF2

@@ -11,7 +11,7 @@
 //! more), so a file is refused before its tree is built, not after it
 //! filled memory. A sweep's points, the bulk of the only results that grow
 //! large, are read into their structs, not a tree (`readback::split`):
-//! about half their text, so a sweep as large as the bound is read in
+//! about as much as their text, so a sweep as large as the bound is read in
 //! under twice it, and no reader holds more than 4 times what it read
 //! (tests/memory.rs). A real result is a few MiB; the bound is far above any.
 
