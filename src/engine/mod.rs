@@ -294,8 +294,7 @@ impl Engine {
             }
         };
         let mut chain = build(point.seed)?;
-        let mut phases = Phases::default();
-        phases.build_s = started.elapsed().as_secs_f64();
+        let mut phases = Phases::built_in(started.elapsed().as_secs_f64());
         self.check_stop()?;
         let mut workload = self.workload(point)?;
         phases.fault_s = started.elapsed().as_secs_f64() - phases.build_s;
