@@ -62,6 +62,14 @@ pub struct Phases {
 }
 
 impl Phases {
+    /// A point's phases once its first chain took `build_s` to build.
+    pub(super) fn built_in(build_s: f64) -> Phases {
+        Phases {
+            build_s,
+            ..Phases::default()
+        }
+    }
+
     fn add(&mut self, other: &Phases) {
         self.fault_s += other.fault_s;
         self.build_s += other.build_s;

@@ -295,7 +295,6 @@ impl Engine {
         point.validate()?;
         self.check_stop()?;
         let started = std::time::Instant::now();
-        let mut phases = Phases::default();
         let build = |seed| {
             if point.chains > 1 {
                 Chain::interleaved(point.size, point.line, u64::from(point.chains), seed)
@@ -308,11 +307,10 @@ impl Engine {
             }
         };
         let mut chain = build(point.seed)?;
-        phases.build_s += started.elapsed().as_secs_f64();
+        let mut phases = Phases::built_in(started.elapsed().as_secs_f64());
         self.check_stop()?;
-        let mapped = std::time::Instant::now();
         let mut workload = self.workload(point)?;
-        phases.fault_s += mapped.elapsed().as_secs_f64();
+        phases.fault_s = started.elapsed().as_secs_f64() - phases.build_s;
         self.check_stop()?;
         let mut warnings = workload.notices.clone();
         let kernel = if point.chains > 1 {
@@ -328,21 +326,16 @@ impl Engine {
             .accesses
             .map(|a| a.div_ceil(kernel.loads_per_trip()).max(1));
         let mut samples = Vec::new();
-        let mut last_offset = 0;
+        let (mut last_offset, mut position) = (0, 0);
         let mut impossible = std::collections::BTreeSet::new();
-        let mut warmup_loads = 0;
-        let mut repeat = 0;
+        let (mut warmup_loads, mut repeat) = (0, 0);
         // A chain of a million nodes or more averages over itself: building
         // and linking a fresh one per repeat costs more than it tells.
         let reuse = point.pattern != Pattern::Stride && chain.len() >= REUSE_CHAIN_NODES;
-        // A stride chain is the same every repeat: linked once. A large
-        // chain that stays (either kind) is not warmed again: the previous
-        // repeat's walk left the caches and TLB as steady as a warm-up
-        // would, and walking on from where it stopped keeps them so (a
-        // 1 GiB chain's warm-up cycle is 16.7 million loads).
+        // A stride chain is linked once; a large one that stays is warmed once
+        // and walked on where it stopped (the last walk left caches steady).
         let same_chain = reuse || point.pattern == Pattern::Stride;
         let warm_once = same_chain && chain.len() >= REUSE_CHAIN_NODES;
-        let mut position = 0;
         let target = precision_target(point.size, self.cpu);
         while repeat < point.repeats || more_repeats(point, &samples, target) {
             if point.until_precise && repeat >= 2 && precise(&samples, target) {
