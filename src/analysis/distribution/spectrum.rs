@@ -141,7 +141,11 @@ pub fn periodic_stalls(
     if slow_timings < MIN_SLOW || band_median <= 0.0 {
         return (None, Some(spectrum));
     }
-    let (found, below_band) = strongest_period(&power, k_lo, k_hi);
+    // The rate the timer samples the timeline at, in frequency bins: its
+    // step. (The bins sample it too, but the spline in `welch` filters
+    // what would fold there; the timer's readings come folded.)
+    let sampling = [1e9 / t.resolution_ns.max(t.ns_per_tick) / df];
+    let (found, below_band) = strongest_period(&power, k_lo, k_hi, &sampling);
     spectrum.longer_period_ns = below_band.map(|f0| 1e9 / (f0 * df));
     let Some(found) = found else {
         return (None, Some(spectrum));
@@ -170,8 +174,24 @@ pub fn periodic_stalls(
 }
 
 /// Power of the slow-load counts by frequency bin (0 to half the segment),
-/// averaged over `segments` Hann-windowed segments. A timing belongs where
-/// it ends: at the timer read after its loads.
+/// averaged over `segments` Hann-windowed segments.
+///
+/// A slow timing belongs where it ends, at the timer read after its loads,
+/// and counts once, shared among the four bins around that instant by a
+/// cubic B-spline (weights summing to one). Binning is sampling at
+/// 1 / [`BIN_NS`], and stalls locked to a refresh end within a few ns make
+/// a comb whose harmonics reach far above that rate: dropped whole into one
+/// bin (a box, response sinc), they fold back into the band, and a 975 ns
+/// period (9.75 bins) folds its 8th to 11th harmonics onto multiples of
+/// 256 kHz, a comb 3.9 us apart that passes for a lower fundamental. The
+/// spline is four such boxes convolved (response sinc^4, zero only at
+/// multiples of the bin rate, 10 MHz): the 8th to 11th harmonics of 975 ns
+/// (8.2-11.3 MHz) come in 100-1700x weaker in amplitude than from one box, while the gain over the
+/// band (up to a quarter of the bin rate) is smooth, so no peak's strength,
+/// a ratio to the power within 20% of it, changes. (Spreading a timing over
+/// the whole time it took filters harder, but a stall of a microsecond
+/// then has spectral zeros inside the band, and the lobes between them
+/// pass for peaks: the Golden Cove guest's L1 timelines read a period.)
 fn welch(t: &Timings, slow: &[bool], segments: usize) -> Vec<f64> {
     let window: Vec<f64> = (0..SEGMENT_BINS)
         .map(|j| {
@@ -180,36 +200,45 @@ fn welch(t: &Timings, slow: &[bool], segments: usize) -> Vec<f64> {
                 .powi(2)
         })
         .collect();
+    let bins = segments * SEGMENT_BINS;
+    let mut counts = vec![0.0f64; bins];
+    let mut elapsed = 0.0;
+    for (&d, &is_slow) in t.ticks.iter().zip(slow) {
+        elapsed += t.elapsed_ns(d);
+        if elapsed >= bins as f64 * BIN_NS {
+            break;
+        }
+        if !is_slow {
+            continue;
+        }
+        // Where it lies among the bins' centres: between `bin` and `bin + 1`.
+        let at = elapsed / BIN_NS - 0.5;
+        let bin = at.floor();
+        let u = at - bin;
+        let weights = [
+            (1.0 - u).powi(3) / 6.0,
+            (3.0 * u.powi(3) - 6.0 * u * u + 4.0) / 6.0,
+            (-3.0 * u.powi(3) + 3.0 * u * u + 3.0 * u + 1.0) / 6.0,
+            u.powi(3) / 6.0,
+        ];
+        for (j, w) in weights.into_iter().enumerate() {
+            let b = bin as i64 - 1 + j as i64;
+            if (0..bins as i64).contains(&b) {
+                counts[b as usize] += w;
+            }
+        }
+    }
     let fft = Fft::new(SEGMENT_BINS);
     let mut power = vec![0.0; SEGMENT_BINS / 2];
-    let mut counts = vec![0.0f64; SEGMENT_BINS];
     let mut buffer = vec![[0.0f64; 2]; SEGMENT_BINS];
-    let mut add_segment = |counts: &mut [f64]| {
-        let mean = counts.iter().sum::<f64>() / SEGMENT_BINS as f64;
-        for ((b, c), &w) in buffer.iter_mut().zip(counts.iter_mut()).zip(&window) {
+    for segment in counts.chunks_exact(SEGMENT_BINS) {
+        let mean = segment.iter().sum::<f64>() / SEGMENT_BINS as f64;
+        for ((b, c), &w) in buffer.iter_mut().zip(segment).zip(&window) {
             *b = [(*c - mean) * w, 0.0];
-            *c = 0.0;
         }
         fft.transform(&mut buffer);
         for (p, b) in power.iter_mut().zip(&buffer) {
             *p += (b[0] * b[0] + b[1] * b[1]) / segments as f64;
-        }
-    };
-    let segment_ns = SEGMENT_BINS as f64 * BIN_NS;
-    let (mut elapsed, mut current) = (0.0, 0usize);
-    for (&d, &is_slow) in t.ticks.iter().zip(slow) {
-        elapsed += t.elapsed_ns(d);
-        let segment = (elapsed / segment_ns) as usize;
-        while current < segment && current < segments {
-            add_segment(&mut counts);
-            current += 1;
-        }
-        if current >= segments {
-            break;
-        }
-        if is_slow {
-            let bin = ((elapsed - current as f64 * segment_ns) / BIN_NS) as usize;
-            counts[bin.min(SEGMENT_BINS - 1)] += 1.0;
         }
     }
     power
@@ -268,7 +297,12 @@ struct Found {
 /// mostly not ([`TEETH_PRESENT`]): a stall every
 /// 32 us shows as a comb of peaks 31 kHz apart, any one of which would
 /// otherwise pass for a period of its own.
-fn strongest_period(power: &[f64], k_lo: usize, k_hi: usize) -> (Option<Found>, Option<f64>) {
+fn strongest_period(
+    power: &[f64],
+    k_lo: usize,
+    k_hi: usize,
+    sampling: &[f64],
+) -> (Option<Found>, Option<f64>) {
     let floor = 8usize;
     let strength = strengths(power, floor, k_hi.min(power.len() - 3));
     let is_peak = |k: usize| {
@@ -302,6 +336,25 @@ fn strongest_period(power: &[f64], k_lo: usize, k_hi: usize) -> (Option<Found>, 
             multiple >= 1.0 && (at - multiple * f0).abs() <= reach(at)
         })
     };
+    // Where the peak's own harmonics fold back into the band: the timer
+    // samples the timeline at each of its steps, and a harmonic
+    // n f near a sampling rate F shows at |n f - F|, at F mod f or f less
+    // that from each multiple of f. A period that is a half-integer number
+    // of a 10 ns timer's steps (975 ns) folds a line half-way between its
+    // multiples, a tooth of a fundamental half as high. A point there is
+    // no evidence of a lower fundamental: it is left out, as a point on
+    // another comb is. (Where the true period is twice as long and its
+    // second harmonic the strongest, the two readings cannot be told apart
+    // from the spectrum; the shorter is read.)
+    let folded = |at: f64, p: f64| {
+        sampling.iter().any(|&rate| {
+            let fold = rate % at;
+            let offset = p % at;
+            [fold, at - fold]
+                .iter()
+                .any(|&f| (offset - f).abs() <= reach(p) || (offset - f).abs() >= at - reach(p))
+        })
+    };
     for &k in candidates.iter().take(CANDIDATES) {
         let at = k as f64 + parabolic_offset(power, k);
         if on_comb(at, &combs) {
@@ -325,7 +378,7 @@ fn strongest_period(power: &[f64], k_lo: usize, k_hi: usize) -> (Option<Found>, 
                     let points: Vec<f64> = (bottom.max(1)..=top)
                         .filter(|&j| in_band(j))
                         .map(|j| (j as f64 + offset) * f0)
-                        .filter(|&at| !on_comb(at, &combs))
+                        .filter(|&p| !on_comb(p, &combs) && !folded(at, p))
                         .collect();
                     let present = points
                         .iter()
