@@ -63,7 +63,7 @@ pub fn measured_plateaus(
 
 fn probe(engine: &mut Engine, template: &Point) -> Result<MeasuredLevels> {
     let spare = if plateaus::remembered_path(&Host::this()).is_some() {
-        "a `memlat sweep` is remembered and spares it"
+        "no sweep of this machine is remembered: a `memlat sweep` is, and spares it next time"
     } else {
         "nothing is remembered without HOME or XDG_CACHE_HOME: give --plateaus FILE to spare it"
     };

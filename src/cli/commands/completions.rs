@@ -25,10 +25,11 @@ fn completions(args: &CompletionsArgs) -> Result<()> {
     // characters is for text read from files, and a script is memlat's own.
     use std::io::Write as _;
     let mut stdout = std::io::stdout().lock();
-    stdout
-        .write_all(&script)
-        .and_then(|()| stdout.flush())
-        .context("writing the completion script to stdout")
+    match stdout.write_all(&script).and_then(|()| stdout.flush()) {
+        // The reader had what it wanted (`| head`): nothing went wrong here.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other.context("writing the completion script to stdout"),
+    }
 }
 
 /// Runs `memlat man --out-dir DIR`: memlat.1 and one memlat-COMMAND.1 for
