@@ -117,8 +117,10 @@ fn latency_commands_print_the_reports_headline() {
         Kind::Loaduse,
         &[
             "loaduse",
+            // A size, not "L1": a level's size comes from the plateaus each
+            // run measures, and the JSON and text runs must name the same row.
             "--level",
-            "L1",
+            "8K",
             "--nops",
             "0..4",
             "--no-run",
