@@ -226,17 +226,26 @@ mod tests {
                 eprintln!("skipped: no flush instruction on this ISA");
                 continue;
             }
-            let mut probe = LineTagProbe::new(
-                drop,
-                crate::platform::system::base_page_bytes(),
-                64 << 10,
-                7,
-            )
-            .unwrap();
+            // Up to three tries of 31 rounds: a round whose eviction a
+            // neighbour's loads undid is fastest of all, so a busy stretch can
+            // spoil one try; a drop that never takes spoils all three.
             let (mut dropped, mut kept) = (f64::INFINITY, f64::INFINITY);
-            for _ in 0..31 {
-                dropped = dropped.min(probe.time(0, 0).unwrap());
-                kept = kept.min(probe.time(0, KEPT_OFFSET).unwrap());
+            for _ in 0..3 {
+                let mut probe = LineTagProbe::new(
+                    drop,
+                    crate::platform::system::base_page_bytes(),
+                    64 << 10,
+                    7,
+                )
+                .unwrap();
+                (dropped, kept) = (f64::INFINITY, f64::INFINITY);
+                for _ in 0..31 {
+                    dropped = dropped.min(probe.time(0, 0).unwrap());
+                    kept = kept.min(probe.time(0, KEPT_OFFSET).unwrap());
+                }
+                if dropped > kept {
+                    break;
+                }
             }
             assert!(
                 dropped > kept,
