@@ -222,6 +222,16 @@ fn run_line(dir: &Path, line: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// A fresh directory for one page's commands, with only the repository's
+/// examples/ and python/ beside them (pages refer to both by relative path).
+fn page_dir(root: &Path) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for linked in ["examples", "python"] {
+        std::os::unix::fs::symlink(root.join(linked), dir.path().join(linked)).unwrap();
+    }
+    dir
+}
+
 #[test]
 fn every_documented_command_runs_as_written() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -230,10 +240,7 @@ fn every_documented_command_runs_as_written() {
     for page in pages() {
         let name = page.strip_prefix(root).unwrap().display().to_string();
         let text = std::fs::read_to_string(&page).unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        for linked in ["examples", "python"] {
-            std::os::unix::fs::symlink(root.join(linked), dir.path().join(linked)).unwrap();
-        }
+        let dir = page_dir(root);
         for command in commands(&name, &text) {
             let started = std::time::Instant::now();
             let result = command
@@ -309,10 +316,7 @@ fn every_documented_command_runs_at_its_own_settings() {
     for page in pages() {
         let name = page.strip_prefix(root).unwrap().display().to_string();
         let text = std::fs::read_to_string(&page).unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        for linked in ["examples", "python"] {
-            std::os::unix::fs::symlink(root.join(linked), dir.path().join(linked)).unwrap();
-        }
+        let dir = page_dir(root);
         for command in commands(&name, &text) {
             let line = command
                 .written
