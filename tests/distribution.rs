@@ -148,16 +148,31 @@ fn the_timers_cost_is_subtracted() {
         return;
     }
     // An L1 chain's median load timed one group at a time agrees with the
-    // A/2A figure of the same run within 1 ns: the timer's cost (10+ ns a
-    // read on x86) is not in it.
-    let v = l1_distribution();
-    let p50 = v["distribution"]["percentiles_ns"]["p50"].as_f64().unwrap();
-    let mean = v["ns_per_load"]["median"].as_f64().unwrap();
-    assert!(
-        (p50 - mean).abs() < 1.0,
-        "p50 {p50} ns against the run's {mean} ns (timer cost {})",
-        v["distribution"]["timer_overhead_ns"]
-    );
+    // A/2A figure of the same run: it lies nearer that figure than that
+    // figure plus the timer's cost shared over the group, which is where
+    // it would lie if the cost were not subtracted. A neighbour that
+    // comes or goes between the run and its timeline moves one and not
+    // the other, so up to three runs are tried.
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let v = l1_distribution();
+        let d = &v["distribution"];
+        let p50 = d["percentiles_ns"]["p50"].as_f64().unwrap();
+        let mean = v["ns_per_load"]["median"].as_f64().unwrap();
+        let per_load_cost =
+            d["timer_overhead_ns"].as_f64().unwrap() / d["loads_per_timing"].as_f64().unwrap();
+        if per_load_cost <= 0.0 {
+            eprintln!("skipped: the timer read costs nothing measurable here");
+            return;
+        }
+        if (p50 - mean).abs() < per_load_cost / 2.0 {
+            return;
+        }
+        seen.push(format!(
+            "p50 {p50:.2} ns against the run's {mean:.2} ns (timer cost {per_load_cost:.2} ns a load)"
+        ));
+    }
+    panic!("{}", seen.join("; "));
 }
 
 #[test]

@@ -94,8 +94,6 @@ pub struct Engine {
     /// A buffer kept aside by [`Engine::fresh_buffer`] until the next one of
     /// its size, pages and node is mapped.
     retired: Option<(WorkloadKey, Workload)>,
-    /// The per-load timer's cost, measured on first use (`Point::distribution`).
-    timer_cost: Option<timed::TimerCost>,
     /// Raised by the caller to abandon the point in progress ([`EngineBuilder::stop_on`]).
     stop: Option<Arc<AtomicBool>>,
 }
@@ -213,7 +211,6 @@ impl Engine {
             sample_clock,
             spare: None,
             retired: None,
-            timer_cost: None,
             stop: None,
         })
     }

@@ -1,5 +1,5 @@
 //! Timing loads one at a time (`Point::distribution`): the timer's own
-//! cost, measured once per engine on an L1-resident chain, and a timeline
+//! cost, measured on an L1-resident chain just before each timeline, and a timeline
 //! of timer deltas over the point's chain, read by
 //! [`crate::analysis::distribution`].
 //!
@@ -84,12 +84,12 @@ fn smallest_step(values: &mut [u32]) -> u32 {
 }
 
 impl Engine {
-    /// The timer's cost per read and its step, measured once: groups of A
-    /// and 2A loads on a 4 KiB chain, `2 t(A) - t(2A)` of their medians.
+    /// The timer's cost per read and its step: groups of A and 2A loads on
+    /// a 4 KiB chain, `2 t(A) - t(2A)` of their medians. Measured afresh
+    /// for each timeline (about 7 ms): a busy sibling hyperthread makes
+    /// a serialising timer read dearer while a chase's load is unchanged,
+    /// so a cost from an earlier, quieter moment is subtracted short.
     fn timer_cost(&mut self) -> Result<TimerCost, Error> {
-        if let Some(cost) = self.timer_cost {
-            return Ok(cost);
-        }
         let ticks_per_ns = crate::arch::timestamp_ticks_per_ns()
             .filter(|t| *t > 0.0)
             .ok_or(Error::NoKernel("timed"))?;
@@ -108,13 +108,11 @@ impl Engine {
             walker.walk_timed(2 * COST_GROUP, &mut ticks)?;
             two_a = two_a.min(median(&mut ticks));
         }
-        let cost = TimerCost {
+        Ok(TimerCost {
             ns_per_tick: 1.0 / ticks_per_ns,
             overhead_ns: ((2.0 * a - two_a) / ticks_per_ns).max(0.0),
             resolution_ns: f64::from(step) / ticks_per_ns,
-        };
-        self.timer_cost = Some(cost);
-        Ok(cost)
+        })
     }
 
     /// An L1 hit's least time, ns: [`MIN_L1_CYCLES`] at the core clock
