@@ -15,10 +15,12 @@
 //!   random order before the next page, so a walk takes one TLB miss per page
 //!   rather than one per load; a partial last page comes last.
 
+mod link;
 mod page_order;
 mod permutation;
 mod rng;
 
+pub use link::LinkPiece;
 pub use permutation::{Permutation, ZeroFirst};
 pub use rng::SplitMix64;
 
@@ -450,87 +452,6 @@ impl Chain {
                     *nodes
                 } else {
                     (nodes * spacing).div_ceil(block)
-                }
-            }
-        }
-    }
-
-    /// Writes the chain into `words` (the buffer as 8-byte words): every node
-    /// gets its successor, encoded for the kernel that will follow it. Random
-    /// orders are written node by node in address order (sequential writes,
-    /// at memory bandwidth), each node's successor computed from the order.
-    pub fn link_into(&self, words: &mut [u64], encoding: NodeEncoding) {
-        let encode = |here: u64, next: u64| match encoding {
-            NodeEncoding::Address(base) => base + next,
-            NodeEncoding::WordIndex => next / WORD,
-            NodeEncoding::Delta => next.wrapping_sub(here),
-        };
-        let len = self.len();
-        match &self.order {
-            Order::Stride { .. } => {
-                let mut here = self.node_offset(0);
-                for k in 1..=len {
-                    let next = self.node_offset(k);
-                    words[(here / WORD) as usize] = encode(here, next);
-                    here = next;
-                }
-            }
-            Order::Random {
-                order,
-                nodes,
-                spacing,
-                offset,
-                pair,
-                skew,
-            } => {
-                let place = |slot: u64| slot * spacing + offset + skewed(slot, *skew, *spacing);
-                for node in 0..*nodes {
-                    let next = place(order.apply((order.invert(node) + 1) % nodes));
-                    let mut here = place(node);
-                    if *pair > 0 {
-                        words[(here / WORD) as usize] = encode(here, here + pair);
-                        here += pair;
-                    }
-                    words[(here / WORD) as usize] = encode(here, next);
-                }
-            }
-            Order::Interleaved {
-                order,
-                nodes,
-                spacing,
-                cycles,
-                per_cycle,
-            } => {
-                let used = cycles * per_cycle;
-                for node in 0..*nodes {
-                    let position = order.invert(node);
-                    if position >= used {
-                        continue; // a leftover slot: on no cycle
-                    }
-                    let (cycle, step) = (position / per_cycle, position % per_cycle);
-                    let next = order.apply(cycle * per_cycle + (step + 1) % per_cycle) * spacing;
-                    let here = node * spacing;
-                    words[(here / WORD) as usize] = encode(here, next);
-                }
-            }
-            Order::PageRandom(p) => {
-                // Page by page, so each page's order is made once.
-                for page in 0..len.div_ceil(p.per_page) {
-                    let within = p.within(page);
-                    let first = page * p.per_page;
-                    let count = (len - first).min(p.per_page);
-                    for j in 0..count {
-                        let here = (first + j) * p.spacing;
-                        let at = within.invert(j);
-                        let next = if at + 1 < count {
-                            first + within.apply(at + 1)
-                        } else {
-                            // The page's last node leads to the next page's first.
-                            let position = p.page_position(page) * p.per_page + count;
-                            p.node(position % len)
-                        };
-                        words[(here / WORD) as usize] = encode(here, next * p.spacing);
-                    }
                 }
             }
         }

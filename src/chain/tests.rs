@@ -219,3 +219,40 @@ fn a_broken_chain_is_not_a_single_cycle() {
     assert!(!is_single_cycle(&[1, 1], 2));
     assert!(is_single_cycle(&[1, 2, 0], 3));
 }
+
+#[test]
+fn a_chain_linked_in_pieces_is_the_chain_linked_whole() {
+    let chains = [
+        Chain::random(1 << 20, 64, 5).unwrap(),
+        Chain::random(1 << 20, 128, 6).unwrap().with_pair(64),
+        Chain::random(1 << 20, 256, 7).unwrap().with_skew(64),
+        Chain::page_random(1 << 20, 64, 4096, 8).unwrap(),
+        Chain::page_random((1 << 20) + 3 * 64, 64, 4096, 9).unwrap(),
+        Chain::interleaved(1 << 20, 64, 6, 10).unwrap(),
+        Chain::stride(1 << 20, 192).unwrap(),
+    ];
+    for chain in &chains {
+        let whole = linked(chain);
+        for parts in [1, 2, 3, 7] {
+            let mut words = vec![u64::MAX; whole.len()];
+            let pieces = chain.link_pieces(parts, words.len());
+            assert!(pieces.len() as u64 <= parts, "{chain:?}: {pieces:?}");
+            // The pieces cover the buffer, in order, without overlap.
+            assert_eq!(pieces[0].words.start, 0);
+            assert_eq!(pieces.last().unwrap().words.end, words.len());
+            assert!(
+                pieces
+                    .windows(2)
+                    .all(|w| w[0].words.end == w[1].words.start)
+            );
+            for piece in &pieces {
+                chain.link_piece(
+                    &mut words[piece.words.clone()],
+                    piece,
+                    NodeEncoding::WordIndex,
+                );
+            }
+            assert!(words == whole, "{chain:?} in {parts} parts");
+        }
+    }
+}

@@ -10,6 +10,10 @@ use crate::kernels::Kernel;
 use crate::platform::{self, Buffer, PageBacking, PageRequest};
 use crate::units::HumanBytes;
 
+/// Fewest slots a thread links: a piece takes milliseconds (tens of ns a
+/// slot), so starting a thread for it (tens of us) costs under 1%.
+const MIN_LINK_PIECE_SLOTS: u64 = 1 << 16;
+
 /// Bytes a buffer of `size` needs in memory: whole 2 MiB pages and the
 /// alignment slack (chains keep no per-node bookkeeping).
 pub fn memory_needed(size: u64) -> u64 {
@@ -120,7 +124,39 @@ impl Workload {
             )));
         }
         let encoding = kernel.encoding(self.buffer.as_ptr() as u64);
-        chain.link_into(self.buffer.words_mut(), encoding);
+        let words = self.buffer.words_mut();
+        let helpers = if chain.len() >= 2 * MIN_LINK_PIECE_SLOTS {
+            platform::buffer::helper_cpus()
+        } else {
+            Vec::new()
+        };
+        let threads = (helpers.len() + 1).min(platform::buffer::FILL_THREADS) as u64;
+        let parts = threads.min(chain.len() / MIN_LINK_PIECE_SLOTS).max(1);
+        let pieces = chain.link_pieces(parts, words.len());
+        // Each piece gets its own words: cut the buffer at the pieces' starts.
+        let mut rest = words;
+        let mut jobs = Vec::with_capacity(pieces.len());
+        let mut taken = 0;
+        for piece in &pieces {
+            let (own, after) = std::mem::take(&mut rest).split_at_mut(piece.words.end - taken);
+            jobs.push((piece, &mut own[piece.words.start - taken..]));
+            taken = piece.words.end;
+            rest = after;
+        }
+        let last = jobs.pop();
+        std::thread::scope(|scope| {
+            for ((piece, words), &cpu) in jobs.into_iter().zip(&helpers) {
+                scope.spawn(move || {
+                    // Where the pin fails (a cpuset), the piece is linked from
+                    // the CPU inherited: slower, never wrong.
+                    let _ = platform::pin_to_cpu(cpu);
+                    chain.link_piece(words, piece, encoding);
+                });
+            }
+            if let Some((piece, words)) = last {
+                chain.link_piece(words, piece, encoding);
+            }
+        });
         Ok(())
     }
 

@@ -62,7 +62,7 @@ const MAP_HUGE_1GB: i32 = 30 << 26;
 pub const FILL_CHUNK: usize = 64 << 20;
 
 /// Threads that fault a buffer in at most, the caller's among them.
-const FILL_THREADS: usize = 8;
+pub const FILL_THREADS: usize = 8;
 
 /// Faults `n` bytes at `p` in for writing: one `MADV_POPULATE_WRITE`
 /// where the kernel has it (Linux 5.14), else a word written every 4 KiB.
@@ -83,8 +83,8 @@ unsafe fn fault_in(p: *mut u8, n: usize) {
 }
 
 /// The other CPUs of the calling thread's NUMA node, which may fault a
-/// buffer in beside it (none when the node is unknown).
-fn fill_cpus() -> Vec<usize> {
+/// buffer in (or link a chain) beside it (none when the node is unknown).
+pub fn helper_cpus() -> Vec<usize> {
     let Some(here) = super::current_cpu() else {
         return Vec::new();
     };
@@ -225,7 +225,11 @@ impl Buffer {
             unsafe { fault_in((start + offset) as *mut u8, chunk.min(len - offset)) };
             true
         };
-        let helpers = if chunks > 1 { fill_cpus() } else { Vec::new() };
+        let helpers = if chunks > 1 {
+            helper_cpus()
+        } else {
+            Vec::new()
+        };
         std::thread::scope(|scope| {
             for &cpu in helpers.iter().take(FILL_THREADS.min(chunks) - 1) {
                 let fault_next = &fault_next;
