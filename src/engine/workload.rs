@@ -59,16 +59,30 @@ impl Workload {
         node: Option<usize>,
         stopped: &dyn Fn() -> bool,
     ) -> Result<Workload, Error> {
+        Workload::prepare_with_room_unless(size, size, pages, node, stopped)
+    }
+
+    /// [`Workload::prepare_unless`] in a buffer that can grow to `capacity`
+    /// bytes ([`Workload::resize_unless`]).
+    pub fn prepare_with_room_unless(
+        size: u64,
+        capacity: u64,
+        pages: PageRequest,
+        node: Option<usize>,
+        stopped: &dyn Fn() -> bool,
+    ) -> Result<Workload, Error> {
         ensure_memory(size, platform::mem_available_bytes())?;
         let len = usize::try_from(size).map_err(|_| Error::NotEnoughMemory {
             size: HumanBytes(size),
             needed: HumanBytes(memory_needed(size)),
             available: HumanBytes(platform::mem_available_bytes().unwrap_or(0)),
         })?;
-        let mut buffer = Buffer::map(len, pages).map_err(|source| Error::Map {
-            size: HumanBytes(size),
-            source,
-        })?;
+        let capacity = usize::try_from(capacity).unwrap_or(len).max(len);
+        let mut buffer =
+            Buffer::map_with_room(len, capacity, pages).map_err(|source| Error::Map {
+                size: HumanBytes(size),
+                source,
+            })?;
         let mut notices = std::mem::take(&mut buffer.notices);
         if let Some(node) = node {
             platform::bind_to_node(&buffer, node).map_err(|source| Error::Bind { node, source })?;
@@ -94,6 +108,26 @@ impl Workload {
     /// Bytes in the buffer.
     pub fn size(&self) -> u64 {
         self.buffer.len() as u64
+    }
+
+    /// Bytes the buffer can grow to.
+    pub fn capacity(&self) -> u64 {
+        self.buffer.capacity() as u64
+    }
+
+    /// Makes the buffer `size` bytes, within its capacity: what it adds is
+    /// faulted in (the rest stays as it was), its page backing read again.
+    pub fn resize_unless(&mut self, size: u64, stopped: &dyn Fn() -> bool) -> Result<(), Error> {
+        ensure_memory(
+            size.saturating_sub(self.size()),
+            platform::mem_available_bytes(),
+        )?;
+        let len = usize::try_from(size.min(self.capacity())).unwrap_or(0);
+        if !self.buffer.resize_unless(len, stopped) {
+            return Err(Error::Interrupted);
+        }
+        self.page_backing = self.buffer.backing();
+        Ok(())
     }
 
     /// Reads one word of every `line` bytes of the first `size` bytes, in

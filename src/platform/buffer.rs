@@ -102,6 +102,11 @@ pub struct Buffer {
     /// Start of the usable region (aligned for huge pages inside `map`).
     start: *mut u8,
     len: usize,
+    /// Bytes from `start` the mapping holds: `len` may grow to this
+    /// ([`Buffer::resize_unless`]).
+    capacity: usize,
+    /// Bytes from `start` faulted in so far.
+    filled: usize,
     /// Notices about what was asked versus obtained (hugetlb fallback...).
     pub notices: Vec<String>,
     requested: PageRequest,
@@ -111,6 +116,17 @@ impl Buffer {
     /// Maps `len` bytes with the requested page size, falling back from an
     /// empty hugetlb pool to THP with a notice. The memory is not yet touched.
     pub fn map(len: usize, pages: PageRequest) -> io::Result<Buffer> {
+        Buffer::map_with_room(len, len, pages)
+    }
+
+    /// [`Buffer::map`] with address space for `capacity` bytes, so the
+    /// buffer can grow to that without moving or faulting its first `len`
+    /// bytes again (a sweep's sizes climb: each grown buffer faults only
+    /// what it adds, where a new one per size faults 4x the largest at a
+    /// ratio of 1.3). The room is reserved, not committed
+    /// (`MAP_NORESERVE`). hugetlb buffers get no room: their pages are
+    /// reserved when mapped.
+    pub fn map_with_room(len: usize, capacity: usize, pages: PageRequest) -> io::Result<Buffer> {
         let mut notices = Vec::new();
         if let PageRequest::Huge2M | PageRequest::Huge1G = pages {
             let (page, flag) = if pages == PageRequest::Huge2M {
@@ -126,6 +142,8 @@ impl Buffer {
                         map_len,
                         start: map,
                         len,
+                        capacity: len,
+                        filled: 0,
                         notices,
                         requested: pages,
                     });
@@ -139,8 +157,14 @@ impl Buffer {
         // Over-allocate so the usable region starts on a 2 MiB boundary and whole
         // huge pages cover it: THP can then back even an L1-sized buffer, whose
         // TLB misses would otherwise add to the latency of L2-sized ones.
-        let map_len = len.div_ceil(HUGE_2M) * HUGE_2M + HUGE_2M;
-        let map = mmap(map_len, 0)?;
+        let capacity = capacity.max(len);
+        let map_len = capacity.div_ceil(HUGE_2M) * HUGE_2M + HUGE_2M;
+        let room = if capacity > len {
+            libc::MAP_NORESERVE
+        } else {
+            0
+        };
+        let map = mmap(map_len, room)?;
         let start = ((map as usize).div_ceil(HUGE_2M) * HUGE_2M) as *mut u8;
         let advice = if pages == PageRequest::Base {
             libc::MADV_NOHUGEPAGE
@@ -155,6 +179,8 @@ impl Buffer {
             map_len,
             start,
             len,
+            capacity,
+            filled: 0,
             notices,
             requested: pages,
         })
@@ -168,6 +194,26 @@ impl Buffer {
     /// Usable length in bytes.
     pub fn len(&self) -> usize {
         self.len
+    }
+
+    /// Bytes the buffer can grow to ([`Buffer::map_with_room`]).
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Makes the usable region `len` bytes (at most the capacity), faulting
+    /// in what was never faulted, as [`Buffer::fill_unless`]; false when
+    /// `stopped` abandoned it (the length then unchanged).
+    pub fn resize_unless(&mut self, len: usize, stopped: &dyn Fn() -> bool) -> bool {
+        assert!(len <= self.capacity, "a buffer grown past its room");
+        let before = self.len;
+        self.len = len;
+        if self.fill_unless(stopped) {
+            true
+        } else {
+            self.len = before;
+            false
+        }
     }
 
     /// Whether the buffer has no usable bytes.
@@ -202,16 +248,21 @@ impl Buffer {
     /// on CPUs of the calling thread's NUMA node (so first-touch places the
     /// pages where one thread would have): the kernel zeroes every page it
     /// hands out, and one core zeroing a GiB was a third of `run -n 1G`.
+    /// Bytes faulted before (a grown buffer's first part) are not again.
     pub fn fill_unless(&mut self, stopped: &dyn Fn() -> bool) -> bool {
+        if self.filled >= self.len {
+            return true;
+        }
         let chunk = if self.requested == PageRequest::Huge1G {
             self.len.max(1)
         } else {
             FILL_CHUNK
         };
-        let chunks = self.len.div_ceil(chunk);
+        // The range to fault: from the end of what was faulted before.
+        let (start, len) = (self.start as usize + self.filled, self.len - self.filled);
+        let chunks = len.div_ceil(chunk);
         let next = AtomicUsize::new(0);
         let abandoned = AtomicBool::new(false);
-        let (start, len) = (self.start as usize, self.len);
         // One chunk: false when every chunk is taken or the fill was abandoned.
         let fault_next = || {
             let k = next.fetch_add(1, Ordering::Relaxed);
@@ -219,9 +270,11 @@ impl Buffer {
                 return false;
             }
             let offset = k * chunk;
-            // SAFETY: offset..offset+n lies inside our own mapping (offset
-            // is a multiple of 64 MiB, so of any huge page but 1 GiB, which
-            // is one chunk), which lives until this scope's threads end.
+            // SAFETY: offset..offset+n lies inside our own mapping (for a
+            // fresh buffer offset is a multiple of 64 MiB, so of any huge
+            // page but 1 GiB, which is one chunk; a grown one is THP, whose
+            // pages a fault anywhere in them brings in whole), which lives
+            // until this scope's threads end.
             unsafe { fault_in((start + offset) as *mut u8, chunk.min(len - offset)) };
             true
         };
@@ -250,7 +303,11 @@ impl Buffer {
                 }
             }
         });
-        !abandoned.load(Ordering::Relaxed)
+        let done = !abandoned.load(Ordering::Relaxed);
+        if done {
+            self.filled = self.len;
+        }
+        done
     }
 
     /// Reads the mapping's entry in /proc/self/smaps to say what backs it.
@@ -415,6 +472,45 @@ mod tests {
             backing.obtained == "thp" || backing.obtained == "4k",
             "{backing:?}"
         );
+    }
+
+    #[test]
+    fn a_buffer_with_room_grows_in_place_keeping_what_it_held() {
+        let mut buf = Buffer::map_with_room(1 << 20, 16 << 20, PageRequest::Thp).unwrap();
+        assert_eq!(buf.capacity(), 16 << 20);
+        buf.fill();
+        let start = buf.as_ptr();
+        buf.words_mut()
+            .iter_mut()
+            .enumerate()
+            .for_each(|(i, w)| *w = i as u64);
+        assert!(buf.resize_unless(12 << 20, &|| false));
+        // The same place, the first MiB as written, the rest faulted in.
+        assert_eq!(buf.as_ptr(), start);
+        let words = buf.words_mut();
+        assert_eq!(words.len(), (12 << 20) / 8);
+        assert!(
+            words[..(1 << 20) / 8]
+                .iter()
+                .enumerate()
+                .all(|(i, &w)| w == i as u64)
+        );
+        assert!(words[(1 << 20) / 8..].iter().all(|&w| w == 0));
+        let rss_kib = smaps_fields(start as usize)
+            .unwrap()
+            .into_iter()
+            .find(|(k, _)| k == "Rss")
+            .unwrap()
+            .1;
+        assert!(rss_kib >= 12 << 10, "{rss_kib} KiB resident");
+        // Shrunk, it faults nothing and keeps its words.
+        assert!(buf.resize_unless(2 << 20, &|| false));
+        assert_eq!(buf.words_mut()[5], 5);
+        // hugetlb buffers get no room.
+        let hugetlb = Buffer::map_with_room(2 << 20, 8 << 20, PageRequest::Huge2M).unwrap();
+        if hugetlb.notices.is_empty() {
+            assert_eq!(hugetlb.capacity(), 2 << 20);
+        }
     }
 
     #[test]

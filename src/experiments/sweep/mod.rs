@@ -286,6 +286,19 @@ pub fn run(
     plan: &SweepPlan,
     observer: &mut dyn Observer<SweepResult>,
 ) -> Result<SweepResult> {
+    // One buffer grows with the sizes (each byte faulted once), up to the
+    // largest size planned.
+    engine.set_room(plan.config.sizes.iter().max().copied());
+    let result = run_sweep(engine, plan, observer);
+    engine.set_room(None);
+    result
+}
+
+fn run_sweep(
+    engine: &mut Engine,
+    plan: &SweepPlan,
+    observer: &mut dyn Observer<SweepResult>,
+) -> Result<SweepResult> {
     let mut result = plan.start();
     observer.checkpoint(&result)?;
     let started = Instant::now();
