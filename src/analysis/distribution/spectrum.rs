@@ -21,6 +21,8 @@ use super::Timings;
 /// stays under 1.4x its median, while a load that meets a refresh waits up
 /// to tRFC (350-550 ns, see [`MAX_MEMORY_STALL_NS`]), over 2x; 1.5 lies
 /// between, and at cache sizes any stall a tick causes is far above it.
+/// Lines from the timeline's own spread were tried and failed on the
+/// recorded timelines (docs/machines.md, row 16).
 pub const SLOW_FACTOR: f64 = 1.5;
 
 /// Width of a timeline bin, ns. A choice of resolution: the shortest
