@@ -341,6 +341,14 @@ mod tests {
     }
 
     #[test]
+    fn a_fall_is_judged_to_the_engines_own_precision() {
+        assert_eq!(
+            crate::analysis::loaded::FALL_TOLERANCE,
+            crate::engine::PRECISION_MEMORY
+        );
+    }
+
+    #[test]
     fn more_threads_are_advised_only_where_cpus_are_left() {
         // A 2-vCPU guest: the chaser and one traffic thread use both.
         let n = no_knee(100.0, &cpus(2, vec![1]));
