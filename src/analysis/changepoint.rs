@@ -22,28 +22,45 @@ use serde::{Deserialize, Serialize};
 /// report 13-15% run-to-run swings (issue 31), and the repeats of a DRAM
 /// point on the recorded guests spread 1-6% (median sd of log latency on
 /// tests/fixtures/curves), so a shift below 10% is not told from drift.
+/// Fitted to the machines seen (the series' own noise is the measured
+/// rule, [`NOISE_Z`]; this is the floor under it on a quiet series).
 pub const MIN_SHIFT: f64 = 0.10;
 
-/// A shift must also exceed this many noise widths of the series itself.
+/// A shift must also exceed this many noise widths of the series itself:
+/// a Gaussian difference passes 3 sigma in 0.27% of intervals (two-sided),
+/// a few times in an hour of 1 s intervals, and the running median and
+/// PELT's penalty keep those single intervals from becoming segments.
 pub const NOISE_Z: f64 = 3.0;
 
 /// Penalty per change point, times ln n: BIC's 2 ln n for a mean and a
-/// location, raised by half so a quiet series of hours stays quiet.
+/// location, raised by half so a quiet series of hours stays quiet. A
+/// choice on top of a statistical rule (Schwarz's criterion).
 pub const PENALTY_PER_LOG_N: f64 = 3.0;
 
-/// Segments are at least this many intervals long.
+/// Segments are at least this many intervals long: after the running
+/// median of three (`median3`) no lone interval can stand apart, so a
+/// segment of one is noise by construction.
 pub const MIN_SEGMENT: usize = 2;
 
 /// A segment this long or longer is a level the series settled at; shorter
 /// ones between two settled levels are the transition (a ramp over several
-/// intervals comes out of PELT as a staircase of short segments).
+/// intervals comes out of PELT as a staircase of short segments). A
+/// choice: five intervals hold a mean to 1/sqrt 5 = 45% of one reading's
+/// noise, and a ramp is seldom read as more than a few short steps.
 pub const SETTLED: usize = 5;
 
 /// The noise is taken as at least this (log units): the repeat spread of an
 /// L1 point on the recorded guests is about 0.1-0.5%, and a series of
 /// identical readings (an edge that never moves) must not make every
-/// difference infinitely significant.
+/// difference infinitely significant. Fitted to the recorded guests; it
+/// acts only on PELT's cost (how finely a series is cut before the merge),
+/// since [`NOISE_Z`] times it (0.9%) is under [`MIN_SHIFT`], which then
+/// decides what a shift is.
 pub const NOISE_FLOOR: f64 = 0.003;
+
+/// The median absolute deviation of a Gaussian times 1.4826 is its sigma
+/// (1 / 0.6745, the normal distribution's third quartile).
+const SIGMA_PER_MAD: f64 = 1.4826;
 
 /// One shift in a series.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -76,7 +93,8 @@ pub fn noise(logs: &[f64]) -> f64 {
     }
     diffs.sort_by(f64::total_cmp);
     let mad = diffs[diffs.len() / 2];
-    (1.4826 * mad / std::f64::consts::SQRT_2).max(NOISE_FLOOR)
+    // A difference of two readings has sqrt 2 times one reading's sigma.
+    (SIGMA_PER_MAD * mad / std::f64::consts::SQRT_2).max(NOISE_FLOOR)
 }
 
 /// The shifts in `series` (positive readings in time order; a non-finite

@@ -31,11 +31,49 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Cycles the use (`add`) adds to every iteration on every core memlat targets.
+/// Cycles the use (`add`) adds to every iteration on every core memlat
+/// targets: a register-to-register integer add has a latency of one cycle
+/// on the x86, ARM, RISC-V and MIPS cores memlat runs on (the vendors'
+/// optimisation manuals, Agner Fog's instruction tables).
 pub const USE_CYCLES: f64 = 1.0;
 
-/// Widths up to this (slope of at least 1/1.4 cycles per NOP) read as single-issue.
+/// Instructions per iteration besides the NOPs: the load and the add (the
+/// model in the module docs: `N + 2` instructions an iteration).
+const BODY_INSTRUCTIONS: f64 = 2.0;
+
+/// Widths up to this (slope of at least 1/1.4 cycles per NOP) read as
+/// single-issue. Issue widths are whole numbers and the nearest choices are
+/// 1 and 2; 1.4 is near their geometric mean (sqrt 2 = 1.414), so a slope
+/// is read as the width it is nearer to by ratio: a width of 1 read up to
+/// 40% high, or of 2 up to 30% low (timer noise, a clock estimate at
+/// another frequency), keeps its verdict.
 pub const SINGLE_ISSUE_MAX_WIDTH: f64 = 1.4;
+
+/// A wobble of a level is not a knee unless it exceeds this many standard
+/// deviations of the curve's own timing noise ([`noise`]): a Gaussian
+/// reading passes 3 sigma one time in 740 (one-sided): one point of a flat
+/// curve of 40 passes it in about 5% of curves, and a knee also needs the
+/// points after it up ([`Tolerance::confirm`]), which one stray is not.
+const NOISE_WIDTHS: f64 = 3.0;
+
+/// Fewest points [`noise`] reads a deviation from: the median of fewer than
+/// 6 second differences is itself too noisy to scale a tolerance with
+/// (a choice: 8 points leave 6 differences).
+const MIN_NOISE_POINTS: usize = 8;
+
+/// The median absolute deviation of a Gaussian is 0.6745 sigma (the normal
+/// distribution's third quartile).
+const MAD_PER_SIGMA: f64 = 0.6745;
+
+/// The floor is the median of the lowest `1 / FLOOR_SHARE` of the points,
+/// at least [`FLOOR_POINTS`]: a choice; it trades one or two timings read
+/// too low (kept out of the floor) against a short plateau (an eighth of a
+/// curve of 64 NOPs is 8 points, all on the plateau when the knee is past 8).
+const FLOOR_SHARE: usize = 8;
+
+/// See [`FLOOR_SHARE`]: the median of 3 is the fewest that outvotes one
+/// stray timing.
+const FLOOR_POINTS: usize = 3;
 
 /// A point of a curve: N (NOPs) and the time per iteration (cycles, or any unit).
 pub type Point = (u32, f64);
@@ -53,7 +91,14 @@ pub struct Tolerance {
 
 impl Tolerance {
     /// For cycles per iteration on a shared machine: 1.5 % plus 0.15 cycles,
-    /// and two points after a knee to confirm it.
+    /// and two points after a knee to confirm it. Fitted, a rule to
+    /// rethink: 1.5 % and 0.15 cycles were chosen with the first load-use
+    /// curves (seed 003's, the knee tests), not derived from a fact of the
+    /// run; the run's own noise only raises the absolute part (see
+    /// [`Tolerance::widened_for`]) and cannot replace it, since a quiet
+    /// curve of whole-cycle timings reads a noise near 0. Two confirming points: a
+    /// knee must survive one disturbed timing on either side of it, so one
+    /// high timing at the end of the range is no knee.
     pub const CYCLES: Tolerance = Tolerance {
         relative: 0.015,
         absolute: 0.15,
@@ -70,7 +115,9 @@ impl Tolerance {
     /// can wobble by more than any fixed tolerance, and a wobble is not a knee.
     pub fn widened_for(&self, points: &[Point]) -> Tolerance {
         Tolerance {
-            absolute: self.absolute.max(3.0 * noise(points).unwrap_or(0.0)),
+            absolute: self
+                .absolute
+                .max(NOISE_WIDTHS * noise(points).unwrap_or(0.0)),
             ..*self
         }
     }
@@ -82,14 +129,14 @@ impl Tolerance {
 /// `y[i+1] - 2 y[i] + y[i-1]` has deviation `sqrt(6) sigma`, and the median of
 /// its absolute value is 0.6745 of that). `None` below 8 points.
 pub fn noise(points: &[Point]) -> Option<f64> {
-    if points.len() < 8 {
+    if points.len() < MIN_NOISE_POINTS {
         return None;
     }
     let mut second: Vec<f64> = points
         .windows(3)
         .map(|w| (w[2].1 - 2.0 * w[1].1 + w[0].1).abs())
         .collect();
-    Some(median(&mut second)? / (0.6745 * 6f64.sqrt()))
+    Some(median(&mut second)? / (MAD_PER_SIGMA * 6f64.sqrt()))
 }
 
 /// The curve's lowest level, robustly: the median of its lowest eighth (at
@@ -98,7 +145,9 @@ pub fn noise(points: &[Point]) -> Option<f64> {
 pub fn floor(points: &[Point]) -> Option<f64> {
     let mut values: Vec<f64> = points.iter().map(|p| p.1).collect();
     values.sort_by(f64::total_cmp);
-    let k = (values.len() / 8).max(3).min(values.len());
+    let k = (values.len() / FLOOR_SHARE)
+        .max(FLOOR_POINTS)
+        .min(values.len());
     (k > 0).then(|| values[(k - 1) / 2])
 }
 
@@ -129,6 +178,10 @@ pub fn first_knee(points: &[Point], tol: Tolerance) -> Option<usize> {
 /// ramp, not a staircase, and a ramp shallower than the tolerance would read
 /// as a step every few NOPs.
 pub fn staircase(points: &[Point], tol: Tolerance) -> Vec<usize> {
+    // A choice: a rise is climbed while each step is above half the
+    // tolerance, so a knee spread over two points (the step between two
+    // timings) still counts once; half keeps a flat stretch's wobble,
+    // under the whole tolerance, from extending a climb for long.
     let half = Tolerance {
         relative: tol.relative / 2.0,
         absolute: tol.absolute / 2.0,
@@ -245,11 +298,13 @@ pub struct Reading {
 /// largest N is `last_nops`.
 pub fn read_issue(shape: &CurveShape, last_nops: u32) -> Reading {
     let width_from_slope = shape.slope.filter(|s| *s > 0.0).map(|s| 1.0 / s);
-    let width_at_knee = shape.crossing_nops.map(|n| (n + 2.0) / shape.plateau);
+    let width_at_knee = shape
+        .crossing_nops
+        .map(|n| (n + BODY_INSTRUCTIONS) / shape.plateau);
     let width_at_least = shape
         .knee_nops
         .is_none()
-        .then(|| (last_nops as f64 + 2.0) / shape.plateau);
+        .then(|| (last_nops as f64 + BODY_INSTRUCTIONS) / shape.plateau);
     let issue = match (width_from_slope, width_at_least) {
         (Some(w), _) if w <= SINGLE_ISSUE_MAX_WIDTH => Issue::SingleIssue,
         (Some(_), _) => Issue::MultiIssue,
@@ -293,6 +348,8 @@ pub fn latency(
             max: None,
         };
     }
+    // The model: the add issues at cycle N + 1 after the load, once every
+    // NOP before it has (one a cycle, single-issue).
     let exposed = |n: u32| n as f64 + 1.0 + USE_CYCLES + overhead;
     let max = points
         .iter()

@@ -11,7 +11,11 @@
 use serde::{Deserialize, Serialize};
 
 /// The knee is where the latency reaches this multiple of unloaded: the
-/// queue in front of the chase is as long as the chase's own service.
+/// queue in front of the chase is as long as the chase's own service. In
+/// a single-server queue (M/M/1) the time in the system is the service
+/// time over `1 - utilisation`, so it doubles at half the memory's
+/// bandwidth and grows without bound past it: the doubling marks where
+/// queueing, not the memory's own latency, starts to rule a load.
 pub const KNEE_FACTOR: f64 = 2.0;
 
 /// The knee of the curve.
@@ -49,8 +53,12 @@ pub fn knee(idle_ns: f64, points: &[(f64, f64)]) -> Option<Knee> {
     })
 }
 
-/// Repeats from memory agree to 2% (the engine's `PRECISION_MEMORY`):
-/// a fall in latency smaller than this fraction of idle is noise.
+/// Repeats from memory agree to 2% (the engine's `PRECISION_MEMORY`, the
+/// precision it repeats a measurement to reach): a fall in latency smaller
+/// than this fraction of idle is noise. The run's own measure is each
+/// point's repeat range ([`falls`]); this is the floor under it, what the
+/// engine promised when the repeats happened to agree more closely. (The
+/// analysis imports no engine: a test of `memlat loaded` holds the two equal.)
 pub const FALL_TOLERANCE: f64 = 0.02;
 
 /// The points (index into `medians`, lightest traffic first, idle at 0)

@@ -15,23 +15,66 @@ use serde::{Deserialize, Serialize};
 
 use super::Timings;
 
-/// A load is slow when it takes more than this times the median.
+/// A load is slow when it takes more than this times the median. Fitted
+/// between two facts, a rule to rethink: a DRAM load's own spread (an open
+/// row against a row conflict, tRP + tRCD of about 28 ns on 80-170 ns)
+/// stays under 1.4x its median, while a load that meets a refresh waits up
+/// to tRFC (350-550 ns, see [`MAX_MEMORY_STALL_NS`]), over 2x; 1.5 lies
+/// between, and at cache sizes any stall a tick causes is far above it.
+/// Lines from the timeline's own spread were tried and failed on the
+/// recorded timelines (docs/machines.md, row 16).
 pub const SLOW_FACTOR: f64 = 1.5;
 
-/// Width of a timeline bin, ns.
+/// Width of a timeline bin, ns. A choice of resolution: the shortest
+/// refresh periods (975 ns on the Zen 5 guest's DDR5, 1.95 us for DDR4's
+/// fine-granularity 4x mode) span 10-20 bins; finer bins would cost a
+/// longer FFT for the same 1.6 ms segment.
 pub const BIN_NS: f64 = 100.0;
 
-/// Bins per segment (1.6 ms: a hundred periods of 16 us).
+/// Bins per segment (1.6 ms: a hundred periods of 16 us). A choice: the
+/// frequency step is 1 / 1.6 ms = 610 Hz, so tREFI's 128 kHz (7.8 us) is
+/// read to 0.5%; longer segments resolve finer but leave fewer segments
+/// to average in a timeline of a fraction of a second.
 pub const SEGMENT_BINS: usize = 1 << 14;
 
-/// Fewest segments averaged before a period is looked for.
+/// Fewest segments averaged before a period is looked for. Welch's
+/// estimate over N segments has a relative variance of 1/N per bin (its
+/// power is chi-squared with 2N degrees of freedom): at 4 a white-noise
+/// bin reaches [`MIN_STRENGTH`] times its median once in 10^9, at 1 once
+/// in 256, which over the band's thousands of bins is a false peak in
+/// every spectrum.
 pub const MIN_SEGMENTS: usize = 4;
 
-/// Fewest slow loads before a period is looked for.
+/// Fewest slow loads before a period is looked for. A choice, not
+/// derived: below 50 events (a Poisson counting error over 14%, 1/sqrt
+/// 50) a timeline is taken as too sparse to carry a period.
 pub const MIN_SLOW: usize = 50;
 
-/// The longest period looked for, ns.
+/// The longest period looked for, ns. JEDEC's longest refresh interval,
+/// tREFI, is 7.8 us (DDR3 and DDR4 at normal temperature; DDR5's is
+/// 3.9 us); 20 us covers it
+/// with room for a controller that postpones refreshes (DDR3 and DDR4 let
+/// it postpone up to 8). Longer periods are the host's ticks, reported as
+/// `longer_period_ns`.
 pub const MAX_PERIOD_NS: f64 = 20_000.0;
+
+/// A period must fit this many times in a segment to be looked for (the
+/// band's low end and the lowest fundamental): a choice; below it the
+/// Hann window's leakage of the segment's mean and slow drift (the lowest
+/// few bins) and the red noise of bursts are what the bins hold.
+const MIN_CYCLES_PER_SEGMENT: usize = 8;
+
+/// The shortest period looked for, in bins: the spline that spreads each
+/// slow timing over four bins (see `welch`) passes the band up to a
+/// quarter of the bin rate with a gain that falls smoothly (sinc^4, 0.66
+/// at a quarter), so a strength, a ratio to the power near it, is not
+/// bent by it.
+const MIN_PERIOD_BINS: f64 = 4.0;
+
+/// Fewest frequency bins in the band before a period is looked for: a
+/// choice; a narrower band (long timings lower its top, see
+/// [`MIN_PERIOD_TIMINGS`]) holds too few bins for a peak and a comb.
+const MIN_BAND_BINS: usize = 16;
 
 /// The shortest period looked for, in median timings: the timeline samples
 /// the stalls once a timing, so a period must span 2 timings to be seen at
@@ -40,7 +83,16 @@ pub const MAX_PERIOD_NS: f64 = 20_000.0;
 pub const MIN_PERIOD_TIMINGS: f64 = 3.0;
 
 /// A peak is a period when its power is at least this many times the
-/// median power around it (noise peaks of an averaged spectrum stay under 3).
+/// median power around it. Fitted, a rule to rethink: for white noise
+/// averaged over [`MIN_SEGMENTS`] segments the strongest of the band's (up
+/// to 4096) bins reads about 4 (5.5 with a false period in one spectrum of a
+/// hundred; at 8 segments 2.8 and 3.7), so 8 keeps a margin of about 2 for
+/// a timeline that is not white: bursts and ticks make it red and lumpy.
+/// Tied to the run's own segment count (that white-noise figure, 1.3 to 3
+/// on the 12-233 segments of tests/fixtures/timelines) it passes those
+/// timelines, but a live 16 KiB run on a busy 2-vCPU guest then read a
+/// period of 662 ns at strength 2.1 (tests/distribution.rs), and
+/// docs/distribution.md records a noise peak of 10.4 at L2 under this rule.
 pub const MIN_STRENGTH: f64 = 8.0;
 
 /// A periodic stall longer than this is the host's, not the memory's, ns.
@@ -113,8 +165,8 @@ pub fn periodic_stalls(
     let df = 1e9 / segment_ns;
     let median_elapsed = t.elapsed_ns(median_ticks);
     let band_hz = [
-        (1e9 / MAX_PERIOD_NS).max(8.0 * df),
-        (1e9 / (4.0 * BIN_NS)).min(1e9 / (MIN_PERIOD_TIMINGS * median_elapsed)),
+        (1e9 / MAX_PERIOD_NS).max(MIN_CYCLES_PER_SEGMENT as f64 * df),
+        (1e9 / (MIN_PERIOD_BINS * BIN_NS)).min(1e9 / (MIN_PERIOD_TIMINGS * median_elapsed)),
     ];
     let mut spectrum = Spectrum {
         slow_threshold_ns: threshold,
@@ -131,7 +183,7 @@ pub fn periodic_stalls(
         (band_hz[0] / df).ceil() as usize,
         (band_hz[1] / df).floor() as usize,
     );
-    if segments < MIN_SEGMENTS || k_hi < k_lo + 16 {
+    if segments < MIN_SEGMENTS || k_hi < k_lo + MIN_BAND_BINS {
         return (None, Some(spectrum));
     }
     let power = welch(t, &slow, segments);
@@ -244,20 +296,54 @@ fn welch(t: &Timings, slow: &[bool], segments: usize) -> Vec<f64> {
     power
 }
 
-/// A tooth of a harmonic series counts as present at this strength.
+/// A tooth of a harmonic series counts as present at this strength. At
+/// [`MIN_SEGMENTS`] segments a white-noise bin reaches 4 times its median
+/// once in 3700 (chi-squared, 8 degrees of freedom), so a tooth looked for
+/// in a few bins is there by chance about once in a thousand, and a comb
+/// of [`TEETH_PRESENT`] of its teeth is not chance. Fitted at that count, a
+/// rule to rethink: the same odds at the run's own segment count (1.2 to
+/// 2.4 on tests/fixtures/timelines) read the 69 us tick's timeline as a
+/// period of 1049 ns (strength 9.0) where the comb was passed over before.
 const TOOTH_STRENGTH: f64 = 4.0;
 
 /// A peak is a harmonic of a lower fundamental when this share of that
 /// fundamental's multiples up to it are present, and no more than the rest
 /// of the points half-way between them (a spectrum dense with peaks has
-/// both, a harmonic series only the multiples).
+/// both, a harmonic series only the multiples). A choice: a quarter of the
+/// teeth may drown (in red noise, on another comb, smeared by jitter).
 const TEETH_PRESENT: f64 = 0.75;
 
 /// How far from a multiple a tooth may lie, as a share of its frequency.
+/// A chosen tolerance, not measured in the run, a rule to rethink (the
+/// run's own peak widths would be the measure): a period that jitters by
+/// a share j smears its h-th harmonic over h x j of the fundamental, j of
+/// the harmonic's own frequency; a refresh, counted off the memory
+/// controller's clock, hardly jitters, a hypervisor's tick does.
 const TOOTH_REACH: f64 = 0.005;
 
-/// Candidate peaks tried, strongest first.
+/// Candidate peaks tried, strongest first: a choice of time, each costs a
+/// search over its harmonic numbers; a spectrum whose 20 strongest peaks
+/// are all other combs' teeth has no period of its own to speak of.
 const CANDIDATES: usize = 20;
+
+/// A Hann window spreads a pure tone over its main lobe, 2 bins either
+/// side of the tone's bin (its transform's first zeros): a peak is a bin
+/// at least as high as the 2 either side.
+const HANN_HALF_LOBE: usize = 2;
+
+/// A peak's background leaves out the bins its own lobe can reach: the
+/// main lobe, and one more for a tone between two bins.
+const PEAK_HALF_WIDTH: usize = HANN_HALF_LOBE + 1;
+
+/// A peak's background is the power within this ratio of its frequency
+/// either side (20%): a choice, wide enough to hold a dozen bins or more
+/// from bin 50 (30 kHz) up, narrow enough that red noise (power falling
+/// as 1/f to 1/f^2) changes by under 1.5x from the peak to either end.
+const BACKGROUND_SPAN: f64 = 1.2;
+
+/// A harmonic's comb is checked a quarter of its harmonic number either
+/// side of it (see `strongest_period`): a choice.
+const COMB_SPAN_DIVISOR: usize = 4;
 
 /// Each bin's power over the median power within 20% of its frequency
 /// (the bin and its 3 neighbours each side left out); 0 outside `lo..=hi`.
@@ -265,11 +351,11 @@ fn strengths(power: &[f64], lo: usize, hi: usize) -> Vec<f64> {
     let mut strength = vec![0.0; power.len()];
     for (k, s) in strength.iter_mut().enumerate().take(hi + 1).skip(lo) {
         let (a, b) = (
-            ((k as f64 / 1.2) as usize).max(1),
-            ((k as f64 * 1.2) as usize).min(power.len() - 1),
+            ((k as f64 / BACKGROUND_SPAN) as usize).max(1),
+            ((k as f64 * BACKGROUND_SPAN) as usize).min(power.len() - 1),
         );
         let around: Vec<f64> = (a..=b)
-            .filter(|&j| j.abs_diff(k) > 3)
+            .filter(|&j| j.abs_diff(k) > PEAK_HALF_WIDTH)
             .map(|j| power[j])
             .collect();
         let background = median(around);
@@ -303,12 +389,12 @@ fn strongest_period(
     k_hi: usize,
     sampling: &[f64],
 ) -> (Option<Found>, Option<f64>) {
-    let floor = 8usize;
+    let floor = MIN_CYCLES_PER_SEGMENT;
     let strength = strengths(power, floor, k_hi.min(power.len() - 3));
     let is_peak = |k: usize| {
-        k >= 2
-            && k + 2 < power.len()
-            && (1..=2).all(|d| power[k] >= power[k - d] && power[k] >= power[k + d])
+        k >= HANN_HALF_LOBE
+            && k + HANN_HALF_LOBE < power.len()
+            && (1..=HANN_HALF_LOBE).all(|d| power[k] >= power[k - d] && power[k] >= power[k + d])
     };
     // A harmonic series of a period that jitters smears more the higher
     // the harmonic: a tooth is looked for within 0.5% (at least a bin).
@@ -369,10 +455,8 @@ fn strongest_period(
                 // harmonic number either side (a jittery tick's comb shows
                 // in a stretch of the band: lower harmonics drown in the
                 // red noise of bursts, higher ones smear), inside the band.
-                let (bottom, top) = (
-                    h - h / 4 - 1,
-                    (h + h / 4 + 1).min((k_hi as f64 / f0) as usize),
-                );
+                let span = h / COMB_SPAN_DIVISOR + 1;
+                let (bottom, top) = (h - span, (h + span).min((k_hi as f64 / f0) as usize));
                 let in_band = |j: usize| j != h && j as f64 * f0 >= k_lo as f64;
                 let count = |offset: f64| {
                     let points: Vec<f64> = (bottom.max(1)..=top)

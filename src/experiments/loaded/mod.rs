@@ -22,10 +22,16 @@ pub use plan::{CpuPlan, plan_cpus};
 use traffic::{Control, PAUSED, Traffic};
 
 /// Delays by default (spin iterations after every 4 KiB a thread moves),
-/// heaviest first: from a trickle to as fast as the threads can go.
+/// heaviest first: from a trickle to as fast as the threads can go. A
+/// choice of points: steps of about sqrt 10 (half a decade) span four
+/// decades of delay in eight points; finer steps would place the knee
+/// closer at the cost of more points, each a chase's measurement.
 pub const DEFAULT_DELAYS: [u32; 8] = [100_000, 30_000, 10_000, 3_000, 1_000, 300, 100, 0];
 
-/// How long the traffic runs at a new delay before the chase is timed.
+/// How long the traffic runs at a new delay before the chase is timed: a
+/// choice of time, far longer than the queues in front of memory take to
+/// fill (microseconds) and than a core's or the memory's frequency change
+/// under load takes (tens of microseconds to a few milliseconds).
 pub const SETTLE: Duration = Duration::from_millis(100);
 
 /// What to measure.
@@ -215,7 +221,7 @@ fn no_knee(idle: f64, cpus: &CpuPlan) -> String {
     };
     format!(
         "the chase latency stayed below twice idle ({:.1} ns): {threads} traffic thread(s) did not saturate the memory system; {advice}",
-        2.0 * idle
+        crate::analysis::loaded::KNEE_FACTOR * idle
     )
 }
 
@@ -332,6 +338,14 @@ mod tests {
             other_node: Vec::new(),
             usable,
         }
+    }
+
+    #[test]
+    fn a_fall_is_judged_to_the_engines_own_precision() {
+        assert_eq!(
+            crate::analysis::loaded::FALL_TOLERANCE,
+            crate::engine::PRECISION_MEMORY
+        );
     }
 
     #[test]

@@ -44,7 +44,13 @@ use crate::units::HumanBytes;
 /// Memory must read at least this many times the level's reference for
 /// an interval's hit fractions to mean anything: nearer, the level did not
 /// serve even its own middle (a neighbour took the share), and `M - L`
-/// divides noise.
+/// divides noise. A choice, a rule to rethink: a reading off by a share
+/// `e` of the level's latency moves `h` by `e / (gap - 1)`, so at 1.5 a
+/// drift of [`MIN_SHIFT`] (10%) moves `h` by 0.2, the most an edge read
+/// to a probe's spacing can bear. On every machine seen memory reads 3-10x
+/// a last level's hit, so the gap only fails when the level's middle was
+/// not served; a gap from the interval's own spread of repeats would be
+/// the measured rule, but no recorded watch tests one.
 pub const REFERENCE_GAP: f64 = 1.5;
 
 /// One interval's edge (see the module).

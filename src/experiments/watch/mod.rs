@@ -98,7 +98,9 @@ pub const EDGE_WARM_SHARE: f64 = 0.45;
 pub const WARM_CYCLES: u64 = 2;
 
 /// Chain loads walked after the passes, at most: the chain's own order
-/// brings back the TLB and page-walk caches' state the timed runs see.
+/// brings back the TLB and page-walk caches' state the timed runs see. A
+/// choice of time: 32768 loads touch that many random lines, pages enough
+/// for any TLB (a few thousand entries), in about 3 ms at memory's latency.
 pub const MAX_WARM_LOADS: u64 = 1 << 15;
 
 /// The most loads an edge probe walks before its timed runs in the settle
@@ -110,7 +112,8 @@ pub const SETTLE_WARM_LOADS: u64 = 1 << 22;
 
 /// The share of the duty budget given to the timed runs on the first
 /// interval; the rest is left for warm walks and the clock, until the
-/// first interval's own cost is known.
+/// first interval's own cost is known. A choice, replaced by that
+/// measured cost from the second interval on.
 const TIMED_SHARE: f64 = 0.5;
 
 /// The share of the duty budget an interval aims at: intervals vary by a

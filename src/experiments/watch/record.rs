@@ -12,6 +12,13 @@ use super::plan::WatchPlan;
 use crate::analysis::changepoint::{self, Shift};
 use crate::experiments::plateaus::MeasuredLevels;
 
+/// An edge below the smallest probe is taken, for its series' shifts, as
+/// this share of the smallest probe: a placeholder, since how far below is
+/// not known; a half is a fall of 2x, over any shift threshold
+/// ([`changepoint::MIN_SHIFT`]), so an edge that drops under every probe
+/// reads as a shift, and its size is not reported from it.
+const BELOW_SMALLEST: f64 = 0.5;
+
 /// The first line, after the envelope's `schema_version`, `kind`, `host`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WatchHeader {
@@ -324,7 +331,10 @@ pub fn summarise(
     if let Some(edge) = &header.plan.edge {
         // No probe served: for the events the edge is below the smallest,
         // taken as half of it; the quantiles are of the edges found.
-        let below = edge.sizes.first().map_or(f64::NAN, |&s| s as f64 / 2.0);
+        let below = edge
+            .sizes
+            .first()
+            .map_or(f64::NAN, |&s| s as f64 * BELOW_SMALLEST);
         let values: Vec<f64> = intervals
             .iter()
             .map(|i| i.edge_bytes.map_or(below, |b| b as f64))
