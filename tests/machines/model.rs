@@ -150,12 +150,13 @@ pub fn page_test(row: &Row, seed: u64, d: &Detection, largest: u64) -> Option<ta
     };
     // Each point a sweep point's median: within 2% of the model, as the sweep's.
     let mut noise = Noise::new(seed ^ 0x9a6e);
-    let mut at = |size: u64| noise.jitter(latency(&base, &drawn, size), 0.02);
+    let mut at = |pages: &Row, size: u64| noise.jitter(latency(pages, &drawn, size), 0.02);
     Some(tail::PageTest {
         page_bytes: row.base_page,
-        below_ns: sizes.below.map(&mut at),
-        memory_ns: at(sizes.memory),
-        largest_ns: at(sizes.largest),
+        below_ns: sizes.below.map(|b| at(&base, b)),
+        below_here_ns: sizes.below.map(|b| at(row, b)),
+        memory_ns: at(&base, sizes.memory),
+        largest_ns: at(&base, sizes.largest),
         below_bytes: sizes.below,
     })
 }

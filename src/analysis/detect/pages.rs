@@ -13,7 +13,7 @@
 //! (a walk cost small enough to join memory's plateau).
 
 use super::tail::{self, CLIMB_RATIO, ClimbCause, PageTest, Translation};
-use super::{CurvePoint, Detection, detect_from};
+use super::{CurvePoint, Detection, detect_from, same_level};
 use crate::platform::caches::CacheInfo;
 use crate::units::HumanBytes;
 
@@ -35,7 +35,19 @@ pub fn detect_with_pages(
         }
         return d;
     };
-    if let [.., below, last] = d.levels.as_slice()
+    // The control: the level below must still serve the lower end now.
+    let moved = match (d.levels.as_slice(), test.below_here_ns) {
+        ([.., below, _], Some(here)) if !same_level(here, below.latency_ns) => Some(format!(
+            "the page test cannot tell the last step: its lower end ({}) read {here:.1} ns again with the sweep's own pages, not the {}'s {:.1} ns (a shared level's share moved, or a disturbed run); read as detected",
+            HumanBytes(test.below_bytes.unwrap_or(0)),
+            below.name,
+            below.latency_ns
+        )),
+        _ => None,
+    };
+    if let Some(note) = moved {
+        d.notes.push(note);
+    } else if let [.., below, last] = d.levels.as_slice()
         && let Some(cause) = tail::step_cause(below.latency_ns, test)
     {
         let step = format!(
@@ -82,8 +94,13 @@ fn judge_climb(curve: &[CurvePoint], d: &mut Detection, test: &PageTest) {
         return;
     };
     let memory_ns = memory.latency_ns;
+    // The climb's lower end as the other page measured it: memory's first size.
+    let first = memory.plateau_bytes.map(|[a, _]| a);
+    let at = |size: u64| curve.iter().find(|p| p.size_bytes == size).map(|p| p.ns);
+    let start_ns = first.and_then(at);
     if let Some(t) = d.translation.as_mut() {
-        let cause = tail::climb_cause(memory_ns, t.latency_ns_at_largest, test);
+        let from = start_ns.unwrap_or(memory_ns);
+        let cause = tail::climb_cause(from, t.latency_ns_at_largest, test);
         t.page_test = Some(*test);
         t.cause = Some(cause);
         let largest = t.latency_ns_at_largest;
@@ -93,11 +110,8 @@ fn judge_climb(curve: &[CurvePoint], d: &mut Detection, test: &PageTest) {
     }
     // A walk cost too small for a step joins memory's plateau: the rise
     // across it, from its first size to the largest.
-    let Some([first, _]) = memory.plateau_bytes else {
-        return;
-    };
-    let at = |size: u64| curve.iter().find(|p| p.size_bytes == size).map(|p| p.ns);
-    let (Some(start_ns), Some(largest)) = (at(first), curve.iter().max_by_key(|p| p.size_bytes))
+    let (Some(first), Some(start_ns), Some(largest)) =
+        (first, start_ns, curve.iter().max_by_key(|p| p.size_bytes))
     else {
         return;
     };

@@ -73,6 +73,11 @@ pub struct PageTest {
     /// ns per load there, with that page.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub below_ns: Option<f64>,
+    /// ns per load there with the sweep's own page, measured beside it: the
+    /// control that the level below still serves that size now (a shared
+    /// level's share moves with its neighbours between the sweep and the test).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub below_here_ns: Option<f64>,
 }
 
 /// What the page test measures again with the other page: the first size
@@ -107,15 +112,20 @@ pub fn page_test_sizes(d: &super::Detection, largest: u64) -> Option<PageSizes> 
 }
 
 /// Tells a climb past memory (from `memory_ns` to `largest_ns` with the
-/// sweep's pages) by the same two sizes measured with another page size:
-/// with smaller pages both ends pay the walks and the climb between them
-/// flattens, with larger ones neither does; a farther tier climbs the same
-/// whatever the page. The climb is translation when the other page's climb
-/// is nearer none than this one.
+/// sweep's pages) by the same two sizes measured with another page size.
+/// A farther tier adds the same ns whatever the page (the loads it serves
+/// pay its latency, and the walks both ends pay alike cancel). Translation
+/// moves with the page: with smaller pages both ends pay the walks and the
+/// climb flattens, or the small pages' walks begin between the two sizes
+/// and it grows (a guest whose small pages walk through nested tables);
+/// with larger ones neither end pays. The climb is translation when the
+/// other page's climb, in ns, differs from this one by more than half of
+/// it (nearer none or double than the same); a ratio of the ends would
+/// not do: a walk both ends pay shrinks a tier's ratio, not its ns.
 pub fn climb_cause(memory_ns: f64, largest_ns: f64, other: &PageTest) -> ClimbCause {
-    let here = (largest_ns / memory_ns).ln();
-    let there = (other.largest_ns / other.memory_ns).ln();
-    if there < here / 2.0 {
+    let here = largest_ns - memory_ns;
+    let there = other.largest_ns - other.memory_ns;
+    if (there - here).abs() > here / 2.0 {
         ClimbCause::Translation
     } else {
         ClimbCause::Level
@@ -139,7 +149,9 @@ pub fn climb_cause(memory_ns: f64, largest_ns: f64, other: &PageTest) -> ClimbCa
 /// 36 ns to memory at 170 plus a 150 ns walk reads 186 to 320 with small
 /// pages, 1.7x; the step's 134 ns stay).
 pub fn step_cause(below_ns: f64, other: &PageTest) -> Option<ClimbCause> {
-    let lower = below_ns.min(other.below_ns?);
+    let lower = below_ns
+        .min(other.below_ns?)
+        .min(other.below_here_ns.unwrap_or(f64::INFINITY));
     let stays = other.memory_ns - other.below_ns?;
     Some(if lower + stays >= lower * LEVEL_RATIO.sqrt() {
         ClimbCause::Level
@@ -247,6 +259,7 @@ mod tests {
             largest_ns: 236.0,
             below_bytes: None,
             below_ns: None,
+            below_here_ns: None,
         };
         assert_eq!(climb_cause(171.0, 210.0, &base), ClimbCause::Translation);
         // CXL behind local DRAM: 115 -> 190 ns, and with 4 KiB pages 140 -> 215.
@@ -256,8 +269,25 @@ mod tests {
             largest_ns: 215.0,
             below_bytes: None,
             below_ns: None,
+            below_here_ns: None,
         };
         assert_eq!(climb_cause(115.0, 190.0, &cxl), ClimbCause::Level);
+        // The same tier in a guest whose 4 KiB walks cost 300 ns at both
+        // ends: the ratio shrinks (415 -> 490), the 75 ns stay.
+        let nested = PageTest {
+            memory_ns: 415.0,
+            largest_ns: 490.0,
+            ..cxl
+        };
+        assert_eq!(climb_cause(115.0, 190.0, &nested), ClimbCause::Level);
+        // An AMD EPYC KVM guest swept to 256 MiB with THP (186 -> 235 ns):
+        // with 4 KiB pages 176 -> 525, the walks begin between: translation.
+        let grows = PageTest {
+            memory_ns: 176.2,
+            largest_ns: 524.7,
+            ..cxl
+        };
+        assert_eq!(climb_cause(186.7, 234.6, &grows), ClimbCause::Translation);
     }
 
     #[test]
@@ -268,6 +298,7 @@ mod tests {
             largest_ns: memory_ns,
             below_bytes: Some(16 << 20),
             below_ns: Some(below_ns),
+            below_here_ns: None,
         };
         // Memory at 168 ns, then a plateau of 150 ns walks at 307: with
         // small pages both ends pay the walk, 318 and 320.

@@ -340,7 +340,8 @@ pub fn run(
 /// huge ones, transparent huge pages where it had base ones (none where the
 /// kernel has no THP: nothing to compare). Translation moves with the page,
 /// a level or a farther tier does not ([`tail::step_cause`],
-/// [`tail::climb_cause`]). Three points, each a sweep point's cost.
+/// [`tail::climb_cause`]). Four points (the lower end with the sweep's own
+/// page too, as a control), each a sweep point's cost.
 fn page_test(
     engine: &mut Engine,
     plan: &SweepPlan,
@@ -362,7 +363,8 @@ fn page_test(
             crate::platform::system::base_page_bytes(),
         ),
     };
-    let mut at = |size: u64| -> Result<f64> {
+    let own = plan.template.pages;
+    let mut at = |size: u64, pages| -> Result<f64> {
         let point = Point {
             size,
             pages,
@@ -375,13 +377,17 @@ fn page_test(
             .ns_per_load
             .median)
     };
-    let below_ns = sizes.below.map(&mut at).transpose()?;
+    // The lower end with both pages back to back: the control that the
+    // level below still serves it now.
+    let below_ns = sizes.below.map(|b| at(b, pages)).transpose()?;
+    let below_here_ns = sizes.below.map(|b| at(b, own)).transpose()?;
     Ok(Some(tail::PageTest {
         page_bytes,
-        memory_ns: at(sizes.memory)?,
-        largest_ns: at(sizes.largest)?,
+        memory_ns: at(sizes.memory, pages)?,
+        largest_ns: at(sizes.largest, pages)?,
         below_bytes: sizes.below,
         below_ns,
+        below_here_ns,
     }))
 }
 
