@@ -90,6 +90,14 @@ fn intel_golden_cove_guest_from_the_shared_corpus() {
         "{}",
         describe(&d)
     );
+    // The file holds no page test: the climb stays undetermined, the last
+    // step is read as detected, and a note says so.
+    assert_eq!(t.cause, None);
+    assert!(
+        d.notes.iter().any(|n| n.starts_with("no page test")),
+        "{}",
+        describe(&d)
+    );
 }
 
 #[test]

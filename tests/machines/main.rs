@@ -20,7 +20,7 @@ mod tlb;
 mod watch;
 
 use memlat::analysis::detect::tail;
-use memlat::analysis::{assoc, detect, linesize, mlp};
+use memlat::analysis::{assoc, linesize, mlp};
 use memlat::platform::caches::{CacheInfo, CacheKind};
 use rows::{Row, rows};
 
@@ -129,8 +129,7 @@ fn the_catalogue_has_every_machine_the_issue_names() {
 #[test]
 fn levels_and_memory_from_the_sweep() {
     every_row("levels", |row, seed| {
-        let curve = model::sweep(row, seed);
-        let d = detect::detect(&curve, &claims(row));
+        let d = model::detect_swept(row, seed);
         let table = memlat::output::detect::table(&d);
         let names: Vec<&str> = d.levels.iter().map(|l| l.name.as_str()).collect();
         let want: Vec<String> = (1..=row.caches.len())
@@ -169,31 +168,23 @@ fn levels_and_memory_from_the_sweep() {
                 memory.latency_ns
             ));
         }
-        // A climb past memory is told by the page size (one curve cannot):
-        // its two ends measured again with the other page.
-        if d.translation.is_some() {
-            let [start, _] = memory.plateau_bytes.expect("memory has a plateau");
-            let largest = curve.last().expect("points").size_bytes;
-            let (page_bytes, at_memory, at_largest) = model::other_pages(row, seed, start, largest);
-            let mut d = d.clone();
-            d.apply_page_test(&tail::PageTest {
-                page_bytes,
-                memory_ns: at_memory,
-                largest_ns: at_largest,
-            });
-            let cause = d.translation.and_then(|t| t.cause);
-            let want = if row.beyond.is_some() {
-                tail::ClimbCause::Level
-            } else {
-                tail::ClimbCause::Translation
-            };
-            if cause != Some(want) {
+        // The last step and a climb past memory are told by the page size
+        // (one curve cannot): a tier beyond memory is a level, and any climb
+        // on a row without one is translation.
+        let cause = d.translation.and_then(|t| t.cause);
+        if row.beyond.is_some() {
+            if cause != Some(tail::ClimbCause::Level) {
                 return Err(format!(
-                    "the climb past memory read as {cause:?}, want {want:?}\n{table}"
+                    "the tier beyond memory read as {cause:?}, want a level\n{table}"
                 ));
             }
-        } else if row.beyond.is_some() {
-            return Err(format!("the tier beyond memory went unseen\n{table}"));
+        } else if d.translation.is_some()
+            && row.huge_page.is_some()
+            && cause != Some(tail::ClimbCause::Translation)
+        {
+            return Err(format!(
+                "the climb past memory read as {cause:?}, want translation\n{table}"
+            ));
         }
         Ok(())
     });

@@ -3,7 +3,7 @@
 //! comes from the row; the model knows no verdict's rule.
 
 use memlat::analysis::assoc::AssocPoint;
-use memlat::analysis::detect::CurvePoint;
+use memlat::analysis::detect::{self, CurvePoint, Detection, tail};
 use memlat::analysis::linesize::{PairPoint, TagPoint, TagReferences};
 
 use super::rows::{Cache, Policy, Row};
@@ -136,20 +136,39 @@ pub fn latency(row: &Row, d: &Draw, size: u64) -> f64 {
     ns + (1.0 - reach / size as f64).max(0.0) * row.walk_ns
 }
 
-/// The climb past memory measured again with the base page (the other
-/// page size the sweep did not use): ns at `memory_size` and `largest`.
-pub fn other_pages(row: &Row, seed: u64, memory_size: u64, largest: u64) -> (u64, f64, f64) {
-    let mut noise = Noise::new(seed);
-    let d = draw(row, &mut noise);
+/// The sweep's page test on a row ([`tail::page_test_sizes`] of the first
+/// detection `d`): the sizes measured again with the other page, its base
+/// page where it has huge ones (the rows' sweeps get huge pages where the
+/// system has them); `None` with one page size, as the sweep has no other.
+pub fn page_test(row: &Row, seed: u64, d: &Detection, largest: u64) -> Option<tail::PageTest> {
+    row.huge_page?;
+    let sizes = tail::page_test_sizes(d, largest)?;
+    let drawn = draw(row, &mut Noise::new(seed));
     let base = Row {
         huge_page: None,
         ..row.clone()
     };
-    (
-        row.base_page,
-        latency(&base, &d, memory_size),
-        latency(&base, &d, largest),
-    )
+    // Each point a sweep point's median: within 2% of the model, as the sweep's.
+    let mut noise = Noise::new(seed ^ 0x9a6e);
+    let mut at = |pages: &Row, size: u64| noise.jitter(latency(pages, &drawn, size), 0.02);
+    Some(tail::PageTest {
+        page_bytes: row.base_page,
+        below_ns: sizes.below.map(|b| at(&base, b)),
+        below_here_ns: sizes.below.map(|b| at(row, b)),
+        memory_ns: at(&base, sizes.memory),
+        largest_ns: at(&base, sizes.largest),
+        below_bytes: sizes.below,
+    })
+}
+
+/// The levels a sweep of `row` reports: detected, then told by its page test.
+pub fn detect_swept(row: &Row, seed: u64) -> Detection {
+    let curve = sweep(row, seed);
+    let sysfs = super::claims(row);
+    let first = detect::detect(&curve, &sysfs);
+    let largest = curve.last().map_or(0, |p| p.size_bytes);
+    let test = page_test(row, seed, &first, largest);
+    detect::detect_with_pages(&curve, &sysfs, test.as_ref())
 }
 
 /// The sizes of a default sweep: 1 KiB up by 1.3x to four times the

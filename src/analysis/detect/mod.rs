@@ -15,7 +15,9 @@
 //!   behind page walks can read 60+ ns, tuned DRAM less); the plateaus after
 //!   the curve's last step of a level's size are a climb past it, which only
 //!   the other page size tells apart: page walks, or a farther level (CXL
-//!   memory, a remote node), undetermined from one curve ([`tail`]);
+//!   memory, a remote node), undetermined from one curve ([`tail`]); the
+//!   sweep's page test measures the last step's and the climb's ends again
+//!   with the other page size and tells them ([`pages`]);
 //! - each level's latency is the median of its points, its spread the lowest
 //!   and highest repeat seen on it; its capacity is where the fraction of
 //!   loads it serves, read from the two plateaus, falls to one half, with the
@@ -30,6 +32,7 @@ mod confidence;
 mod evidence;
 mod level_notes;
 mod notes;
+mod pages;
 mod segment;
 pub mod tail;
 #[cfg(test)]
@@ -46,6 +49,7 @@ use level_notes::{
 };
 pub use notes::ratio;
 use notes::{compare_with_sysfs, describe_transitions, sysfs_level};
+pub use pages::detect_with_pages;
 pub use tail::Translation;
 
 use serde::{Deserialize, Serialize};
@@ -276,6 +280,7 @@ fn plateau_levels(
     points: &[CurvePoint],
     smoothed: &[CurvePoint],
     sigma: f64,
+    memory_at: Option<[u64; 2]>,
     unresolved: &mut Vec<Unresolved>,
 ) -> Vec<Level> {
     let x: Vec<f64> = points.iter().map(|p| (p.size_bytes as f64).ln()).collect();
@@ -285,12 +290,26 @@ fn plateau_levels(
         .filter(|g| g.plateau)
         .map(|g| Level::of(points, g.start, g.end, true))
         .collect();
-    // A short stretch on the climb to the last level is not that level.
-    while let Some(k) = tail::ramp_memory(points, &plateaus, last_level_start(&plateaus), sigma) {
-        let l = plateaus.remove(k);
-        unresolved.push(Unresolved::of(points, l.start, l.end));
-    }
-    let memory = last_level_start(&plateaus);
+    // Where the page test placed memory, it is the last level: the
+    // plateaus after it are translation cost, the climb past it.
+    let forced = memory_at.and_then(|[a, b]| {
+        let start = points.iter().position(|p| p.size_bytes >= a)?;
+        let end = points.iter().rposition(|p| p.size_bytes <= b)? + 1;
+        (start < end).then(|| Level::of(points, start, end, true))
+    });
+    let memory = if let Some(m) = forced {
+        plateaus.retain(|l| l.end <= m.start);
+        plateaus.push(m);
+        plateaus.len() - 1
+    } else {
+        // A short stretch on the climb to the last level is not that level.
+        while let Some(k) = tail::ramp_memory(points, &plateaus, last_level_start(&plateaus), sigma)
+        {
+            let l = plateaus.remove(k);
+            unresolved.push(Unresolved::of(points, l.start, l.end));
+        }
+        last_level_start(&plateaus)
+    };
     let mut levels: Vec<Level> = Vec::new();
     for level in plateaus.into_iter().take(memory + 1) {
         match levels.last() {
@@ -396,8 +415,23 @@ fn next_latency(
         .unwrap_or((next.start, next.ns))
 }
 
-/// Finds the levels in `curve`; `sysfs` (data caches) is only reported beside them.
+/// Finds the levels in `curve`; `sysfs` (data caches) is only reported
+/// beside them. From one curve, a climb past the last level is undetermined
+/// and its last step is taken for a level ([`detect_with_pages`] tells both
+/// by the other page size).
 pub fn detect(curve: &[CurvePoint], sysfs: &[CacheInfo]) -> Detection {
+    detect_from(curve, sysfs, None)
+}
+
+/// [`detect`], memory placed on the sizes `memory_at` (its plateau's first
+/// and last) and the plateaus after it taken for the climb past it, not
+/// levels: where the page test found the last step to be translation cost
+/// ([`pages`]).
+fn detect_from(
+    curve: &[CurvePoint],
+    sysfs: &[CacheInfo],
+    memory_at: Option<[u64; 2]>,
+) -> Detection {
     let mut notes = Vec::new();
     // Levels are read where the repeats show them: see [`clean::undisturbed`].
     let points = clean::undisturbed(&clean::clean(curve, &mut notes));
@@ -420,7 +454,7 @@ pub fn detect(curve: &[CurvePoint], sysfs: &[CacheInfo]) -> Detection {
     // point's repeats no longer place it within a plateau's band.
     let sigma = median(&halves).clamp(0.02, 0.10);
     let mut on_ramp = Vec::new();
-    let mut levels = plateau_levels(&points, &smoothed, sigma, &mut on_ramp);
+    let mut levels = plateau_levels(&points, &smoothed, sigma, memory_at, &mut on_ramp);
     let last = points.len() - 1;
     match levels.last().map(|m| tail::read(&points, &smoothed, m)) {
         None | Some(Tail::StillRising) => {

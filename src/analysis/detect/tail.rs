@@ -3,14 +3,13 @@
 //! (translation cost, page walks once the TLBs no longer reach, or a
 //! farther level: only the other page size tells, [`climb_cause`]), or one
 //! that rose at its last size by a level's step (the sweep stopped before
-//! memory). No latency makes a level memory: an L2 behind page walks on a
+//! memory). Walks that cost a level's step make a plateau of their own: the
+//! curve's last step is told the same way ([`step_cause`]). No latency makes a level memory: an L2 behind page walks on a
 //! board without huge pages can read 60+ ns, tuned DRAM less.
 
 use super::evidence::{EVIDENCE_STRONG, STRONG_POINTS};
 use super::{CurvePoint, LEVEL_RATIO, Level};
 use serde::{Deserialize, Serialize};
-
-use crate::units::HumanBytes;
 
 /// A climb past the last plateau: translation cost where the page test says
 /// so ([`ClimbCause::Translation`]), a farther level where it says not;
@@ -55,62 +54,110 @@ pub enum ClimbCause {
     Level,
 }
 
-/// The climb's two ends measured again with another page size: the
-/// latency where memory's plateau is and at the largest size, ns.
+/// The page test: the last step's and the climb's ends measured again with
+/// another page size ([`crate::analysis::detect::detect_with_pages`] reads
+/// it). ns per load, each at the size [`page_test_sizes`] names.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct PageTest {
     /// The other page size, bytes.
     pub page_bytes: u64,
-    /// ns per load at memory's plateau, with that page.
+    /// ns per load at the first size of the last level's plateau, with that page.
     pub memory_ns: f64,
     /// ns per load at the largest size, with that page.
     pub largest_ns: f64,
+    /// The last step's lower end: the first size of the plateau below the
+    /// last level, bytes; absent with one level, and in files written
+    /// before the last step was tested.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub below_bytes: Option<u64>,
+    /// ns per load there, with that page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub below_ns: Option<f64>,
+    /// ns per load there with the sweep's own page, measured beside it: the
+    /// control that the level below still serves that size now (a shared
+    /// level's share moves with its neighbours between the sweep and the test).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub below_here_ns: Option<f64>,
+}
+
+/// What the page test measures again with the other page: the first size
+/// of the plateau below the last level (the last step's lower end; `None`
+/// with one level), of the last level's plateau (the step's upper end, and
+/// the climb's lower one) and the largest size (the climb's upper end).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PageSizes {
+    /// The first size of the plateau below the last level, bytes.
+    pub below: Option<u64>,
+    /// The first size of the last level's plateau, bytes.
+    pub memory: u64,
+    /// The largest size, bytes.
+    pub largest: u64,
+}
+
+/// The sizes the page test measures for detection `d` of a curve whose
+/// largest size is `largest`; `None` where the last level has no plateau
+/// (the curve was still rising: nothing to test).
+pub fn page_test_sizes(d: &super::Detection, largest: u64) -> Option<PageSizes> {
+    let n = d.levels.len();
+    let [memory, _] = d.levels.last()?.plateau_bytes?;
+    let below = n
+        .checked_sub(2)
+        .and_then(|k| d.levels[k].plateau_bytes)
+        .map(|[a, _]| a);
+    Some(PageSizes {
+        below,
+        memory,
+        largest,
+    })
 }
 
 /// Tells a climb past memory (from `memory_ns` to `largest_ns` with the
-/// sweep's pages) by the same two sizes measured with another page size:
-/// with smaller pages both ends pay the walks and the climb between them
-/// flattens, with larger ones neither does; a farther tier climbs the same
-/// whatever the page. The climb is translation when the other page's climb
-/// is nearer none than this one.
+/// sweep's pages) by the same two sizes measured with another page size.
+/// A farther tier adds the same ns whatever the page (the loads it serves
+/// pay its latency, and the walks both ends pay alike cancel). Translation
+/// moves with the page: with smaller pages both ends pay the walks and the
+/// climb flattens, or the small pages' walks begin between the two sizes
+/// and it grows (a guest whose small pages walk through nested tables);
+/// with larger ones neither end pays. The climb is translation when the
+/// other page's climb, in ns, differs from this one by more than half of
+/// it (nearer none or double than the same); a ratio of the ends would
+/// not do: a walk both ends pay shrinks a tier's ratio, not its ns.
 pub fn climb_cause(memory_ns: f64, largest_ns: f64, other: &PageTest) -> ClimbCause {
-    let here = (largest_ns / memory_ns).ln();
-    let there = (other.largest_ns / other.memory_ns).ln();
-    if there < here / 2.0 {
+    let here = largest_ns - memory_ns;
+    let there = other.largest_ns - other.memory_ns;
+    if (there - here).abs() > here / 2.0 {
         ClimbCause::Translation
     } else {
         ClimbCause::Level
     }
 }
 
-impl super::Detection {
-    /// Applies the page test of a climb past memory ([`climb_cause`]):
-    /// the climb is translation when it vanished with the other page size,
-    /// a farther tier (CXL memory, a remote node, a memory-side cache's
-    /// misses) when it stayed. Says which in a note.
-    pub fn apply_page_test(&mut self, test: &PageTest) {
-        let (Some(t), Some(memory)) = (self.translation.as_mut(), self.levels.last()) else {
-            return;
-        };
-        let cause = climb_cause(memory.latency_ns, t.latency_ns_at_largest, test);
-        t.page_test = Some(*test);
-        t.cause = Some(cause);
-        let with = format!(
-            "with {} pages the same two sizes read {:.1} and {:.1} ns",
-            HumanBytes(test.page_bytes),
-            test.memory_ns,
-            test.largest_ns
-        );
-        self.notes.push(match cause {
-            ClimbCause::Translation => format!(
-                "the climb past memory moved with the page size ({with}): translation cost, confirmed"
-            ),
-            ClimbCause::Level => format!(
-                "the climb past memory stayed when the page size changed ({with}): not translation but a farther tier (CXL memory, a remote NUMA node, a memory-side cache's misses); memory's figure is the nearer tier's, and the farther one reads {:.1} ns at the largest size",
-                t.latency_ns_at_largest
-            ),
-        });
-    }
+/// Tells the curve's last step, from a level at `below_ns` to the last
+/// level, by its two ends measured with another page size (`None` where
+/// the test has no lower end). Translation only adds to a load's cost, and
+/// a page whose walks both ends pay alike (smaller pages, which outgrow
+/// their reach long before either) or neither pays (larger ones) leaves a
+/// step that is translation alone at nothing, while a level's step keeps
+/// its ns, the latency the next level adds. A level answers at least
+/// [`LEVEL_RATIO`] slower than the one below it, and that one answers at
+/// most the lesser reading of the lower end (each reading is the level
+/// plus its translation): the step is a level when what stays of it, in
+/// ns, on top of that reading reaches halfway to a level's step in log
+/// scale (the square root of [`LEVEL_RATIO`]), nearer a level than none,
+/// as [`climb_cause`] halves a climb. A log ratio of the ends would not do:
+/// the walk both ends pay shrinks the ratio of a genuine step (an L3 at
+/// 36 ns to memory at 170 plus a 150 ns walk reads 186 to 320 with small
+/// pages, 1.7x; the step's 134 ns stay).
+pub fn step_cause(below_ns: f64, other: &PageTest) -> Option<ClimbCause> {
+    let lower = below_ns
+        .min(other.below_ns?)
+        .min(other.below_here_ns.unwrap_or(f64::INFINITY));
+    let stays = other.memory_ns - other.below_ns?;
+    Some(if lower + stays >= lower * LEVEL_RATIO.sqrt() {
+        ClimbCause::Level
+    } else {
+        ClimbCause::Translation
+    })
 }
 
 /// How the curve ends after its last level.
@@ -210,6 +257,9 @@ mod tests {
             page_bytes: 4096,
             memory_ns: 230.0,
             largest_ns: 236.0,
+            below_bytes: None,
+            below_ns: None,
+            below_here_ns: None,
         };
         assert_eq!(climb_cause(171.0, 210.0, &base), ClimbCause::Translation);
         // CXL behind local DRAM: 115 -> 190 ns, and with 4 KiB pages 140 -> 215.
@@ -217,8 +267,56 @@ mod tests {
             page_bytes: 4096,
             memory_ns: 140.0,
             largest_ns: 215.0,
+            below_bytes: None,
+            below_ns: None,
+            below_here_ns: None,
         };
         assert_eq!(climb_cause(115.0, 190.0, &cxl), ClimbCause::Level);
+        // The same tier in a guest whose 4 KiB walks cost 300 ns at both
+        // ends: the ratio shrinks (415 -> 490), the 75 ns stay.
+        let nested = PageTest {
+            memory_ns: 415.0,
+            largest_ns: 490.0,
+            ..cxl
+        };
+        assert_eq!(climb_cause(115.0, 190.0, &nested), ClimbCause::Level);
+        // An AMD EPYC KVM guest swept to 256 MiB with THP (186 -> 235 ns):
+        // with 4 KiB pages 176 -> 525, the walks begin between: translation.
+        let grows = PageTest {
+            memory_ns: 176.2,
+            largest_ns: 524.7,
+            ..cxl
+        };
+        assert_eq!(climb_cause(186.7, 234.6, &grows), ClimbCause::Translation);
+    }
+
+    #[test]
+    fn a_last_step_is_told_by_what_stays_of_it() {
+        let other = |below_ns, memory_ns| PageTest {
+            page_bytes: 4096,
+            memory_ns,
+            largest_ns: memory_ns,
+            below_bytes: Some(16 << 20),
+            below_ns: Some(below_ns),
+            below_here_ns: None,
+        };
+        // Memory at 168 ns, then a plateau of 150 ns walks at 307: with
+        // small pages both ends pay the walk, 318 and 320.
+        let walks = other(318.0, 320.0);
+        assert_eq!(step_cause(168.0, &walks), Some(ClimbCause::Translation));
+        // An L3 at 36 ns to memory at 170 plus the same walk, read 301: with
+        // small pages 186 and 320, the step's 134 ns stay.
+        let level = other(186.0, 320.0);
+        assert_eq!(step_cause(36.0, &level), Some(ClimbCause::Level));
+        // A remote node's plateau at 1.5x local (113 -> 170, 20 ns walks).
+        let remote = other(133.0, 190.0);
+        assert_eq!(step_cause(113.0, &remote), Some(ClimbCause::Level));
+        // No lower end measured (a file from before the test): untold.
+        let old = PageTest {
+            below_ns: None,
+            ..walks
+        };
+        assert_eq!(step_cause(168.0, &old), None);
     }
 
     #[test]

@@ -27,7 +27,7 @@ pub use crate::units::utc_timestamp;
 pub use result::{SeriesKey, SweepConfig, SweepResult};
 pub use stop::{FLAT_BAND, FLAT_POINTS, levelled_beyond_caches};
 
-use crate::analysis::detect::refinement_sizes;
+use crate::analysis::detect::{refinement_sizes, tail};
 use crate::chain::Pattern;
 use crate::engine::{Engine, Point};
 use crate::platform::caches::CacheInfo;
@@ -329,13 +329,15 @@ fn run_sweep(
     result.detection = result.detect();
     // The largest size measured: an adaptive sweep ends at flat DRAM.
     let largest = result.config.sizes.last().copied();
+    // The page test tells the last step and any climb after it: a level,
+    // or page walks once the TLBs stop reaching. Read again with it.
     if !observer.interrupted()
         && result.page_test.is_none()
-        && let (Some(detection), Some(largest)) = (&mut result.detection, largest)
+        && let (Some(detection), Some(largest)) = (&result.detection, largest)
         && let Some(test) = page_test(engine, plan, detection, largest)?
     {
-        detection.apply_page_test(&test);
         result.page_test = Some(test);
+        result.detection = result.detect();
     }
     if let Some(detection) = &mut result.detection {
         crate::analysis::detect::pool_bounds(detection, &plan.bounds_history);
@@ -346,34 +348,36 @@ fn run_sweep(
     Ok(result)
 }
 
-/// Where the curve climbs past memory, its two ends (memory's plateau start
-/// and the largest size) measured again with the other page size: base
-/// pages where the sweep had huge ones, transparent huge pages where it had
-/// base ones. Translation moves with the page, a farther tier does not
-/// ([`crate::analysis::detect::tail::climb_cause`]).
+/// The last step's and the climb's ends ([`tail::page_test_sizes`])
+/// measured again with the other page size: base pages where the sweep had
+/// huge ones, transparent huge pages where it had base ones (none where the
+/// kernel has no THP: nothing to compare). Translation moves with the page,
+/// a level or a farther tier does not ([`tail::step_cause`],
+/// [`tail::climb_cause`]). Four points (the lower end with the sweep's own
+/// page too, as a control), each a sweep point's cost.
 fn page_test(
     engine: &mut Engine,
     plan: &SweepPlan,
     d: &crate::analysis::detect::Detection,
     largest: u64,
-) -> Result<Option<crate::analysis::detect::tail::PageTest>> {
-    let (Some(_), Some(memory)) = (&d.translation, d.levels.last()) else {
-        return Ok(None);
-    };
-    let Some([start, _]) = memory.plateau_bytes else {
+) -> Result<Option<tail::PageTest>> {
+    let Some(sizes) = tail::page_test_sizes(d, largest) else {
         return Ok(None);
     };
     let (pages, page_bytes) = match plan.template.pages {
-        crate::platform::PageRequest::Base => (
-            crate::platform::PageRequest::Thp,
-            crate::platform::system::thp_page_bytes().unwrap_or(2 << 20),
-        ),
+        crate::platform::PageRequest::Base => {
+            let Some(thp) = crate::platform::system::thp_page_bytes() else {
+                return Ok(None);
+            };
+            (crate::platform::PageRequest::Thp, thp)
+        }
         _ => (
             crate::platform::PageRequest::Base,
             crate::platform::system::base_page_bytes(),
         ),
     };
-    let mut at = |size: u64| -> Result<f64> {
+    let own = plan.template.pages;
+    let mut at = |size: u64, pages| -> Result<f64> {
         let point = Point {
             size,
             pages,
@@ -386,10 +390,17 @@ fn page_test(
             .ns_per_load
             .median)
     };
-    Ok(Some(crate::analysis::detect::tail::PageTest {
+    // The lower end with both pages back to back: the control that the
+    // level below still serves it now.
+    let below_ns = sizes.below.map(|b| at(b, pages)).transpose()?;
+    let below_here_ns = sizes.below.map(|b| at(b, own)).transpose()?;
+    Ok(Some(tail::PageTest {
         page_bytes,
-        memory_ns: at(start)?,
-        largest_ns: at(largest)?,
+        memory_ns: at(sizes.memory, pages)?,
+        largest_ns: at(sizes.largest, pages)?,
+        below_bytes: sizes.below,
+        below_ns,
+        below_here_ns,
     }))
 }
 

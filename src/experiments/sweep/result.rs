@@ -229,9 +229,10 @@ pub struct SweepResult {
     /// spread, a canary measured at the start and the end.
     #[serde(default)]
     pub noise: Option<crate::experiments::noise::Noise>,
-    /// A climb past memory's two ends measured again with the other page
-    /// size, which tells translation from a farther tier (absent where the
-    /// curve did not climb past memory, or the sweep was cut short).
+    /// The last step's and any climb's ends measured again with the other
+    /// page size, which tells page walks from a level or a farther tier
+    /// (absent where the sweep was cut short, the system has one page size,
+    /// or the file was written before the test).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page_test: Option<crate::analysis::detect::tail::PageTest>,
 }
@@ -457,14 +458,15 @@ impl SweepResult {
     pub fn detect(&self) -> Option<Detection> {
         let curve = self.curve();
         (!curve.is_empty()).then(|| {
-            let mut d = crate::analysis::detect::detect(&curve, &self.sysfs_caches);
+            let mut d = crate::analysis::detect::detect_with_pages(
+                &curve,
+                &self.sysfs_caches,
+                self.page_test.as_ref(),
+            );
             d.record_passes(
                 &self.config.remeasured_sizes,
                 &self.config.first_pass_levels,
             );
-            if let Some(test) = &self.page_test {
-                d.apply_page_test(test);
-            }
             d
         })
     }
