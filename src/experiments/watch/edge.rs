@@ -109,10 +109,22 @@ pub fn edge_reading(
         .enumerate()
         .map(|(k, _)| hit_fraction(ns.get(k).copied()?, level_ns, memory_ns))
         .collect();
+    // A probe that reads within MIN_SHIFT of the level's own reading is
+    // served whole: that drift is the least change watch calls an event,
+    // so it cannot tell such a probe from one with no miss at all (without
+    // this the largest probe, served whole, read as an edge just below it).
+    let whole = |k: usize| {
+        ns.get(k)
+            .is_some_and(|&n| n <= level_ns * (1.0 + MIN_SHIFT))
+    };
     let served = sizes
         .iter()
         .zip(&hit)
-        .filter_map(|(&s, h)| h.map(|h| (h * s as f64).min(s as f64)))
+        .enumerate()
+        .filter_map(|(k, (&s, h))| {
+            let h = if whole(k) { Some(1.0) } else { *h };
+            h.map(|h| (h * s as f64).min(s as f64))
+        })
         .fold(None, |best: Option<f64>, v| {
             Some(best.map_or(v, |b| b.max(v)))
         })?;
@@ -260,10 +272,14 @@ mod tests {
         assert_eq!(r.edge_bytes(), Some(8 * MIB));
         assert_eq!(r.hit[0], Some(1.0));
         assert!(r.hit[2].unwrap() < 0.05);
-        // A ns above the level's reference is read as a miss in a hundred:
-        // the edge just under 8 MiB, between the probes either side.
+        // A ns above the level's reference is within the drift watch
+        // cannot tell from none (MIN_SHIFT): the probe is served whole.
         let r = edge_reading(&sizes, &[ns(1.0), 21.0, 128.0, ns(0.0)], L, M).unwrap();
-        assert_eq!(r.served_bytes, 8 * MIB * 109 / 110 / 64 * 64);
+        assert_eq!(r.served_bytes, 8 * MIB);
+        // Three ns above it (15%) are read as misses, 3 in 110: the edge
+        // just under 8 MiB, between the probes either side.
+        let r = edge_reading(&sizes, &[ns(1.0), 23.0, 128.0, ns(0.0)], L, M).unwrap();
+        assert_eq!(r.served_bytes, 8 * MIB * 107 / 110 / 64 * 64);
         assert_eq!(r.bracket, [Some(4 * MIB), Some(8 * MIB)]);
         // Every probe served: at least the largest.
         let all = edge_reading(&sizes, &[L; 4], L, M).unwrap();
