@@ -376,3 +376,33 @@ fn intel_emerald_rapids_guest_gives_three_levels() {
     check(&d, "L3", Some((6 * M, 16 * M)), (30.0, 45.0));
     check(&d, "memory", None, (120.0, 150.0));
 }
+
+/// This project's Zen 3 guest on a quiet morning (README: two default sweeps
+/// of five that all read three levels, 18 s each): L1 32 KiB at 1.3-1.5 ns,
+/// L2 at 4.0-4.4 ns serving to about 250-450 KiB, an L3 share at 15-19 ns
+/// whose end moved between 2 and 3 MiB in an independent chase (memory
+/// from 2.5-4 MiB, 155-215 ns), and a climb past memory that the sweep's
+/// page test moved with the page: translation, not a level.
+#[test]
+fn amd_zen3_kvm_guest_quiet_sweeps_give_three_levels_and_translation() {
+    for name in [
+        "amd-epyc-zen3-kvm-2026-11-27-a.json",
+        "amd-epyc-zen3-kvm-2026-11-27-b.json",
+    ] {
+        let d = detect(name);
+        assert_eq!(names(&d), ["L1", "L2", "L3", "memory"], "{}", describe(&d));
+        check(&d, "L1", Some((28 * K, 40 * K)), (1.2, 1.6));
+        check(&d, "L2", Some((250 * K, 560 * K)), (3.9, 4.4));
+        check(&d, "L3", Some((1200 * K, 3500 * K)), (14.0, 19.0));
+        check(&d, "memory", None, (150.0, 215.0));
+        let climb = d
+            .translation
+            .as_ref()
+            .unwrap_or_else(|| panic!("{name}: no climb past memory\n{}", describe(&d)));
+        assert_eq!(
+            climb.cause,
+            Some(memlat::analysis::detect::tail::ClimbCause::Translation),
+            "{name}: {climb:?}"
+        );
+    }
+}
