@@ -333,6 +333,30 @@ fn a_real_neighbour_is_an_event_within_two_intervals_of_it() {
     }
 }
 
+/// The Zen 3 guest's watch (issue 36's done-means, on the machine worked on):
+/// the quiet edge lies within the pooled bounds of the two sweeps it took
+/// its plateaus from (L3 1.2..3.3 MiB) and below the smallest size at which
+/// an independent full-cycle chase read memory that morning (2 MiB at its
+/// worst; tests/fixtures/curves/README.md), and the watch cost under 12% of a CPU.
+#[test]
+fn a_real_zen3_watch_places_the_edge_below_where_a_chase_reads_memory() {
+    let (read, summary) = recorded("amd-epyc-zen3-kvm-quiet.jsonl");
+    assert_eq!(read.intervals.len(), 40);
+    let edge = summary
+        .series
+        .iter()
+        .find(|s| s.name == "L3 edge")
+        .expect("an edge series");
+    let mib = (1u64 << 20) as f64;
+    assert!(
+        (1.2 * mib..2.0 * mib).contains(&edge.median),
+        "edge median {} MiB",
+        edge.median / mib
+    );
+    let cpu = summary.measuring_cpu_s.expect("CPU time recorded");
+    assert!(cpu / summary.wall_s < 0.12, "{cpu} s of {} s", summary.wall_s);
+}
+
 // ---- Real watches, cut short: signals, closed and full outputs (issue 37).
 
 /// A sweep "of this machine" for `--plateaus FILE` (a real Zen 3 curve with

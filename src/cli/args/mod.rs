@@ -493,7 +493,10 @@ pub struct MeasureArgs {
     #[arg(long, value_name = "N")]
     pub node: Option<usize>,
 
-    /// Repeats of each measurement; every repeat of a random pattern uses a fresh chain.
+    /// Repeats of each measurement; every repeat of a random pattern uses a fresh chain
+    /// (one of a million nodes or more is walked on instead). Without it, `run` and `sweep`
+    /// stop once two repeats agree within 1% (2% beyond the caches), and go on past their
+    /// default (5 and 3) by up to 2 on a noisy point; other commands take their default.
     #[arg(long, value_name = "R")]
     pub repeats: Option<u32>,
 

@@ -122,6 +122,9 @@ fn measure_and_print(args: &RunArgs, view: View) -> Result<()> {
         stride,
         accesses,
         distribution,
+        // Without --repeats, stop once the median is placed (2 repeats that
+        // agree within the engine's precision), up to 5 + 2 on a noisy point.
+        until_precise: args.measure.repeats.is_none(),
         ..prepared.template
     };
     if let Some(a) = accesses {
