@@ -110,6 +110,39 @@ fn every_stage_runs_or_says_why_not_and_the_report_draws_each() {
     assert!(html.matches("<svg").count() >= 5, "plots in the report");
 }
 
+/// docs/characterize.md runs characterize into results/ and then again with
+/// --force: every stage must replace its file, the distribution's `run -o`
+/// too (it refused the earlier result and failed the second run, exit 1).
+#[test]
+fn force_replaces_every_stage_including_the_distribution() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("again");
+    let stages = [
+        "characterize",
+        "--tiny",
+        "--stages",
+        "doctor,distribution",
+        "-o",
+    ];
+    memlat(tmp.path()).args(stages).arg(&dir).assert().success();
+    let first = read_json(&dir.join("characterize.json")).unwrap();
+    if first["stages"][1]["status"] != "done" {
+        eprintln!(
+            "skipped: the distribution stage did not run here: {}",
+            first["stages"][1]
+        );
+        return;
+    }
+    memlat(tmp.path())
+        .args(stages)
+        .arg(&dir)
+        .arg("--force")
+        .assert()
+        .success();
+    let second = read_json(&dir.join("characterize.json")).unwrap();
+    assert_eq!(second["stages"][1]["status"], "done", "{second}");
+}
+
 #[test]
 fn a_directory_with_files_needs_force_and_keeps_files_it_did_not_write() {
     let tmp = tempfile::tempdir().unwrap();

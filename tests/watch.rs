@@ -354,7 +354,11 @@ fn a_real_zen3_watch_places_the_edge_below_where_a_chase_reads_memory() {
         edge.median / mib
     );
     let cpu = summary.measuring_cpu_s.expect("CPU time recorded");
-    assert!(cpu / summary.wall_s < 0.12, "{cpu} s of {} s", summary.wall_s);
+    assert!(
+        cpu / summary.wall_s < 0.12,
+        "{cpu} s of {} s",
+        summary.wall_s
+    );
 }
 
 // ---- Real watches, cut short: signals, closed and full outputs (issue 37).

@@ -262,7 +262,12 @@ fn with_file(head: &[&str], file: PathBuf, tail: &[&str]) -> Vec<OsString> {
 fn json_stage(name: &str, c: &Context, settings: &[&str]) -> Vec<OsString> {
     let command = if name == "distribution" { "run" } else { name };
     let mut a = words(&[command]);
-    if command != "run" {
+    if command == "run" {
+        // run has no progress to hide, and refuses to replace an earlier
+        // result without --force: the directory was checked (or --force
+        // given) before any stage, as for the sweep.
+        a.push("--force".into());
+    } else {
         a.push("--no-progress".into());
     }
     a.extend(with_file(

@@ -97,7 +97,7 @@ fn distribution_waits_for_its_flag() {
     let line = line("distribution", &context(Mode::Quick, 2));
     assert!(
         line.starts_with(
-            "run --format json -o /r/distribution.json -n 268435456 --pattern random --distribution"
+            "run --force --format json -o /r/distribution.json -n 268435456 --pattern random --distribution"
         ),
         "{line}"
     );
