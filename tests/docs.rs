@@ -189,24 +189,29 @@ fn pages() -> Vec<PathBuf> {
     pages
 }
 
-/// Runs one line through sh (globs expand as in a terminal) with this
-/// checkout's memlat first on PATH; the failure, if any.
-fn run_line(dir: &Path, line: &str) -> Result<(), String> {
+/// `sh -c line` in `dir` with this checkout's memlat first on PATH and the
+/// page's own cache (no remembered sweep of the host read, none written for it).
+fn shell(dir: &Path, line: &str) -> Command {
     let bin = Path::new(env!("CARGO_BIN_EXE_memlat")).parent().unwrap();
     let path = format!(
         "{}:{}",
         bin.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let out = Command::new("sh")
+    let mut command = Command::new("sh");
+    command
         .arg("-c")
         .arg(line)
         .current_dir(dir)
         .env("PATH", path)
-        // The page's own cache: no remembered sweep of the host read, none written for it.
-        .env("XDG_CACHE_HOME", dir.join(".cache"))
-        .output()
-        .map_err(|e| format!("sh: {e}"))?;
+        .env("XDG_CACHE_HOME", dir.join(".cache"));
+    command
+}
+
+/// Runs one line through sh (globs expand as in a terminal) with this
+/// checkout's memlat first on PATH; the failure, if any.
+fn run_line(dir: &Path, line: &str) -> Result<(), String> {
+    let out = shell(dir, line).output().map_err(|e| format!("sh: {e}"))?;
     if !out.status.success() {
         return Err(format!(
             "exit {:?}\n{}",
@@ -229,18 +234,7 @@ const UNTIL_CTRL_C: std::time::Duration = std::time::Duration::from_secs(12);
 /// the shell replaced by it), sends it SIGINT after [`UNTIL_CTRL_C`], and
 /// wants it ended within 10 s with exit 130.
 fn interrupted_line(dir: &Path, line: &str) -> Result<(), String> {
-    let bin = Path::new(env!("CARGO_BIN_EXE_memlat")).parent().unwrap();
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    let mut child = Command::new("sh")
-        .arg("-c")
-        .arg(format!("exec {line}"))
-        .current_dir(dir)
-        .env("PATH", path)
-        .env("XDG_CACHE_HOME", dir.join(".cache"))
+    let mut child = shell(dir, &format!("exec {line}"))
         .stdout(std::process::Stdio::null())
         .spawn()
         .map_err(|e| format!("sh: {e}"))?;
