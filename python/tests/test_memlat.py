@@ -188,8 +188,11 @@ def test_every_bad_value_names_its_parameter(call, error, message):
 
 
 _INTERRUPTED = """
-import json, sys, time
+import json, signal, sys, time
 import memlat
+# Python raises KeyboardInterrupt only where it found SIGINT at its default;
+# a test run started in the background of a script inherits it ignored.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 try:
     {call}
 except KeyboardInterrupt as e:
