@@ -14,6 +14,17 @@ fn flag() -> Origin {
     Origin::Flag("--test")
 }
 
+/// Cases the random strings reach only sometimes: a signed number is a
+/// formula to a spreadsheet when its sign is `+` (`+0` once failed here).
+#[test]
+fn signed_numbers_in_cells() {
+    use memlat::output::table::defuse;
+    assert_eq!(defuse("+0"), "'+0");
+    assert_eq!(defuse("+1.5e3"), "'+1.5e3");
+    assert_eq!(defuse("-0.25"), "-0.25");
+    assert_eq!(defuse("-inf"), "'-inf");
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 

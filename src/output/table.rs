@@ -308,10 +308,13 @@ impl Table {
 /// A text cell for a spreadsheet: one that begins with `=`, `+`, `-`, `@`
 /// (or a tab or carriage return) is a formula to Excel, LibreOffice and
 /// Sheets, so it gets a leading `'` (a host name or CPU model from another
-/// machine's result must not run there). Numbers stay as they are.
+/// machine's result must not run there). Negative numbers stay as they
+/// are; memlat writes no number with a `+`, so a cell that has one came
+/// from elsewhere and is quoted too.
 pub fn defuse(text: &str) -> String {
     let risky = text.starts_with(['=', '+', '-', '@', '\t', '\r']);
-    if risky && !text.parse::<f64>().is_ok_and(f64::is_finite) {
+    let negative_number = text.starts_with('-') && text.parse::<f64>().is_ok_and(f64::is_finite);
+    if risky && !negative_number {
         format!("'{text}")
     } else {
         text.to_string()

@@ -33,11 +33,6 @@ const DRAWS: u64 = 5;
 const KNOWN_WRONG: &[(u32, &str, &str)] = &[
     (
         11,
-        "levels",
-        "POWER10's 8 MiB local L3 region (3x the L2's latency) over an 8-way 2 MiB L2: the L2's soft edge and the L3's run into each other, so no three sizes 1.3x apart are flat and the detector, which needs a plateau, reports two caches; the served-bytes definition (max over S of (1 - m(S)) S) would place it",
-    ),
-    (
-        11,
         "clock",
         "POWER10's mulld takes 5-7 cycles (unverified; 6 modelled), outside the 2-5 memlat allows every ISA but x86 (`Multiply::OTHERS`), and memlat has no ppc64 kernels (the portable chains go through memory): a ppc64 arch module with its own documented multiply is the fix",
     ),

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use super::confidence::half_log_spread;
 use super::segment::{MIN_POINTS, MIN_SPAN, slope};
-use super::{CurvePoint, Level, same_level};
+use super::{CurvePoint, LEVEL_RATIO, Level, same_level};
 use crate::units::HumanBytes;
 
 /// A plateau must explain its points this much better than the ramp
@@ -163,10 +163,6 @@ fn weakest(evidence: &[Option<f64>]) -> Option<(usize, f64)> {
         .min_by(|a, b| a.1.total_cmp(&b.1))
 }
 
-/// Points in a stretch that may be promoted to a level stay within this
-/// factor of each other (looser than a plateau's band, with no slope limit).
-const STRETCH_BAND: f64 = 1.3;
-
 /// A stretch taken as a level climbs at most this fraction of the pace of
 /// the ramp it interrupts (log-log slopes). A level serves every load of its
 /// stretch, so its latency is flat but for the erosion of a shared share by
@@ -187,10 +183,14 @@ fn pace(points: &[CurvePoint], start: usize, end: usize) -> f64 {
 /// The slowest stretch between two levels that stands off their ramp and
 /// is flatter than it: the index it would take among `levels`, the level,
 /// and its evidence; None when no stretch of 3+ points spanning 1.2x in size
-/// passes [`EVIDENCE_MIN`] and [`RAMP_PACE`]. The slowest, because a
-/// mixture's latency lies between the levels it mixes: of two stretches on
-/// one climb, the faster can be the mixture of the level below and the
-/// slower, which is then the level.
+/// passes [`EVIDENCE_MIN`] and [`RAMP_PACE`]. A stretch spans less than a
+/// level's step ([`LEVEL_RATIO`]): a level serves its loads at one latency,
+/// and one rising into the next by less than a step is still itself
+/// (POWER10's L3 region, whose edge runs into the L2's soft one, never lies
+/// within 1.3x over three sizes). The slowest, because a mixture's latency
+/// lies between the levels it mixes: of two stretches on one climb, the
+/// faster can be the mixture of the level below and the slower, which is
+/// then the level.
 fn best_stretch(
     points: &[CurvePoint],
     smoothed: &[f64],
@@ -200,16 +200,17 @@ fn best_stretch(
     let mut best: Option<(usize, Level, f64)> = None;
     for k in 1..levels.len() {
         let (below, above) = (&levels[k - 1], &levels[k]);
+        let ramp = (above.ns / below.ns).ln()
+            / (points[above.start].size_bytes as f64 / points[below.end - 1].size_bytes as f64)
+                .ln();
         for start in below.end..above.start {
+            // A stretch more than a level's step wide spans two levels.
             let (mut lo, mut hi, mut end) = (smoothed[start], smoothed[start], start + 1);
             while end < above.start
-                && hi.max(smoothed[end]) - lo.min(smoothed[end]) <= STRETCH_BAND.ln()
+                && hi.max(smoothed[end]) - lo.min(smoothed[end]) < LEVEL_RATIO.ln()
             {
                 (lo, hi, end) = (lo.min(smoothed[end]), hi.max(smoothed[end]), end + 1);
             }
-            let ramp = (above.ns / below.ns).ln()
-                / (points[above.start].size_bytes as f64 / points[below.end - 1].size_bytes as f64)
-                    .ln();
             // The longest stretch from `start` that passes: one disturbed
             // point at its end (smoothing hides it) must not sink the rest.
             let found = (start + MIN_POINTS..=end).rev().find_map(|end| {

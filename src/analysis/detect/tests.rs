@@ -309,23 +309,18 @@ fn this_machines_curve_shows_l1_l2_and_says_what_lies_beyond() {
         })
         .collect();
     let d = detect(&curve, &sysfs());
-    // Only two points sit at ~11 ns (the L3 this guest gets to use): not a
-    // plateau, but said, as is sysfs's L3 that the data do not show.
-    assert_eq!(names(&d), ["L1", "L2", "memory"], "{:?}", d.levels);
+    // Two points sit at ~11 ns, the share of the L3 this guest gets, after
+    // a third half-way from the L2: too steep to call a plateau, but within
+    // a level's step and far off the ramp, so sysfs's L3 is taken as found,
+    // with low confidence and its disagreement with sysfs's size said.
+    assert_eq!(names(&d), ["L1", "L2", "L3", "memory"], "{:?}", d.levels);
     assert_eq!(d.levels[0].size_bracket_bytes, Some([32 * K, 48 * K]));
     // An independent chase on that guest: L1 1.1 ns, L2 3.9 ns, memory 150-177 ns.
     assert!(within(d.levels[0].latency_ns, 1.1, 1.2), "{:?}", d.levels);
     assert!(within(d.levels[1].latency_ns, 3.9, 1.1), "{:?}", d.levels);
+    assert!(within(d.levels[2].latency_ns, 11.0, 1.2), "{:?}", d.levels);
     assert!(
-        (145.0..165.0).contains(&d.levels[2].latency_ns),
-        "{:?}",
-        d.levels
-    );
-    // An independent chase on that guest: L1 1.1 ns, L2 3.9 ns, memory 150-177 ns.
-    assert!(within(d.levels[0].latency_ns, 1.1, 1.2), "{:?}", d.levels);
-    assert!(within(d.levels[1].latency_ns, 3.9, 1.1), "{:?}", d.levels);
-    assert!(
-        (145.0..165.0).contains(&d.levels[2].latency_ns),
+        (145.0..165.0).contains(&d.levels[3].latency_ns),
         "{:?}",
         d.levels
     );
@@ -339,8 +334,46 @@ fn this_machines_curve_shows_l1_l2_and_says_what_lies_beyond() {
         "{:?}",
         d.levels
     );
+    assert!(d.levels[2].confidence < 0.5, "{:?}", d.levels);
     let text = all_notes(&d);
-    assert!(text.contains("pauses at 10.9..11.4 ns"), "{text}");
+    assert!(text.contains("taken as a level"), "{text}");
     assert!(!text.contains("pauses at 4.8"), "{text}");
-    assert!(text.contains("L3 32 MiB"), "{text}");
+    assert!(text.contains("sysfs says 32 MiB for L3"), "{text}");
+}
+
+#[test]
+fn one_caches_soft_edge_is_one_rise_not_two_levels() {
+    // The widest edges one cache makes: direct-mapped (a line misses when
+    // another of the walk maps to its set: served e^(-S/C)) and random
+    // replacement (served h = e^(-(1-h) S/C)). sysfs lists an L3 the curve
+    // lacks, so the detector looks for a stretch to take for it: the top
+    // of one rise, flatter than the straight ramp, is none.
+    let random = |x: f64| {
+        let mut h = 0.5f64;
+        for _ in 0..200 {
+            h = (-(1.0 - h) * x).exp();
+        }
+        if x <= 1.0 { 1.0 } else { h }
+    };
+    let edges: [(&str, &dyn Fn(f64) -> f64); 2] =
+        [("direct-mapped", &|x: f64| (-x).exp()), ("random", &random)];
+    for (policy, served) in edges {
+        let mut s = 4096.0f64;
+        let mut curve = Vec::new();
+        while s <= (512 * M) as f64 {
+            let l1 = if s <= (32 * K) as f64 { 1.0 } else { 0.0 };
+            let l2 = served(s / M as f64).max(l1);
+            let ns = l1 * 1.1 + (l2 - l1) * 4.0 + (1.0 - l2) * 100.0;
+            curve.push(CurvePoint {
+                size_bytes: s as u64 / 64 * 64,
+                ns,
+                ns_min: ns * 0.99,
+                ns_max: ns * 1.01,
+                cycles: ns * 3.0,
+            });
+            s *= 1.3;
+        }
+        let d = detect(&curve, &sysfs());
+        assert_eq!(names(&d), ["L1", "L2", "memory"], "{policy}: {d:#?}");
+    }
 }
