@@ -4,6 +4,15 @@
 //! the volatile-read kernels every ISA can run, and `other.rs` stands in for
 //! the asm on ISAs memlat has none for.
 
+// The asm kernel macros; an ISA without asm kernels uses none of them.
+#[cfg_attr(
+    not(any(
+        target_arch = "x86_64",
+        target_arch = "aarch64",
+        target_arch = "riscv64"
+    )),
+    allow(unused_macros, unused_imports)
+)]
 pub(crate) mod kernels;
 
 /// Dependent loads per loop trip: the count each ISA's chase repeats its

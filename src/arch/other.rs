@@ -8,10 +8,15 @@ pub(crate) use super::portable::{
     add_chain, chase_index, chase_pointer, empty_loop, load_pointer, mul_chain,
 };
 
-/// The portable clock chains (through memory: rough).
+/// The portable clock chains: register adds and multiplies, each operand
+/// loaded off the chain ([`super::portable::add_chain`]).
 pub(crate) const CLOCK_CHAIN_INSTRUCTIONS: [&str; 2] = ["wrapping_add", "wrapping_mul"];
 
-/// What this ISA's cores document of the clock chain's multiply.
+/// What this ISA's cores document of the clock chains' add and multiply.
+#[cfg(target_arch = "powerpc64")]
+pub(crate) const MULTIPLY: crate::platform::clock::Multiply =
+    crate::platform::clock::Multiply::POWER;
+#[cfg(not(target_arch = "powerpc64"))]
 pub(crate) const MULTIPLY: crate::platform::clock::Multiply =
     crate::platform::clock::Multiply::OTHERS;
 

@@ -49,22 +49,38 @@ pub(crate) fn empty_loop(trips: u64) {
     }
 }
 
+/// `trips * UNROLL` dependent adds of `k`. Each step's operand passes
+/// through black_box, so the compiler can neither fold the chain into one
+/// multiply nor reassociate it, while the chain itself stays in a register:
+/// the operand's store and load lie off it (on ppc64le the loop is `std`,
+/// `ld`, `add`, `bdnz`), and the chain times the add's own latency.
 pub(crate) fn add_chain(trips: u64, k: &u64) -> u64 {
-    let k = std::hint::black_box(*k);
     let mut x = 0u64;
     for _ in 0..trips * UNROLL {
-        // black_box keeps each add a separate dependent instruction (through
-        // memory, so this chain is slower than one add a cycle: a rough clock).
-        x = black_box(x.wrapping_add(k));
+        x = x.wrapping_add(black_box(*k));
     }
     x
 }
 
+/// `trips * UNROLL` dependent multiplies by `k`, kept as [`add_chain`] keeps its adds.
 pub(crate) fn mul_chain(trips: u64, k: &u64) -> u64 {
-    let k = std::hint::black_box(*k);
     let mut x = 1u64;
     for _ in 0..trips * UNROLL {
-        x = black_box(x.wrapping_mul(k));
+        x = x.wrapping_mul(black_box(*k));
     }
     x
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_chains_compute_what_their_instructions_do() {
+        // Every step is one add or multiply of the operand: n k and k^n.
+        let k = 3u64;
+        assert_eq!(add_chain(5, &k), 5 * UNROLL * k);
+        assert_eq!(mul_chain(2, &k), k.wrapping_pow(2 * UNROLL as u32));
+        assert_eq!((add_chain(0, &k), mul_chain(0, &k)), (0, 1));
+    }
 }

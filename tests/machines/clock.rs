@@ -1,5 +1,5 @@
 //! The core clock from two chains of dependent instructions
-//! (`platform::clock`): an add (1 cycle) and a multiply (the row's cycles),
+//! (`platform::clock`): an add and a multiply (the row's cycles for each),
 //! timed as memlat times them, and judged by the rule memlat applies on
 //! the row's ISA. Cycles everywhere else (load-use, TLB costs) come from it
 //! on a machine without a PMU.
@@ -15,7 +15,8 @@ use super::rows::Row;
 fn multiply(isa: Isa) -> Multiply {
     match isa {
         Isa::X86 => Multiply::X86_64,
-        Isa::Arm | Isa::RiscV | Isa::Power => Multiply::OTHERS,
+        Isa::Arm | Isa::RiscV => Multiply::OTHERS,
+        Isa::Power => Multiply::POWER,
     }
 }
 
@@ -44,7 +45,7 @@ fn chain_ns(row: &Row, cycles: f64, noise: &mut Noise) -> f64 {
 /// The clock estimate memlat makes on this row.
 pub fn estimate(row: &Row, seed: u64) -> ClockEstimate {
     let mut noise = Noise::new(seed ^ 0xC10C);
-    let add_ns = chain_ns(row, 1.0, &mut noise);
+    let add_ns = chain_ns(row, row.core.add_cycles, &mut noise);
     let mul_ns = chain_ns(row, row.core.mul_cycles, &mut noise);
     let claims = vec![FrequencyClaim {
         source: row.timer.name.into(),

@@ -4,13 +4,22 @@
 //! the vDSO). Cycles come from perf's `cycles` event when the machine has a PMU;
 //! otherwise from nanoseconds times a core clock estimated here, by timing two
 //! chains of dependent instructions whose latency is documented and whose
-//! inputs no renamer can know: `add` (1 cycle) and `imul`/`mul` (3 cycles on
-//! x86; 2 to 5 elsewhere). The estimate stands unless physics rules it out
+//! inputs no renamer can know: `add` (1 cycle; 2 on POWER) and `imul`/`mul`
+//! (3 cycles on x86; 2 to 5 on Arm and RISC-V; 4 to 5 on POWER). The estimate stands unless physics rules it out
 //! ([`physics`]: the chains disagree, no shipping core runs at that clock,
 //! or an L1 hit would take under 2 cycles); otherwise it says why it is
 //! suspect. What the system claims is shown beside it, never a bound.
 
 pub mod claims;
+// The counter helpers serve the ISAs with a user-space counter.
+#[cfg_attr(
+    not(any(
+        target_arch = "x86_64",
+        target_arch = "aarch64",
+        target_arch = "riscv64"
+    )),
+    allow(dead_code)
+)]
 pub(crate) mod counter;
 pub mod physics;
 
@@ -181,11 +190,18 @@ pub struct ClockEstimate {
     pub suspect: Option<String>,
 }
 
-/// What an ISA's cores document of the 64-bit multiply the clock's second
-/// chain times: a multiply cannot be folded at rename, so its time over the
-/// add's is a whole number of cycles when the adds were not folded either.
+/// What an ISA's cores document of the two instructions the clock chains
+/// time, a dependent 64-bit add and multiply: a multiply cannot be folded at
+/// rename, so its time over the add's, times the add's cycles, is a whole
+/// number of cycles when the adds were not folded either.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Multiply {
+    /// Cycles a dependent add takes on the ISA's cores: 1 on every x86, Arm
+    /// and RISC-V core memlat knows; 2 on POWER9 and POWER10, whose simple
+    /// fixed-point ops all take 2 (GCC's IBM-written scheduling models,
+    /// `rs6000/power9.md` and `power10.md`). The clock is its cycles over
+    /// the add chain's time.
+    pub add_cycles: f64,
     /// The whole numbers of cycles it takes on the ISA's cores, least and most.
     pub cycles: (f64, f64),
     /// The cycles to read the multiply chain by when the ratio is none of
@@ -201,6 +217,7 @@ impl Multiply {
     /// Bridge and every AMD Zen (the cores whose renamers fold adds), up to
     /// 6 on AMD Jaguar and Bulldozer.
     pub const X86_64: Multiply = Multiply {
+        add_cycles: 1.0,
         cycles: (3.0, 6.0),
         fallback: Some(3.0),
         isa: "x86",
@@ -209,21 +226,34 @@ impl Multiply {
     /// Arm's and RISC-V's `mul x, x, x` (and any other ISA's): 2 cycles
     /// (Neoverse V2) to 5 (Cortex-A72), by core, so no one number holds.
     pub const OTHERS: Multiply = Multiply {
+        add_cycles: 1.0,
         cycles: (2.0, 5.0),
         fallback: None,
         isa: "Arm and RISC-V",
+    };
+
+    /// POWER's `add` and `mulld`: 2 cycles for the add, 5 for a multiply
+    /// on POWER9 and 4 from one multiply to the next on POWER10 (its
+    /// multiply-to-multiply bypass), so a ratio of 2 or 2.5 (GCC's
+    /// IBM-written scheduling models, `rs6000/power9.md` and `power10.md`).
+    pub const POWER: Multiply = Multiply {
+        add_cycles: 2.0,
+        cycles: (4.0, 5.0),
+        fallback: None,
+        isa: "POWER",
     };
 
     /// This build's ISA.
     pub const HOST: Multiply = crate::arch::MULTIPLY;
 
     /// The multiply latency in cycles that a multiply / add time `ratio`
-    /// shows, if it is one the ISA documents: a whole number of cycles
-    /// within [`Multiply::cycles`], to 5%.
+    /// shows, if it is one the ISA documents: `ratio` times the add's
+    /// cycles, a whole number of cycles within [`Multiply::cycles`], to 5%.
     pub fn documented(&self, ratio: f64) -> Option<f64> {
         let (low, high) = self.cycles;
-        let whole = ratio.round();
-        ((low..=high).contains(&whole) && (ratio - whole).abs() <= 0.05 * whole).then_some(whole)
+        let cycles = ratio * self.add_cycles;
+        let whole = cycles.round();
+        ((low..=high).contains(&whole) && (cycles - whole).abs() <= 0.05 * whole).then_some(whole)
     }
 }
 
@@ -253,9 +283,15 @@ impl ClockEstimate {
         let mul_cycles = multiply.documented(ratio);
         let fallback_cycles = multiply.fallback;
         let (low, high) = multiply.cycles;
-        let add_ghz = 1.0 / add_ns;
+        let add_ghz = multiply.add_cycles / add_ns;
         let mul_ghz = mul_cycles.or(fallback_cycles).map(|c| c / mul_ns);
         let agree = mul_cycles.is_some();
+        // Where an add takes more than a cycle, the ratio is read in adds.
+        let per_add = if multiply.add_cycles == 1.0 {
+            String::new()
+        } else {
+            format!(" over an add's {}", multiply.add_cycles)
+        };
         // When they agree, the add chain (more instructions in the same time)
         // is the estimate. When not, a renamer may be folding the adds: a
         // multiply cannot be folded, so its documented latency decides on x86.
@@ -265,7 +301,7 @@ impl ClockEstimate {
                 m,
                 ClockChain::Mul,
                 Some(format!(
-                    "the add and multiply chains disagree (multiply / add = {ratio:.2}, not a whole number of cycles from {low} to {high}): cycles come from the multiply chain at its {} cycles on current cores ({m:.3} GHz) and are uncertain",
+                    "the add and multiply chains disagree (multiply / add = {ratio:.2}, not a whole number of cycles from {low} to {high}{per_add}): cycles come from the multiply chain at its {} cycles on current cores ({m:.3} GHz) and are uncertain",
                     fallback_cycles.unwrap_or(f64::NAN)
                 )),
             ),
@@ -273,7 +309,7 @@ impl ClockEstimate {
                 add_ghz,
                 ClockChain::Add,
                 Some(format!(
-                    "the multiply / add time ratio {ratio:.2} is not a whole number of cycles from {low} to {high}: the add chain's {add_ghz:.3} GHz is unconfirmed (an emulator, or a busy machine)"
+                    "the multiply / add time ratio {ratio:.2} is not a whole number of cycles from {low} to {high}{per_add}: the add chain's {add_ghz:.3} GHz is unconfirmed (an emulator, or a busy machine)"
                 )),
             ),
         };
@@ -287,7 +323,7 @@ impl ClockEstimate {
             ChainReading {
                 kind: ClockChain::Add,
                 instruction: ClockChain::Add.instruction().into(),
-                cycles: Some(1.0),
+                cycles: Some(multiply.add_cycles),
                 ns: add_ns,
                 ghz: Some(add_ghz),
             },
@@ -439,6 +475,25 @@ mod tests {
             assert_eq!(documented_mul_cycles(2.5), None);
             assert_eq!(documented_mul_cycles(1.0), None);
         }
+    }
+
+    #[test]
+    fn power_reads_its_ratio_in_two_cycle_adds() {
+        // POWER10 at 3.8 GHz: a 2-cycle add and a multiply 4 cycles after
+        // the one before (POWER9: 5), so a ratio of 2 (2.5); 1-cycle adds
+        // would read the clock at half and a ratio of 2 as a 2-cycle multiply.
+        let p = Multiply::POWER;
+        assert_eq!(p.documented(2.0), Some(4.0));
+        assert_eq!(p.documented(2.5), Some(5.0));
+        assert_eq!(p.documented(3.0), None);
+        assert_eq!(p.documented(1.0), None);
+        let e = ClockEstimate::judged(2.0 / 3.8, 4.0 / 3.8, Vec::new(), p);
+        assert!(e.agree && e.suspect.is_none(), "{e:?}");
+        assert!((e.ghz - 3.8).abs() < 1e-9, "{e:?}");
+        assert_eq!(e.sample_chain(), (ClockChain::Add, 2.0));
+        let folded = ClockEstimate::judged(1.0 / 3.8, 4.0 / 3.8, Vec::new(), p);
+        let why = folded.suspect.expect("a ratio of 4 is no POWER multiply");
+        assert!(why.contains("over an add's 2"), "{why}");
     }
 
     /// On this host, whatever runs beside it: both chains give a positive
