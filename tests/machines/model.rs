@@ -158,6 +158,7 @@ pub fn page_test(row: &Row, seed: u64, d: &Detection, largest: u64) -> Option<ta
         memory_ns: at(&base, sizes.memory),
         largest_ns: at(&base, sizes.largest),
         below_bytes: sizes.below,
+        memory_here_ns: Some(at(row, sizes.memory)),
     })
 }
 

@@ -35,13 +35,21 @@ pub fn detect_with_pages(
         }
         return d;
     };
-    // The control: the level below must still serve the lower end now.
-    let moved = match (d.levels.as_slice(), test.below_here_ns) {
-        ([.., below, _], Some(here)) if !same_level(here, below.latency_ns) => Some(format!(
+    // The controls: the level below must still serve the lower end now,
+    // and the last level the upper end.
+    let moved = match (d.levels.as_slice(), test.below_here_ns, test.memory_here_ns) {
+        ([.., below, _], Some(here), _) if !same_level(here, below.latency_ns) => Some(format!(
             "the page test cannot tell the last step: its lower end ({}) read {here:.1} ns again with the sweep's own pages, not the {}'s {:.1} ns (a shared level's share moved, or a disturbed run); read as detected",
             HumanBytes(test.below_bytes.unwrap_or(0)),
             below.name,
             below.latency_ns
+        )),
+        ([.., last], _, Some(here)) if !same_level(here, last.latency_ns) => Some(format!(
+            "the page test cannot tell the last step: its upper end ({}) read {here:.1} ns again with the sweep's own pages, not the {}'s {:.1} ns (a shared level's share grew over it, or a disturbed run); read as detected",
+            last.plateau_bytes
+                .map_or("-".to_string(), |[a, _]| HumanBytes(a).to_string()),
+            last.name,
+            last.latency_ns
         )),
         _ => None,
     };

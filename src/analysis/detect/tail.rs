@@ -78,6 +78,13 @@ pub struct PageTest {
     /// level's share moves with its neighbours between the sweep and the test).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub below_here_ns: Option<f64>,
+    /// ns per load at the last level's first size with the sweep's own
+    /// page, measured beside `memory_ns`: the control that the last level
+    /// still serves that size now (a shared level's share can grow over it
+    /// between the sweep and the test, and the test then times the level
+    /// below at both ends); absent in files written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_here_ns: Option<f64>,
 }
 
 /// What the page test measures again with the other page: the first size
@@ -260,6 +267,7 @@ mod tests {
             below_bytes: None,
             below_ns: None,
             below_here_ns: None,
+            memory_here_ns: None,
         };
         assert_eq!(climb_cause(171.0, 210.0, &base), ClimbCause::Translation);
         // CXL behind local DRAM: 115 -> 190 ns, and with 4 KiB pages 140 -> 215.
@@ -270,6 +278,7 @@ mod tests {
             below_bytes: None,
             below_ns: None,
             below_here_ns: None,
+            memory_here_ns: None,
         };
         assert_eq!(climb_cause(115.0, 190.0, &cxl), ClimbCause::Level);
         // The same tier in a guest whose 4 KiB walks cost 300 ns at both
@@ -299,6 +308,7 @@ mod tests {
             below_bytes: Some(16 << 20),
             below_ns: Some(below_ns),
             below_here_ns: None,
+            memory_here_ns: None,
         };
         // Memory at 168 ns, then a plateau of 150 ns walks at 307: with
         // small pages both ends pay the walk, 318 and 320.

@@ -377,3 +377,35 @@ fn one_caches_soft_edge_is_one_rise_not_two_levels() {
         assert_eq!(names(&d), ["L1", "L2", "memory"], "{policy}: {d:#?}");
     }
 }
+
+#[test]
+fn a_page_test_whose_upper_end_the_level_below_now_serves_tells_nothing() {
+    // The Zen 3 guest (2026-11-27): L3 at 17 ns, memory from 2.6 MiB; by
+    // the page test the L3 share had grown over 2.6 MiB, and 4 KiB pages
+    // read 15.7 ns at the L3's first size and 17.6 at memory's: the step
+    // "flattened", and memory was read as the L3's 17 ns.
+    let truth = [(32 * K, 1.1), (512 * K, 4.0), (2 * M, 17.0)];
+    let curve = synthetic(&truth, 150.0, 0.01, 0.02, 7);
+    let first = detect(&curve, &sysfs());
+    assert_eq!(names(&first), ["L1", "L2", "L3", "memory"], "{first:#?}");
+    let sizes = tail::page_test_sizes(&first, curve.last().unwrap().size_bytes).unwrap();
+    let test = |memory_here_ns| tail::PageTest {
+        page_bytes: 4096,
+        memory_ns: 17.6,
+        largest_ns: 280.0,
+        below_bytes: sizes.below,
+        below_ns: Some(15.7),
+        below_here_ns: Some(17.0),
+        memory_here_ns,
+    };
+    // Without the control (files from before it) the step reads as walks.
+    let old = detect_with_pages(&curve, &sysfs(), Some(&test(None)));
+    assert_eq!(names(&old), ["L1", "L2", "memory"], "{old:#?}");
+    // With it, the upper end read the L3 again: the test tells nothing.
+    let d = detect_with_pages(&curve, &sysfs(), Some(&test(Some(17.3))));
+    assert_eq!(names(&d), ["L1", "L2", "L3", "memory"], "{d:#?}");
+    assert!(all_notes(&d).contains("its upper end"), "{}", all_notes(&d));
+    // Memory still served there: the test is read as before.
+    let kept = detect_with_pages(&curve, &sysfs(), Some(&test(Some(150.0))));
+    assert_eq!(names(&kept), ["L1", "L2", "memory"], "{kept:#?}");
+}

@@ -394,13 +394,17 @@ fn page_test(
     // level below still serves it now.
     let below_ns = sizes.below.map(|b| at(b, pages)).transpose()?;
     let below_here_ns = sizes.below.map(|b| at(b, own)).transpose()?;
+    // The upper end likewise: the last level must still serve it now.
+    let memory_ns = at(sizes.memory, pages)?;
+    let memory_here_ns = Some(at(sizes.memory, own)?);
     Ok(Some(tail::PageTest {
         page_bytes,
-        memory_ns: at(sizes.memory, pages)?,
+        memory_ns,
         largest_ns: at(sizes.largest, pages)?,
         below_bytes: sizes.below,
         below_ns,
         below_here_ns,
+        memory_here_ns,
     }))
 }
 
