@@ -5,10 +5,11 @@
 //! otherwise from nanoseconds times a core clock estimated here, by timing two
 //! chains of dependent instructions whose latency is documented and whose
 //! inputs no renamer can know: `add` (1 cycle; 2 on POWER) and `imul`/`mul`
-//! (3 cycles on x86; 2 to 5 on Arm and RISC-V; 4 to 5 on POWER). The estimate stands unless physics rules it out
-//! ([`physics`]: the chains disagree, no shipping core runs at that clock,
-//! or an L1 hit would take under 2 cycles); otherwise it says why it is
-//! suspect. What the system claims is shown beside it, never a bound.
+//! (3 cycles on x86; 2 to 5 on Arm and RISC-V; 4 to 5 on POWER). The
+//! estimate stands unless physics rules it out ([`physics`]: the chains
+//! disagree, no shipping core runs at that clock, or an L1 hit would take
+//! under 2 cycles); otherwise it says why it is suspect. What the system
+//! claims is shown beside it, never a bound.
 
 pub mod claims;
 // The counter helpers serve the ISAs with a user-space counter.
@@ -286,11 +287,15 @@ impl ClockEstimate {
         let add_ghz = multiply.add_cycles / add_ns;
         let mul_ghz = mul_cycles.or(fallback_cycles).map(|c| c / mul_ns);
         let agree = mul_cycles.is_some();
-        // Where an add takes more than a cycle, the ratio is read in adds.
+        // Where an add takes more than a cycle, the ratio is read in its cycles.
         let per_add = if multiply.add_cycles == 1.0 {
             String::new()
         } else {
-            format!(" over an add's {}", multiply.add_cycles)
+            format!(
+                " ({:.2} cycles at an add's {})",
+                ratio * multiply.add_cycles,
+                multiply.add_cycles
+            )
         };
         // When they agree, the add chain (more instructions in the same time)
         // is the estimate. When not, a renamer may be folding the adds: a
@@ -301,7 +306,7 @@ impl ClockEstimate {
                 m,
                 ClockChain::Mul,
                 Some(format!(
-                    "the add and multiply chains disagree (multiply / add = {ratio:.2}, not a whole number of cycles from {low} to {high}{per_add}): cycles come from the multiply chain at its {} cycles on current cores ({m:.3} GHz) and are uncertain",
+                    "the add and multiply chains disagree (multiply / add = {ratio:.2}{per_add}, not a whole number of cycles from {low} to {high}): cycles come from the multiply chain at its {} cycles on current cores ({m:.3} GHz) and are uncertain",
                     fallback_cycles.unwrap_or(f64::NAN)
                 )),
             ),
@@ -309,7 +314,7 @@ impl ClockEstimate {
                 add_ghz,
                 ClockChain::Add,
                 Some(format!(
-                    "the multiply / add time ratio {ratio:.2} is not a whole number of cycles from {low} to {high}{per_add}: the add chain's {add_ghz:.3} GHz is unconfirmed (an emulator, or a busy machine)"
+                    "the multiply / add time ratio {ratio:.2}{per_add} is not a whole number of cycles from {low} to {high}: the add chain's {add_ghz:.3} GHz is unconfirmed (an emulator, or a busy machine)"
                 )),
             ),
         };
@@ -493,7 +498,7 @@ mod tests {
         assert_eq!(e.sample_chain(), (ClockChain::Add, 2.0));
         let folded = ClockEstimate::judged(1.0 / 3.8, 4.0 / 3.8, Vec::new(), p);
         let why = folded.suspect.expect("a ratio of 4 is no POWER multiply");
-        assert!(why.contains("over an add's 2"), "{why}");
+        assert!(why.contains("(8.00 cycles at an add's 2)"), "{why}");
     }
 
     /// On this host, whatever runs beside it: both chains give a positive
