@@ -406,3 +406,29 @@ fn amd_zen3_kvm_guest_quiet_sweeps_give_three_levels_and_translation() {
         );
     }
 }
+
+#[test]
+fn this_zen3_guests_page_test_that_a_grown_share_misled() {
+    let path = fixture("amd-epyc-zen3-kvm-2026-11-27-moved-share.json");
+    let mut result = SweepResult::load(&path).expect("fixture parses");
+    // As recorded (no upper control): the step read as page walks, and
+    // memory as the L3's 17 ns. The control now in `sweep` voids such a test.
+    let recorded = result.detect().unwrap();
+    assert_eq!(
+        names(&recorded),
+        ["L1", "L2", "memory"],
+        "{}",
+        describe(&recorded)
+    );
+    let test = result.page_test.expect("the file has its page test");
+    assert!(
+        test.memory_here_ns.is_none() && test.memory_ns < 20.0,
+        "{test:?}"
+    );
+    // The curve alone shows the L3 and memory.
+    result.page_test = None;
+    let d = result.detect().unwrap();
+    assert_eq!(names(&d), ["L1", "L2", "L3", "memory"], "{}", describe(&d));
+    check(&d, "L3", None, (15.0, 19.0));
+    check(&d, "memory", None, (120.0, 200.0));
+}
