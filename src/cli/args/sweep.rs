@@ -14,8 +14,10 @@ pub struct SweepArgs {
     #[arg(long, value_name = "BYTES", value_parser = parse_size, default_value = "1K")]
     pub from: u64,
 
-    /// Largest size [default: keep going until the latency has been flat at
-    /// DRAM for 4 sizes, at most a quarter of available memory and 4G].
+    /// Largest size [default: keep going until the latency has been level
+    /// for 4 sizes beyond the largest cache sysfs lists, or past memory's
+    /// size (4x that cache, 256M to 1G), at most a quarter of available
+    /// memory and 4G].
     #[arg(long, value_name = "BYTES", value_parser = parse_size)]
     pub to: Option<u64>,
 

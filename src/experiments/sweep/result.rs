@@ -67,8 +67,10 @@ pub struct SweepConfig {
     pub to: u64,
     /// Why the sizes end where they do: `to` (asked for with `--to`),
     /// `flat-dram` (the latency was level for a few sizes beyond every
-    /// cache sysfs lists: memory, by where it lies, not by its latency) or `cap`
-    /// (the largest size memlat plans without `--to`).
+    /// cache sysfs lists: memory, by where it lies, not by its latency),
+    /// `memory-size` (past the size every command measures memory at,
+    /// before the latency levelled) or `cap` (the largest size memlat plans
+    /// without `--to`).
     #[serde(default = "range_end_to")]
     pub range_end_reason: String,
     /// Ratio of the geometric sequence (`--ratio`).

@@ -123,8 +123,14 @@ pub fn run(args: &SweepArgs) -> Result<()> {
         }
     };
     files.draw(&result)?;
-    if result.config.range_end_reason == "flat-dram" {
+    if matches!(
+        result.config.range_end_reason.as_str(),
+        "flat-dram" | "memory-size"
+    ) {
         crate::cli::plateaus::remember(&result);
+    }
+    if let Some(line) = still_rising(&result) {
+        notice(&line);
     }
     super::run::report_cycle_source(&prepared.engine);
     summarise_warnings(&result);
@@ -199,7 +205,7 @@ fn announce(plan: &SweepPlan, files: &SweepFiles, cpu: usize) {
         HumanBytes(plan.config.sizes[0]),
         HumanBytes(last),
         if plan.config.adaptive() {
-            " (or fewer: it stops where the latency has levelled beyond the caches sysfs lists)"
+            " (or fewer: it stops where the latency has levelled beyond the caches sysfs lists, or past memory's size)"
         } else {
             ""
         },
@@ -268,8 +274,10 @@ fn range(args: &SweepArgs, notes: &mut Vec<String>) -> Result<sweep::Range> {
         None => {
             let cap = sweep::default_cap(platform::mem_available_bytes());
             notes.push(format!(
-                "without --to the sweep goes on until the latency has been level for {} sizes beyond the largest cache sysfs lists, at most to {}",
+                "without --to the sweep goes on until the latency has been level for {} sizes beyond the largest cache sysfs lists, or past memory's size ({}x that cache, {} at least), at most to {}",
                 sweep::FLAT_POINTS,
+                crate::experiments::memory::FACTOR,
+                HumanBytes(crate::experiments::memory::FLOOR),
                 HumanBytes(cap)
             ));
             (cap, sweep::RangeEnd::FlatDram)
@@ -319,6 +327,31 @@ pub(crate) fn check_memory(plan: &SweepPlan, resume: Option<&Path>) -> Result<()
 }
 
 /// One line on stderr for all points that carry warnings (each is in the JSON).
+/// For a sweep that ended at memory's size before its latency levelled:
+/// what the last sizes read and how to measure farther.
+fn still_rising(result: &SweepResult) -> Option<String> {
+    if result.config.range_end_reason != "memory-size" {
+        return None;
+    }
+    let curve = result.curve();
+    let tail = &curve[curve.len().saturating_sub(sweep::FLAT_POINTS)..];
+    let (first, last) = (tail.first()?, tail.last()?);
+    let lo = tail.iter().map(|p| p.ns).fold(f64::INFINITY, f64::min);
+    let hi = tail.iter().map(|p| p.ns).fold(0.0, f64::max);
+    let memory = sweep::memory_size(result, platform::mem_available_bytes());
+    Some(format!(
+        "the sweep ended at memory's size ({}: {}) before the latency levelled: {:.0}..{:.0} ns from {} to {}, more than {:.0}% apart; a rise past memory's size is page walks (the page test tells) or a farther tier; --to {} measures farther",
+        HumanBytes(memory.size),
+        memory.basis,
+        lo,
+        hi,
+        HumanBytes(first.size_bytes),
+        HumanBytes(last.size_bytes),
+        (sweep::FLAT_BAND - 1.0) * 100.0,
+        HumanBytes(sweep::default_cap(platform::mem_available_bytes())),
+    ))
+}
+
 fn summarise_warnings(result: &SweepResult) {
     let warned: Vec<_> = result
         .points
