@@ -140,9 +140,9 @@ pub fn latency(row: &Row, d: &Draw, size: u64) -> f64 {
 /// detection `d`): the sizes measured again with the other page, its base
 /// page where it has huge ones (the rows' sweeps get huge pages where the
 /// system has them); `None` with one page size, as the sweep has no other.
-pub fn page_test(row: &Row, seed: u64, d: &Detection, largest: u64) -> Option<tail::PageTest> {
+pub fn page_test(row: &Row, seed: u64, d: &Detection, curve: &[CurvePoint]) -> Option<tail::PageTest> {
     row.huge_page?;
-    let sizes = tail::page_test_sizes(d, largest)?;
+    let sizes = tail::page_test_sizes(d, curve)?;
     let drawn = draw(row, &mut Noise::new(seed));
     let base = Row {
         huge_page: None,
@@ -167,8 +167,7 @@ pub fn detect_swept(row: &Row, seed: u64) -> Detection {
     let curve = sweep(row, seed);
     let sysfs = super::claims(row);
     let first = detect::detect(&curve, &sysfs);
-    let largest = curve.last().map_or(0, |p| p.size_bytes);
-    let test = page_test(row, seed, &first, largest);
+    let test = page_test(row, seed, &first, &curve);
     detect::detect_with_pages(&curve, &sysfs, test.as_ref())
 }
 

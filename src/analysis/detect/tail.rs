@@ -65,9 +65,10 @@ pub struct PageTest {
     pub memory_ns: f64,
     /// ns per load at the largest size, with that page.
     pub largest_ns: f64,
-    /// The last step's lower end: the first size of the plateau below the
-    /// last level, bytes; absent with one level, and in files written
-    /// before the last step was tested.
+    /// The last step's lower end: the measured size nearest the middle of
+    /// the plateau below the last level (its first size in files written
+    /// before), bytes; absent with one level, and in files written before
+    /// the last step was tested.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub below_bytes: Option<u64>,
     /// ns per load there, with that page.
@@ -79,21 +80,27 @@ pub struct PageTest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub below_here_ns: Option<f64>,
     /// ns per load at the last level's first size with the sweep's own
-    /// page, measured beside `memory_ns`: the control that the last level
-    /// still serves that size now (a shared level's share can grow over it
-    /// between the sweep and the test, and the test then times the level
-    /// below at both ends); absent in files written before it.
+    /// page, measured beside `memory_ns`: the control that the last level still serves
+    /// that size now (a shared level's share can grow over it between the
+    /// sweep and the test, and the test then times the level below at both
+    /// ends); absent in files written before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_here_ns: Option<f64>,
 }
 
-/// What the page test measures again with the other page: the first size
-/// of the plateau below the last level (the last step's lower end; `None`
-/// with one level), of the last level's plateau (the step's upper end, and
-/// the climb's lower one) and the largest size (the climb's upper end).
+/// What the page test measures again with the other page: the middle of
+/// the plateau below the last level (the last step's lower end; `None`
+/// with one level), the first size of the last level's plateau (the
+/// step's upper end, and the lower end of a climb, which may begin on the
+/// plateau itself) and the largest size (the climb's upper end). The
+/// middle, not the first size, below: that plateau's first size lies at
+/// the edge where a shared level's moving share lands (memory's first size
+/// when the last "level" is page walks or a farther tier), and on a Zen 3
+/// guest the share moved over it between the sweep and the test often
+/// enough that the control voided the test.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PageSizes {
-    /// The first size of the plateau below the last level, bytes.
+    /// The middle of the plateau below the last level, bytes.
     pub below: Option<u64>,
     /// The first size of the last level's plateau, bytes.
     pub memory: u64,
@@ -101,21 +108,36 @@ pub struct PageSizes {
     pub largest: u64,
 }
 
-/// The sizes the page test measures for detection `d` of a curve whose
-/// largest size is `largest`; `None` where the last level has no plateau
-/// (the curve was still rising: nothing to test).
-pub fn page_test_sizes(d: &super::Detection, largest: u64) -> Option<PageSizes> {
+/// The sizes the page test measures for detection `d` of `curve`; `None`
+/// where the last level has no plateau (the curve was still rising:
+/// nothing to test). The middle is the measured size nearest the
+/// plateau's geometric middle, so the sweep's own reading of it is on the
+/// curve.
+pub fn page_test_sizes(d: &super::Detection, curve: &[CurvePoint]) -> Option<PageSizes> {
     let n = d.levels.len();
     let [memory, _] = d.levels.last()?.plateau_bytes?;
     let below = n
         .checked_sub(2)
         .and_then(|k| d.levels[k].plateau_bytes)
-        .map(|[a, _]| a);
+        .and_then(|plateau| middle(curve, plateau));
     Some(PageSizes {
         below,
         memory,
-        largest,
+        largest: curve.iter().map(|p| p.size_bytes).max()?,
     })
+}
+
+/// The measured size within `[first, last]` nearest their geometric middle.
+fn middle(curve: &[CurvePoint], [first, last]: [u64; 2]) -> Option<u64> {
+    let mid = ((first as f64).ln() + (last as f64).ln()) / 2.0;
+    curve
+        .iter()
+        .map(|p| p.size_bytes)
+        .filter(|s| (first..=last).contains(s))
+        .min_by(|a, b| {
+            let off = |s: &u64| ((*s as f64).ln() - mid).abs();
+            off(a).total_cmp(&off(b))
+        })
 }
 
 /// Tells a climb past memory (from `memory_ns` to `largest_ns` with the

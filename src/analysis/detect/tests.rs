@@ -388,7 +388,7 @@ fn a_page_test_whose_upper_end_the_level_below_now_serves_tells_nothing() {
     let curve = synthetic(&truth, 150.0, 0.01, 0.02, 7);
     let first = detect(&curve, &sysfs());
     assert_eq!(names(&first), ["L1", "L2", "L3", "memory"], "{first:#?}");
-    let sizes = tail::page_test_sizes(&first, curve.last().unwrap().size_bytes).unwrap();
+    let sizes = tail::page_test_sizes(&first, &curve).unwrap();
     let test = |memory_here_ns| tail::PageTest {
         page_bytes: 4096,
         memory_ns: 17.6,
@@ -408,4 +408,27 @@ fn a_page_test_whose_upper_end_the_level_below_now_serves_tells_nothing() {
     // Memory still served there: the test is read as before.
     let kept = detect_with_pages(&curve, &sysfs(), Some(&test(Some(150.0))));
     assert_eq!(names(&kept), ["L1", "L2", "memory"], "{kept:#?}");
+}
+
+#[test]
+fn the_page_test_measures_the_middle_of_the_plateau_below() {
+    // A shared L3's share moves at its edges (memory's first size, the
+    // L3's own lower edge is the L2's): the step's lower end is measured
+    // in the middle of the L3's plateau, its upper end where memory's
+    // plateau, and any climb along it, begins.
+    let truth = [(32 * K, 1.1), (512 * K, 4.0), (4 * M, 17.0)];
+    let curve = synthetic(&truth, 150.0, 0.01, 0.02, 7);
+    let d = detect(&curve, &sysfs());
+    assert_eq!(names(&d), ["L1", "L2", "L3", "memory"], "{d:#?}");
+    let sizes = tail::page_test_sizes(&d, &curve).unwrap();
+    let [first, last] = d.levels[2].plateau_bytes.unwrap();
+    let below = sizes.below.unwrap();
+    assert!(curve.iter().any(|p| p.size_bytes == below), "{below} not measured");
+    let middle = ((first as f64) * (last as f64)).sqrt();
+    assert!(
+        first < below && below < last && (below as f64 / middle).ln().abs() < 1.3f64.ln(),
+        "{below} is not the middle of {first}..{last}"
+    );
+    assert_eq!(Some(sizes.memory), d.levels[3].plateau_bytes.map(|[a, _]| a));
+    assert_eq!(sizes.largest, curve.last().unwrap().size_bytes);
 }

@@ -327,14 +327,12 @@ fn run_sweep(
                 .all(|&k| result.has_point(size, k))
         });
     result.detection = result.detect();
-    // The largest size measured: an adaptive sweep ends at flat DRAM.
-    let largest = result.config.sizes.last().copied();
     // The page test tells the last step and any climb after it: a level,
     // or page walks once the TLBs stop reaching. Read again with it.
     if !observer.interrupted()
         && result.page_test.is_none()
-        && let (Some(detection), Some(largest)) = (&result.detection, largest)
-        && let Some(test) = page_test(engine, plan, detection, largest)?
+        && let Some(detection) = &result.detection
+        && let Some(test) = page_test(engine, plan, detection, &result.curve())?
     {
         result.page_test = Some(test);
         result.detection = result.detect();
@@ -359,9 +357,9 @@ fn page_test(
     engine: &mut Engine,
     plan: &SweepPlan,
     d: &crate::analysis::detect::Detection,
-    largest: u64,
+    curve: &[crate::analysis::detect::CurvePoint],
 ) -> Result<Option<tail::PageTest>> {
-    let Some(sizes) = tail::page_test_sizes(d, largest) else {
+    let Some(sizes) = tail::page_test_sizes(d, curve) else {
         return Ok(None);
     };
     let (pages, page_bytes) = match plan.template.pages {
