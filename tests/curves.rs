@@ -432,3 +432,31 @@ fn this_zen3_guests_page_test_that_a_grown_share_misled() {
     check(&d, "L3", None, (15.0, 19.0));
     check(&d, "memory", None, (120.0, 200.0));
 }
+
+#[test]
+fn this_zen3_guests_sweep_whose_l3_share_moved_while_it_measured() {
+    // Repeats at 2.6 and 3.3 MiB read both the L3 (17 ns) and memory
+    // (153 ns); their medians sat level at about 100 ns. Read as a level,
+    // that stretch became memory once the page test (measured in its
+    // middle, where 4 KiB pages read memory) "flattened" the step after it.
+    let path = fixture("amd-epyc-zen3-kvm-2026-11-27-mixture.json");
+    let mut result = SweepResult::load(&path).expect("fixture parses");
+    for with_test in [true, false] {
+        if !with_test {
+            result.page_test = None;
+        }
+        let d = result.detect().unwrap();
+        assert_eq!(
+            names(&d),
+            ["L1", "L2", "L3", "memory"],
+            "page test {with_test}: {}",
+            describe(&d)
+        );
+        check(&d, "memory", None, (140.0, 190.0));
+        assert!(
+            d.notes.iter().any(|n| n.contains("looks level")),
+            "page test {with_test}: {}",
+            describe(&d)
+        );
+    }
+}

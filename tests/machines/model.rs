@@ -140,7 +140,12 @@ pub fn latency(row: &Row, d: &Draw, size: u64) -> f64 {
 /// detection `d`): the sizes measured again with the other page, its base
 /// page where it has huge ones (the rows' sweeps get huge pages where the
 /// system has them); `None` with one page size, as the sweep has no other.
-pub fn page_test(row: &Row, seed: u64, d: &Detection, curve: &[CurvePoint]) -> Option<tail::PageTest> {
+pub fn page_test(
+    row: &Row,
+    seed: u64,
+    d: &Detection,
+    curve: &[CurvePoint],
+) -> Option<tail::PageTest> {
     row.huge_page?;
     let sizes = tail::page_test_sizes(d, curve)?;
     let drawn = draw(row, &mut Noise::new(seed));

@@ -50,6 +50,31 @@ pub struct Unresolved {
     pub ns_max: f64,
 }
 
+/// What a note says of a stretch on the climb to memory that a ramp
+/// explains nearly as well as a plateau.
+pub(super) const ON_RAMP: &str =
+    "fits the climb to memory nearly as well as a plateau; not taken for memory";
+
+/// Notes each of `stretches` (`unresolved: A..B at X..Y ns` and `why`) and
+/// adds it to `unresolved`.
+pub(super) fn note_unresolved(
+    notes: &mut Vec<String>,
+    unresolved: &mut Vec<Unresolved>,
+    stretches: Vec<Unresolved>,
+    why: &str,
+) {
+    for stretch in stretches {
+        notes.push(format!(
+            "unresolved: {}..{} at {:.1}..{:.1} ns {why}",
+            HumanBytes(stretch.from_bytes),
+            HumanBytes(stretch.to_bytes),
+            stretch.ns_min,
+            stretch.ns_max
+        ));
+        unresolved.push(stretch);
+    }
+}
+
 impl Unresolved {
     /// The stretch of `points[start..end]`.
     pub(super) fn of(points: &[CurvePoint], start: usize, end: usize) -> Unresolved {

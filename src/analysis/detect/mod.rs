@@ -31,6 +31,7 @@ mod clean;
 mod confidence;
 mod evidence;
 mod level_notes;
+mod mixture;
 mod notes;
 mod pages;
 mod segment;
@@ -282,6 +283,7 @@ fn plateau_levels(
     sigma: f64,
     memory_at: Option<[u64; 2]>,
     unresolved: &mut Vec<Unresolved>,
+    mixtures: &mut Vec<Unresolved>,
 ) -> Vec<Level> {
     let x: Vec<f64> = points.iter().map(|p| (p.size_bytes as f64).ln()).collect();
     let y: Vec<f64> = smoothed.iter().map(|p| p.ns.ln()).collect();
@@ -290,6 +292,7 @@ fn plateau_levels(
         .filter(|g| g.plateau)
         .map(|g| Level::of(points, g.start, g.end, true))
         .collect();
+    mixture::drop_mixtures(points, &mut plateaus, mixtures);
     // Where the page test placed memory, it is the last level: the
     // plateaus after it are translation cost, the climb past it.
     let forced = memory_at.and_then(|[a, b]| {
@@ -453,8 +456,15 @@ fn detect_from(
     // run-to-run variation of quiet repeats, never above the 10% at which a
     // point's repeats no longer place it within a plateau's band.
     let sigma = median(&halves).clamp(0.02, 0.10);
-    let mut on_ramp = Vec::new();
-    let mut levels = plateau_levels(&points, &smoothed, sigma, memory_at, &mut on_ramp);
+    let (mut on_ramp, mut mixed) = (Vec::new(), Vec::new());
+    let mut levels = plateau_levels(
+        &points,
+        &smoothed,
+        sigma,
+        memory_at,
+        &mut on_ramp,
+        &mut mixed,
+    );
     let last = points.len() - 1;
     match levels.last().map(|m| tail::read(&points, &smoothed, m)) {
         None | Some(Tail::StillRising) => {
@@ -482,16 +492,8 @@ fn detect_from(
     levels = selection.levels;
     notes.extend(selection.notes);
     let mut unresolved = selection.unresolved;
-    for stretch in on_ramp {
-        notes.push(format!(
-            "unresolved: {}..{} at {:.1}..{:.1} ns fits the climb to memory nearly as well as a plateau; not taken for memory",
-            HumanBytes(stretch.from_bytes),
-            HumanBytes(stretch.to_bytes),
-            stretch.ns_min,
-            stretch.ns_max
-        ));
-        unresolved.push(stretch);
-    }
+    evidence::note_unresolved(&mut notes, &mut unresolved, on_ramp, evidence::ON_RAMP);
+    evidence::note_unresolved(&mut notes, &mut unresolved, mixed, mixture::MIXTURE);
     // Where sysfs lists more caches than the curve resolves, a pause stands
     // for the missing one: the loads a level stops serving go there first.
     let missing_level = sysfs_cache_levels(sysfs) + 1 > levels.len();

@@ -171,7 +171,7 @@ fn climb_note(cause: ClimbCause, test: &PageTest, largest_ns: f64) -> String {
             "the climb past memory moved with the page size ({with}): translation cost, confirmed"
         ),
         ClimbCause::Level => format!(
-            "the climb past memory stayed when the page size changed ({with}): not translation but a farther tier (CXL memory, a remote NUMA node, a memory-side cache's misses); memory's figure is the nearer tier's, and the farther one reads {largest_ns:.1} ns at the largest size"
+            "the climb past memory stayed when the page size changed ({with}): not this system's page walks but a farther tier (CXL memory, a remote NUMA node, a memory-side cache's misses) or, in a virtual machine, the host's page walks, which the guest's page size does not change; memory's figure is the nearer tier's, and the largest size reads {largest_ns:.1} ns"
         ),
     }
 }

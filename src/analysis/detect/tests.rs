@@ -423,12 +423,18 @@ fn the_page_test_measures_the_middle_of_the_plateau_below() {
     let sizes = tail::page_test_sizes(&d, &curve).unwrap();
     let [first, last] = d.levels[2].plateau_bytes.unwrap();
     let below = sizes.below.unwrap();
-    assert!(curve.iter().any(|p| p.size_bytes == below), "{below} not measured");
+    assert!(
+        curve.iter().any(|p| p.size_bytes == below),
+        "{below} not measured"
+    );
     let middle = ((first as f64) * (last as f64)).sqrt();
     assert!(
         first < below && below < last && (below as f64 / middle).ln().abs() < 1.3f64.ln(),
         "{below} is not the middle of {first}..{last}"
     );
-    assert_eq!(Some(sizes.memory), d.levels[3].plateau_bytes.map(|[a, _]| a));
+    assert_eq!(
+        Some(sizes.memory),
+        d.levels[3].plateau_bytes.map(|[a, _]| a)
+    );
     assert_eq!(sizes.largest, curve.last().unwrap().size_bytes);
 }
