@@ -45,7 +45,7 @@ pub fn detect_with_pages(
             below.latency_ns
         )),
         ([.., last], _, Some(here)) if !same_level(here, last.latency_ns) => Some(format!(
-            "the page test cannot tell the last step: its upper end ({}) read {here:.1} ns again with the sweep's own pages, not the {}'s {:.1} ns (a shared level's share grew over it, or a disturbed run); read as detected",
+            "the page test cannot tell the last step, nor a climb past it: its upper end ({}) read {here:.1} ns again with the sweep's own pages, not the {}'s {:.1} ns (a shared level's share grew over it, or a disturbed run); read as detected",
             last.plateau_bytes
                 .map_or("-".to_string(), |[a, _]| HumanBytes(a).to_string()),
             last.name,
@@ -85,7 +85,15 @@ pub fn detect_with_pages(
             )),
         }
     }
-    judge_climb(curve, &mut d, test);
+    // The climb's lower end is the step's upper one: where the last level
+    // no longer served it, the test tells the climb nothing either.
+    let upper_served = match (d.levels.last(), test.memory_here_ns) {
+        (Some(last), Some(here)) => same_level(here, last.latency_ns),
+        _ => true,
+    };
+    if upper_served {
+        judge_climb(curve, &mut d, test);
+    }
     d
 }
 

@@ -438,3 +438,43 @@ fn the_page_test_measures_the_middle_of_the_plateau_below() {
     );
     assert_eq!(sizes.largest, curve.last().unwrap().size_bytes);
 }
+
+#[test]
+fn a_page_test_whose_upper_end_moved_tells_no_climb_either() {
+    // Memory from 2.6 MiB, climbing past 256 MiB by page walks; by the
+    // test the L3 share had grown over memory's first size, so the other
+    // page's "climb" runs from the L3 (18 ns) to memory (309 ns).
+    let truth = [(32 * K, 1.1), (512 * K, 4.0), (2 * M, 17.0)];
+    let mut curve = synthetic(&truth, 150.0, 0.01, 0.02, 7);
+    for p in curve.iter_mut().filter(|p| p.size_bytes > 256 * M) {
+        let grow = 1.0 + 0.25 * ((p.size_bytes as f64) / (256 * M) as f64).log2();
+        p.ns *= grow;
+        p.ns_min *= grow;
+        p.ns_max *= grow;
+    }
+    let first = detect(&curve, &sysfs());
+    assert!(first.translation.is_some(), "{first:#?}");
+    let sizes = tail::page_test_sizes(&first, &curve).unwrap();
+    let test = |memory_here_ns| tail::PageTest {
+        page_bytes: 4096,
+        memory_ns: 18.2,
+        largest_ns: 309.0,
+        below_bytes: sizes.below,
+        below_ns: Some(17.5),
+        below_here_ns: Some(17.0),
+        memory_here_ns: Some(memory_here_ns),
+    };
+    let moved = detect_with_pages(&curve, &sysfs(), Some(&test(18.1)));
+    assert_eq!(moved.translation.and_then(|t| t.cause), None, "{moved:#?}");
+    assert!(
+        all_notes(&moved).contains("nor a climb"),
+        "{}",
+        all_notes(&moved)
+    );
+    // Where memory still served it, the same readings are judged.
+    let served = detect_with_pages(&curve, &sysfs(), Some(&test(150.0)));
+    assert!(
+        served.translation.and_then(|t| t.cause).is_some(),
+        "{served:#?}"
+    );
+}
