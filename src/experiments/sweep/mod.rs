@@ -25,7 +25,8 @@ use anyhow::{Context, Result};
 
 pub use crate::units::utc_timestamp;
 pub use result::{SeriesKey, SweepConfig, SweepResult};
-pub use stop::{FLAT_BAND, FLAT_POINTS, levelled_beyond_caches, reached_memory_size};
+pub use stop::{FLAT_BAND, FLAT_POINTS, levelled_beyond_caches, memory_size, reached_memory_size};
+use stop::{reached_dram, reached_memory};
 
 use crate::analysis::detect::{refinement_sizes, tail};
 use crate::chain::Pattern;
@@ -542,56 +543,6 @@ fn size_done(result: &SweepResult, size: u64) -> bool {
         .series
         .iter()
         .all(|&k| result.has_point(size, k))
-}
-
-/// Whether the detection series' curve has levelled beyond the caches
-/// sysfs lists ([`levelled_beyond_caches`]).
-fn reached_dram(result: &SweepResult) -> bool {
-    levelled_beyond_caches(&detection_curve(result), largest_listed(result))
-}
-
-/// Whether the detection series' curve has reached memory's size
-/// ([`reached_memory_size`]).
-fn reached_memory(result: &SweepResult) -> bool {
-    let size = memory_size(result, crate::platform::mem_available_bytes()).size;
-    reached_memory_size(&detection_curve(result), largest_listed(result), size)
-}
-
-/// The size every command measures memory at, for this sweep's pages and
-/// the largest cache sysfs lists (claimed: the sweep has not detected its
-/// levels yet, and a claim is rarely smaller than what serves).
-pub fn memory_size(result: &SweepResult, available: Option<u64>) -> super::memory::MemorySize {
-    let largest = result
-        .sysfs_caches
-        .iter()
-        .filter(|c| c.holds_data())
-        .max_by_key(|c| c.size_bytes)
-        .map(|c| (c.name(), c.size_bytes));
-    let last = match &largest {
-        Some((name, bytes)) => super::memory::Last::Claimed(name, *bytes),
-        None => super::memory::Last::Unknown,
-    };
-    let page = super::memory::page_bytes(result.config.pages);
-    super::memory::size(last, page, available, result.config.unit)
-}
-
-/// The detection series' curve as (size, ns).
-fn detection_curve(result: &SweepResult) -> Vec<(u64, f64)> {
-    result
-        .curve()
-        .iter()
-        .map(|p| (p.size_bytes, p.ns))
-        .collect()
-}
-
-/// The largest data cache sysfs lists, bytes.
-fn largest_listed(result: &SweepResult) -> Option<u64> {
-    result
-        .sysfs_caches
-        .iter()
-        .filter(|c| c.holds_data())
-        .map(|c| c.size_bytes)
-        .max()
 }
 
 #[cfg(test)]

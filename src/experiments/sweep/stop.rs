@@ -1,6 +1,8 @@
 //! Where a sweep without `--to` stops: where the curve has levelled beyond
-//! every cache sysfs lists. Memory is the last level, known by where it
-//! lies, not by a latency.
+//! every cache sysfs lists, or has reached memory's size. Memory is the
+//! last level, known by where it lies, not by a latency.
+
+use super::SweepResult;
 
 /// Points of the curve that must be level, beyond every cache sysfs
 /// lists, to end a sweep: at the default ratio of 1.3 they span 2.2x in
@@ -53,6 +55,59 @@ pub fn reached_memory_size(
         .filter(|p| largest_cache.is_none_or(|c| p.0 > c))
         .count();
     curve.last().is_some_and(|p| p.0 >= memory_size) && beyond >= FLAT_POINTS
+}
+
+/// Whether the detection series' curve has levelled beyond the caches
+/// sysfs lists ([`levelled_beyond_caches`]).
+pub(super) fn reached_dram(result: &SweepResult) -> bool {
+    levelled_beyond_caches(&detection_curve(result), largest_listed(result))
+}
+
+/// Whether the detection series' curve has reached memory's size
+/// ([`reached_memory_size`]).
+pub(super) fn reached_memory(result: &SweepResult) -> bool {
+    let size = memory_size(result, crate::platform::mem_available_bytes()).size;
+    reached_memory_size(&detection_curve(result), largest_listed(result), size)
+}
+
+/// The size every command measures memory at, for this sweep's pages and
+/// the largest cache sysfs lists (claimed: the sweep has not detected its
+/// levels yet, and a claim is rarely smaller than what serves).
+pub fn memory_size(
+    result: &SweepResult,
+    available: Option<u64>,
+) -> crate::experiments::memory::MemorySize {
+    let largest = result
+        .sysfs_caches
+        .iter()
+        .filter(|c| c.holds_data())
+        .max_by_key(|c| c.size_bytes)
+        .map(|c| (c.name(), c.size_bytes));
+    let last = match &largest {
+        Some((name, bytes)) => crate::experiments::memory::Last::Claimed(name, *bytes),
+        None => crate::experiments::memory::Last::Unknown,
+    };
+    let page = crate::experiments::memory::page_bytes(result.config.pages);
+    crate::experiments::memory::size(last, page, available, result.config.unit)
+}
+
+/// The detection series' curve as (size, ns).
+fn detection_curve(result: &SweepResult) -> Vec<(u64, f64)> {
+    result
+        .curve()
+        .iter()
+        .map(|p| (p.size_bytes, p.ns))
+        .collect()
+}
+
+/// The largest data cache sysfs lists, bytes.
+fn largest_listed(result: &SweepResult) -> Option<u64> {
+    result
+        .sysfs_caches
+        .iter()
+        .filter(|c| c.holds_data())
+        .map(|c| c.size_bytes)
+        .max()
 }
 
 #[cfg(test)]
