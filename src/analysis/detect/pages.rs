@@ -37,6 +37,10 @@ pub fn detect_with_pages(
     };
     // The controls: the level below must still serve the lower end now,
     // and the last level the upper end.
+    let upper_served = match (d.levels.last(), test.memory_here_ns) {
+        (Some(last), Some(here)) => same_level(here, last.latency_ns),
+        _ => true,
+    };
     let moved = match (d.levels.as_slice(), test.below_here_ns, test.memory_here_ns) {
         ([.., below, _], Some(here), _) if !same_level(here, below.latency_ns) => Some(format!(
             "the page test cannot tell the last step: its lower end ({}) read {here:.1} ns again with the sweep's own pages, not the {}'s {:.1} ns (a shared level's share moved, or a disturbed run); read as detected",
@@ -44,7 +48,7 @@ pub fn detect_with_pages(
             below.name,
             below.latency_ns
         )),
-        ([.., last], _, Some(here)) if !same_level(here, last.latency_ns) => Some(format!(
+        ([.., last], _, Some(here)) if !upper_served => Some(format!(
             "the page test cannot tell the last step, nor a climb past it: its upper end ({}) read {here:.1} ns again with the sweep's own pages, not the {}'s {:.1} ns (a shared level's share grew over it, or a disturbed run); read as detected",
             last.plateau_bytes
                 .map_or("-".to_string(), |[a, _]| HumanBytes(a).to_string()),
@@ -87,10 +91,6 @@ pub fn detect_with_pages(
     }
     // The climb's lower end is the step's upper one: where the last level
     // no longer served it, the test tells the climb nothing either.
-    let upper_served = match (d.levels.last(), test.memory_here_ns) {
-        (Some(last), Some(here)) => same_level(here, last.latency_ns),
-        _ => true,
-    };
     if upper_served {
         judge_climb(curve, &mut d, test);
     }

@@ -80,10 +80,10 @@ pub struct PageTest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub below_here_ns: Option<f64>,
     /// ns per load at the last level's first size with the sweep's own
-    /// page, measured beside `memory_ns`: the control that the last level still serves
-    /// that size now (a shared level's share can grow over it between the
-    /// sweep and the test, and the test then times the level below at both
-    /// ends); absent in files written before it.
+    /// page, measured beside `memory_ns`: the control that the last level
+    /// still serves that size now (a shared level's share can grow over it
+    /// between the sweep and the test, and the test then times the level
+    /// below at both ends); absent in files written before it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_here_ns: Option<f64>,
 }

@@ -60,14 +60,16 @@ pub fn reached_memory_size(
 /// Whether the detection series' curve has levelled beyond the caches
 /// sysfs lists ([`levelled_beyond_caches`]).
 pub(super) fn reached_dram(result: &SweepResult) -> bool {
-    levelled_beyond_caches(&detection_curve(result), largest_listed(result))
+    let largest = largest_listed(result).map(|c| c.size_bytes);
+    levelled_beyond_caches(&detection_curve(result), largest)
 }
 
 /// Whether the detection series' curve has reached memory's size
 /// ([`reached_memory_size`]).
 pub(super) fn reached_memory(result: &SweepResult) -> bool {
     let size = memory_size(result, crate::platform::mem_available_bytes()).size;
-    reached_memory_size(&detection_curve(result), largest_listed(result), size)
+    let largest = largest_listed(result).map(|c| c.size_bytes);
+    reached_memory_size(&detection_curve(result), largest, size)
 }
 
 /// The size every command measures memory at, for this sweep's pages and
@@ -77,12 +79,7 @@ pub fn memory_size(
     result: &SweepResult,
     available: Option<u64>,
 ) -> crate::experiments::memory::MemorySize {
-    let largest = result
-        .sysfs_caches
-        .iter()
-        .filter(|c| c.holds_data())
-        .max_by_key(|c| c.size_bytes)
-        .map(|c| (c.name(), c.size_bytes));
+    let largest = largest_listed(result).map(|c| (c.name(), c.size_bytes));
     let last = match &largest {
         Some((name, bytes)) => crate::experiments::memory::Last::Claimed(name, *bytes),
         None => crate::experiments::memory::Last::Unknown,
@@ -100,14 +97,13 @@ fn detection_curve(result: &SweepResult) -> Vec<(u64, f64)> {
         .collect()
 }
 
-/// The largest data cache sysfs lists, bytes.
-fn largest_listed(result: &SweepResult) -> Option<u64> {
+/// The largest data cache sysfs lists.
+fn largest_listed(result: &SweepResult) -> Option<&crate::platform::caches::CacheInfo> {
     result
         .sysfs_caches
         .iter()
         .filter(|c| c.holds_data())
-        .map(|c| c.size_bytes)
-        .max()
+        .max_by_key(|c| c.size_bytes)
 }
 
 #[cfg(test)]

@@ -326,7 +326,6 @@ pub(crate) fn check_memory(plan: &SweepPlan, resume: Option<&Path>) -> Result<()
     Ok(())
 }
 
-/// One line on stderr for all points that carry warnings (each is in the JSON).
 /// For a sweep that ended at memory's size before its latency levelled:
 /// what the last sizes read and how to measure farther.
 fn still_rising(result: &SweepResult) -> Option<String> {
@@ -352,6 +351,7 @@ fn still_rising(result: &SweepResult) -> Option<String> {
     ))
 }
 
+/// One line on stderr for all points that carry warnings (each is in the JSON).
 fn summarise_warnings(result: &SweepResult) {
     let warned: Vec<_> = result
         .points
