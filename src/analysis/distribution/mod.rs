@@ -152,9 +152,17 @@ pub fn analyse(timings: &Timings, timer: &str) -> Option<Distribution> {
     }
     modes.retain(|m| m.share >= shape::MIN_MODE_SHARE);
     let median_ticks = sorted[sorted.len() / 2];
+    // The quiet timings' low end for the spectrum's second line: the 1st
+    // percentile of those the timer resolved, a least that one misread
+    // timing cannot move.
+    let low_ns = if unfolded.is_empty() {
+        percentiles.p50
+    } else {
+        timings.load_ns(unfolded[unfolded.len() / 100])
+    };
     drop(sorted);
     let (periodic_stalls, spectrum) =
-        spectrum::periodic_stalls(timings, percentiles.p50, median_ticks);
+        spectrum::periodic_stalls(timings, percentiles.p50, median_ticks, low_ns);
     Some(Distribution {
         timer: timer.to_string(),
         timer_overhead_ns: timings.overhead_ns,

@@ -21,9 +21,19 @@ use super::Timings;
 /// stays under 1.4x its median, while a load that meets a refresh waits up
 /// to tRFC (350-550 ns, see [`MAX_MEMORY_STALL_NS`]), over 2x; 1.5 lies
 /// between, and at cache sizes any stall a tick causes is far above it.
-/// Lines from the timeline's own spread were tried and failed on the
-/// recorded timelines (docs/machines.md, row 16).
+/// A line from the timeline's own spread alone fails on the recorded
+/// Golden Cove timelines (a timer read with a slower mode of its own puts
+/// half the L1 timings over it, and a tick's comb drowns), so that line
+/// ([`quiet_line`]) is looked at second, where this one finds no period.
 pub const SLOW_FACTOR: f64 = 1.5;
+
+/// The shortest time a refresh holds a rank, ns: tRFC of the smallest dies
+/// still met, 90 ns for a 512 Mb DDR3 die (110 ns at 1 Gb; 280-550 ns for
+/// the 8-32 Gb dies of LPDDR4, DDR4 and DDR5; JEDEC figures as printed in
+/// DDR3 datasheets, Hynix HMT351R7AFR8A). Where the first line asks a
+/// timing to be lifted by more than this, a refresh may not lift it that
+/// far, and the quiet spread's line is looked at too ([`periodic_stalls`]).
+pub const SHORTEST_REFRESH_HOLD_NS: f64 = 90.0;
 
 /// Width of a timeline bin, ns. A choice of resolution: the shortest
 /// refresh periods (975 ns on the Zen 5 guest's DDR5, 1.95 us for DDR4's
@@ -110,8 +120,9 @@ const PLOT_POINTS: usize = 300;
 pub struct PeriodicStalls {
     /// The period, ns.
     pub period_ns: f64,
-    /// Share of the loads that are slow (over 1.5x the median), the loads
-    /// whose timeline carries the period.
+    /// Share of the loads that are slow (over the line the period was found
+    /// at, `Spectrum::slow_threshold_ns`), the loads whose timeline carries
+    /// the period.
     pub share_of_loads: f64,
     /// Time a slow load adds over the median load, ns (the slow loads'
     /// median less the median; for grouped loads, the whole stall).
@@ -150,13 +161,66 @@ pub struct Spectrum {
 }
 
 /// The slow loads' spectrum and the period in it, if any; `p50_ns` is the
-/// median load, `median_ticks` the median timing's delta.
+/// median load, `median_ticks` the median timing's delta, `low_ns` the
+/// quiet timings' low end (the 1st percentile of the unfolded loads).
+///
+/// Slow is read at two lines. The first is [`SLOW_FACTOR`] times the
+/// median. Where it finds no period and asks more of a stall than a
+/// refresh may hold a rank ([`SHORTEST_REFRESH_HOLD_NS`]), the second is
+/// the quiet spread's own reach ([`quiet_line`]): a timer too coarse for
+/// one load times loads in groups, and a refresh stall then lifts a group
+/// by less than half (a 24 MHz counter timing 4 loads of 130 ns: 280 ns at
+/// most on 520), under the first line. A comb found at the first line is
+/// carried to the second, so a tick's harmonics stay its own there. (At
+/// cache sizes the first line asks a few ns, and a second look would only
+/// be a second chance for noise to pass for a period.)
 pub fn periodic_stalls(
     t: &Timings,
     p50_ns: f64,
     median_ticks: u32,
+    low_ns: f64,
 ) -> (Option<PeriodicStalls>, Option<Spectrum>) {
-    let threshold = SLOW_FACTOR * p50_ns;
+    let (stalls, spectrum, combs) = stalls_over(t, SLOW_FACTOR * p50_ns, p50_ns, median_ticks, &[]);
+    let host = |s: &Option<Spectrum>| s.as_ref().is_some_and(|s| s.host_period_ns.is_some());
+    if stalls.is_some() || host(&spectrum) {
+        return (stalls, spectrum);
+    }
+    // Only where a refresh may hold a group less than the first line asks.
+    let margin = (SLOW_FACTOR - 1.0) * p50_ns * f64::from(t.loads_per_timing);
+    let line = quiet_line(t, p50_ns, low_ns);
+    if margin <= SHORTEST_REFRESH_HOLD_NS || line >= SLOW_FACTOR * p50_ns {
+        return (stalls, spectrum);
+    }
+    let (quiet_stalls, quiet_spectrum, _) = stalls_over(t, line, p50_ns, median_ticks, &combs);
+    if quiet_stalls.is_some() || host(&quiet_spectrum) {
+        (quiet_stalls, quiet_spectrum)
+    } else {
+        (stalls, spectrum)
+    }
+}
+
+/// The line above which a timing is slow by the quiet timings' own spread,
+/// ns a load: the median plus the reach of the timings below it (the median
+/// less `low_ns`), and at least one timer step. A stall only adds time, so
+/// the timings below the median are quiet ones and show how far the quiet
+/// spread reaches. (The side above is not its mirror: a timer read can
+/// have a slower mode of its own, as on the Golden Cove guest, 4-12 ticks
+/// over the median; so this line comes second, see [`periodic_stalls`].)
+fn quiet_line(t: &Timings, p50_ns: f64, low_ns: f64) -> f64 {
+    let step = t.resolution_ns.max(t.ns_per_tick) / f64::from(t.loads_per_timing);
+    p50_ns + (p50_ns - low_ns).max(step)
+}
+
+/// [`periodic_stalls`] with slow loads over `threshold` ns, the teeth of
+/// `inherited` combs (fundamentals, in frequency bins) left out; with the
+/// combs found, `inherited` among them.
+fn stalls_over(
+    t: &Timings,
+    threshold: f64,
+    p50_ns: f64,
+    median_ticks: u32,
+    inherited: &[f64],
+) -> (Option<PeriodicStalls>, Option<Spectrum>, Vec<f64>) {
     let slow: Vec<bool> = t.ticks.iter().map(|&d| t.load_ns(d) > threshold).collect();
     let slow_timings = slow.iter().filter(|&&s| s).count();
     let total_ns: f64 = t.ticks.iter().map(|&d| t.elapsed_ns(d)).sum();
@@ -184,23 +248,23 @@ pub fn periodic_stalls(
         (band_hz[1] / df).floor() as usize,
     );
     if segments < MIN_SEGMENTS || k_hi < k_lo + MIN_BAND_BINS {
-        return (None, Some(spectrum));
+        return (None, Some(spectrum), vec![]);
     }
     let power = welch(t, &slow, segments);
     let band = &power[k_lo..=k_hi];
     let band_median = median(band.to_vec());
     spectrum.points = plot_points(band, k_lo, df, band_median);
     if slow_timings < MIN_SLOW || band_median <= 0.0 {
-        return (None, Some(spectrum));
+        return (None, Some(spectrum), vec![]);
     }
     // The rate the timer samples the timeline at, in frequency bins: its
     // step. (The bins sample it too, but the spline in `welch` filters
     // what would fold there; the timer's readings come folded.)
     let sampling = [1e9 / t.resolution_ns.max(t.ns_per_tick) / df];
-    let (found, below_band) = strongest_period(&power, k_lo, k_hi, &sampling);
+    let (found, below_band, combs) = strongest_period(&power, k_lo, k_hi, &sampling, inherited);
     spectrum.longer_period_ns = below_band.map(|f0| 1e9 / (f0 * df));
     let Some(found) = found else {
-        return (None, Some(spectrum));
+        return (None, Some(spectrum), combs);
     };
     let frequency = found.fundamental * df;
     let strength = found.strength;
@@ -220,9 +284,9 @@ pub fn periodic_stalls(
     };
     if stalls.added_ns > MAX_MEMORY_STALL_NS {
         spectrum.host_period_ns = Some(stalls.period_ns);
-        return (None, Some(spectrum));
+        return (None, Some(spectrum), combs);
     }
-    (Some(stalls), Some(spectrum))
+    (Some(stalls), Some(spectrum), combs)
 }
 
 /// Power of the slow-load counts by frequency bin (0 to half the segment),
@@ -388,7 +452,8 @@ fn strongest_period(
     k_lo: usize,
     k_hi: usize,
     sampling: &[f64],
-) -> (Option<Found>, Option<f64>) {
+    inherited: &[f64],
+) -> (Option<Found>, Option<f64>, Vec<f64>) {
     let floor = MIN_CYCLES_PER_SEGMENT;
     let strength = strengths(power, floor, k_hi.min(power.len() - 3));
     let is_peak = |k: usize| {
@@ -415,7 +480,7 @@ fn strongest_period(
     // Fundamentals found below the band: their harmonics are passed over,
     // and left out when testing another peak (two ticks a few percent apart
     // interleave their combs).
-    let mut combs: Vec<f64> = Vec::new();
+    let mut combs: Vec<f64> = inherited.to_vec();
     let on_comb = |at: f64, combs: &[f64]| {
         combs.iter().any(|&f0| {
             let multiple = (at / f0).round();
@@ -471,7 +536,16 @@ fn strongest_period(
                     (present as f64, points.len() as f64)
                 };
                 let ((teeth, n), (between, m)) = (count(0.0), count(0.5));
-                n >= 1.0 && teeth >= TEETH_PRESENT * n && between <= (1.0 - TEETH_PRESENT) * m
+                // A fundamental in the band shows a tooth of its own: a
+                // train of stalls puts power at its rate (a stall far
+                // shorter than its period has no spectral zero there). Teeth
+                // around a peak with none at their fundamental are sidebands:
+                // the stalls it catches wax and wane with the phase of the
+                // loads against the period (row 16 of tests/machines).
+                let own = f0 < k_lo as f64 || tooth(f0) >= TOOTH_STRENGTH;
+                own && n >= 1.0
+                    && teeth >= TEETH_PRESENT * n
+                    && between <= (1.0 - TEETH_PRESENT) * m
             })
             .unwrap_or(1);
         let fundamental = at / harmonic as f64;
@@ -479,15 +553,17 @@ fn strongest_period(
             combs.push(fundamental);
             continue;
         }
+        let first = combs.first().copied();
         return (
             Some(Found {
                 fundamental,
                 strength: strength[k],
             }),
-            combs.first().copied(),
+            first,
+            combs,
         );
     }
-    (None, combs.first().copied())
+    (None, combs.first().copied(), combs)
 }
 
 /// Where the true peak lies between bins k-1 and k+1, from a parabola

@@ -365,3 +365,40 @@ fn two_ticks_a_few_percent_apart_are_not_a_period() {
     let longer = d.spectrum.unwrap().longer_period_ns.expect("a tick");
     assert!(longer > 30_000.0 && longer < 38_000.0, "{longer}");
 }
+
+#[test]
+fn sidebands_round_a_period_are_not_a_longer_one() {
+    // A stall every 3.9 us whose slow timing lands early or late by up to
+    // 200 ns in a cycle of 4 periods (as the loads' phase against a refresh
+    // decides which timing of a coarse timer catches it), 1% of loads slowed
+    // at random: teeth at 3/4 and 5/4 of the rate and none at 1/4. It is a
+    // 3.9 us period (it read 15.6 us before a fundamental in the band had
+    // to show its own tooth).
+    const PERIOD_NS: f64 = 3900.0;
+    let mut rng = Rng(7);
+    let mut now = 0.0;
+    let mut next = 0usize;
+    let stall_at = |n: usize| {
+        n as f64 * PERIOD_NS + 200.0 * (2.0 * std::f64::consts::PI * n as f64 / 4.0).sin() + 500.0
+    };
+    let ticks: Vec<u32> = (0..400_000)
+        .map(|_| {
+            let mut load = 150.0 * (0.05 * rng.normal()).exp();
+            if rng.uniform() < 0.01 {
+                load += 300.0;
+            }
+            if now + load + OVERHEAD_NS > stall_at(next) {
+                load += 250.0;
+                next += 1;
+            }
+            now += load + OVERHEAD_NS;
+            to_ticks(load)
+        })
+        .collect();
+    let d = analyse(&timings(&ticks), "test").unwrap();
+    let stalls = d.periodic_stalls.expect("a period");
+    assert!(
+        (stalls.period_ns / PERIOD_NS - 1.0).abs() < 0.01,
+        "{stalls:?}"
+    );
+}
