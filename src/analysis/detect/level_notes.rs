@@ -116,8 +116,17 @@ pub(super) fn short_memory_note(
     })
 }
 
-/// The note on a climb past the last plateau, before any page test.
-pub(super) fn translation_note(t: &Translation, memory_ns: f64) -> String {
+/// What the undetermined-climb note advises: `memlat sweep`'s page test,
+/// which a curve read alone has not had.
+pub(super) const CLIMB_ADVICE_UNTESTED: &str = "`memlat sweep` measures the climb's ends again with the other page size and says which; from one curve, run its sizes again with --pages 4k";
+
+/// The same advice after a page test that could not tell (its upper
+/// control fired): the sweep's own test is what failed, so run it again.
+pub(super) const CLIMB_ADVICE_VOIDED: &str = "this sweep's page test could not tell (see its note): run the sweep again, or its sizes with --pages 4k";
+
+/// The note on a climb past the last plateau, before any page test, ending
+/// in `advice` ([`CLIMB_ADVICE_UNTESTED`] or [`CLIMB_ADVICE_VOIDED`]).
+pub(super) fn translation_note(t: &Translation, memory_ns: f64, advice: &str) -> String {
     let ratio = t.latency_ns_at_largest / memory_ns;
     let step = if ratio < LEVEL_RATIO {
         "less than a level's step"
@@ -125,7 +134,7 @@ pub(super) fn translation_note(t: &Translation, memory_ns: f64) -> String {
         "a level's step or more: the sweep may also have stopped on the way to a farther level"
     };
     format!(
-        "translation cost beyond {} or a farther level, undetermined: the latency climbs again, to {:.1} ns at the largest size ({ratio:.2}x memory's {memory_ns:.1} ns, {step}). Page walks once the TLBs no longer reach move with the page size (smaller pages bring the climb to smaller sizes, huge pages push it out); a farther tier (CXL memory, a remote node) stays put. `memlat sweep` measures the climb's ends again with the other page size and says which; from one curve, run its sizes again with --pages 4k",
+        "translation cost beyond {} or a farther level, undetermined: the latency climbs again, to {:.1} ns at the largest size ({ratio:.2}x memory's {memory_ns:.1} ns, {step}). Page walks once the TLBs no longer reach move with the page size (smaller pages bring the climb to smaller sizes, huge pages push it out); a farther tier (CXL memory, a remote node) stays put. {advice}",
         HumanBytes(t.starts_bytes),
         t.latency_ns_at_largest,
     )

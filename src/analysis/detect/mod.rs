@@ -46,7 +46,8 @@ pub use capacity::{
 pub use evidence::{EVIDENCE_MIN, EVIDENCE_STRONG, Evidence, Unresolved};
 pub use level_notes::WIDE_BOUNDS;
 use level_notes::{
-    bounds_note, capacity_note, short_memory_note, stability_notes, translation_note,
+    CLIMB_ADVICE_UNTESTED, bounds_note, capacity_note, short_memory_note, stability_notes,
+    translation_note,
 };
 pub use notes::ratio;
 use notes::{compare_with_sysfs, describe_transitions, sysfs_level};
@@ -476,7 +477,8 @@ fn detect_from(
             ));
         }
         Some(Tail::Translation(t)) => {
-            notes.push(translation_note(&t, levels[levels.len() - 1].ns));
+            let memory_ns = levels[levels.len() - 1].ns;
+            notes.push(translation_note(&t, memory_ns, CLIMB_ADVICE_UNTESTED));
             detection.translation = Some(t);
         }
         Some(Tail::Flat) => {}

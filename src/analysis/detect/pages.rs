@@ -12,6 +12,7 @@
 //! past it ([`tail`]), or a rise across its own plateau of a climb's size
 //! (a walk cost small enough to join memory's plateau).
 
+use super::level_notes::{CLIMB_ADVICE_VOIDED, translation_note};
 use super::tail::{self, CLIMB_RATIO, ClimbCause, PageTest, Translation};
 use super::{CurvePoint, Detection, detect_from, same_level};
 use crate::platform::caches::CacheInfo;
@@ -93,6 +94,10 @@ pub fn detect_with_pages(
     // no longer served it, the test tells the climb nothing either.
     if upper_served {
         judge_climb(curve, &mut d, test);
+    } else if let (Some(t), Some(memory)) = (d.translation, d.levels.last()) {
+        drop_undetermined(&mut d.notes);
+        let note = translation_note(&t, memory.latency_ns, CLIMB_ADVICE_VOIDED);
+        d.notes.push(note);
     }
     d
 }

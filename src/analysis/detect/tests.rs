@@ -471,6 +471,17 @@ fn a_page_test_whose_upper_end_moved_tells_no_climb_either() {
         "{}",
         all_notes(&moved)
     );
+    // The undetermined climb's note no longer sends the user to the sweep's
+    // page test, which is what could not tell.
+    let climb = moved
+        .notes
+        .iter()
+        .find(|n| n.starts_with("translation cost beyond"))
+        .expect("the climb's note");
+    assert!(
+        climb.contains("could not tell") && !climb.contains("`memlat sweep` measures"),
+        "{climb}"
+    );
     // Where memory still served it, the same readings are judged.
     let served = detect_with_pages(&curve, &sysfs(), Some(&test(150.0)));
     assert!(
