@@ -8,6 +8,7 @@
 //! Pure: timer deltas in, findings out. The engine times the loads
 //! (`Engine::measure` with `Point::distribution`).
 
+mod comb;
 mod shape;
 pub mod spectrum;
 #[cfg(test)]
