@@ -83,8 +83,9 @@ pub(super) struct Found {
 }
 
 /// The strongest period in `k_lo..=k_hi` whose fundamental lies in the
-/// band, as (fundamental in bins, strength); with it, the longest period
-/// found below the band (in bins), whose harmonics were passed over.
+/// band, as (fundamental in bins, strength); with it, the fundamentals
+/// below the band whose harmonics were passed over (in bins): `inherited`
+/// first, then in the order found, the strongest peak's first.
 ///
 /// A peak is taken as the h-th harmonic of `f / h` for the largest h whose
 /// other multiples in the band are mostly present and whose half-way points are
@@ -97,7 +98,7 @@ pub(super) fn strongest_period(
     k_hi: usize,
     sampling: &[f64],
     inherited: &[f64],
-) -> (Option<Found>, Option<f64>, Vec<f64>) {
+) -> (Option<Found>, Vec<f64>) {
     let floor = MIN_CYCLES_PER_SEGMENT;
     let strength = strengths(power, floor, k_hi.min(power.len() - 3));
     let is_peak = |k: usize| {
@@ -197,17 +198,13 @@ pub(super) fn strongest_period(
             combs.push(fundamental);
             continue;
         }
-        let first = combs.first().copied();
-        return (
-            Some(Found {
-                fundamental,
-                strength: strength[k],
-            }),
-            first,
-            combs,
-        );
+        let found = Found {
+            fundamental,
+            strength: strength[k],
+        };
+        return (Some(found), combs);
     }
-    (None, combs.first().copied(), combs)
+    (None, combs)
 }
 
 /// Where the true peak lies between bins k-1 and k+1, from a parabola

@@ -45,6 +45,11 @@ impl Timings<'_> {
         f64::from(ticks) * self.ns_per_tick
     }
 
+    /// The timer's step, ns: its resolution, and at least one tick.
+    pub fn step_ns(&self) -> f64 {
+        self.resolution_ns.max(self.ns_per_tick)
+    }
+
     /// Whether a delta lies within one timer step of the timer's own cost:
     /// the timer cannot tell its loads from none (a guest's TSC that
     /// advances in 10 ns steps reads a 150 ns DRAM load as 0-10 ns now and
@@ -159,7 +164,7 @@ pub fn analyse(timings: &Timings, timer: &str) -> Option<Distribution> {
     let low_ns = if unfolded.is_empty() {
         percentiles.p50
     } else {
-        timings.load_ns(unfolded[unfolded.len() / 100])
+        shape::percentile(unfolded, timings, 0.01)
     };
     drop(sorted);
     let (periodic_stalls, spectrum) =

@@ -76,12 +76,16 @@ pub const MIN_MODE_SHARE: f64 = 0.01;
 /// counts the peaks hold, which a timeline of a few hundred slow loads has.
 const VALLEY_FRACTION: f64 = 0.9;
 
+/// The `q` quantile of `sorted` (timer ticks, ascending, not empty), ns
+/// per load: the timing at rank ceil(q x n).
+pub fn percentile(sorted: &[u32], t: &Timings, q: f64) -> f64 {
+    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    t.load_ns(sorted[rank - 1])
+}
+
 /// Percentiles of `sorted` (timer ticks, ascending), ns per load.
 pub fn percentiles(sorted: &[u32], t: &Timings) -> Percentiles {
-    let at = |q: f64| {
-        let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
-        t.load_ns(sorted[rank - 1])
-    };
+    let at = |q: f64| percentile(sorted, t, q);
     Percentiles {
         p50: at(0.50),
         p90: at(0.90),

@@ -208,7 +208,7 @@ pub fn periodic_stalls(
 /// have a slower mode of its own, as on the Golden Cove guest, 4-12 ticks
 /// over the median; so this line comes second, see [`periodic_stalls`].)
 fn quiet_line(t: &Timings, p50_ns: f64, low_ns: f64) -> f64 {
-    let step = t.resolution_ns.max(t.ns_per_tick) / f64::from(t.loads_per_timing);
+    let step = t.step_ns() / f64::from(t.loads_per_timing);
     p50_ns + (p50_ns - low_ns).max(step)
 }
 
@@ -249,21 +249,21 @@ fn stalls_over(
         (band_hz[1] / df).floor() as usize,
     );
     if segments < MIN_SEGMENTS || k_hi < k_lo + MIN_BAND_BINS {
-        return (None, Some(spectrum), vec![]);
+        return (None, Some(spectrum), inherited.to_vec());
     }
     let power = welch(t, &slow, segments);
     let band = &power[k_lo..=k_hi];
     let band_median = median(band.to_vec());
     spectrum.points = plot_points(band, k_lo, df, band_median);
     if slow_timings < MIN_SLOW || band_median <= 0.0 {
-        return (None, Some(spectrum), vec![]);
+        return (None, Some(spectrum), inherited.to_vec());
     }
     // The rate the timer samples the timeline at, in frequency bins: its
     // step. (The bins sample it too, but the spline in `welch` filters
     // what would fold there; the timer's readings come folded.)
-    let sampling = [1e9 / t.resolution_ns.max(t.ns_per_tick) / df];
-    let (found, below_band, combs) = strongest_period(&power, k_lo, k_hi, &sampling, inherited);
-    spectrum.longer_period_ns = below_band.map(|f0| 1e9 / (f0 * df));
+    let sampling = [1e9 / t.step_ns() / df];
+    let (found, combs) = strongest_period(&power, k_lo, k_hi, &sampling, inherited);
+    spectrum.longer_period_ns = combs.first().map(|f0| 1e9 / (f0 * df));
     let Some(found) = found else {
         return (None, Some(spectrum), combs);
     };

@@ -3,6 +3,7 @@
 //! last level, known by where it lies, not by a latency.
 
 use super::SweepResult;
+use crate::experiments::memory::{self, Last, MemorySize};
 
 /// Points of the curve that must be level, beyond every cache sysfs
 /// lists, to end a sweep: at the default ratio of 1.3 they span 2.2x in
@@ -75,17 +76,14 @@ pub(super) fn reached_memory(result: &SweepResult) -> bool {
 /// The size every command measures memory at, for this sweep's pages and
 /// the largest cache sysfs lists (claimed: the sweep has not detected its
 /// levels yet, and a claim is rarely smaller than what serves).
-pub fn memory_size(
-    result: &SweepResult,
-    available: Option<u64>,
-) -> crate::experiments::memory::MemorySize {
+pub fn memory_size(result: &SweepResult, available: Option<u64>) -> MemorySize {
     let largest = largest_listed(result).map(|c| (c.name(), c.size_bytes));
     let last = match &largest {
-        Some((name, bytes)) => crate::experiments::memory::Last::Claimed(name, *bytes),
-        None => crate::experiments::memory::Last::Unknown,
+        Some((name, bytes)) => Last::Claimed(name, *bytes),
+        None => Last::Unknown,
     };
-    let page = crate::experiments::memory::page_bytes(result.config.pages);
-    crate::experiments::memory::size(last, page, available, result.config.unit)
+    let page = memory::page_bytes(result.config.pages);
+    memory::size(last, page, available, result.config.unit)
 }
 
 /// The detection series' curve as (size, ns).
