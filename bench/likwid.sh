@@ -33,7 +33,7 @@ for r in $(seq "$rounds"); do
             suffix=_$w; [ "$w" = avx2 ] && suffix=_avx
             for op in load store; do
                 for s in 16kB 128kB 1GB; do
-                    mbs=$(likwid-bench -t "$op$suffix" -w "S0:$s:1" 2>/dev/null | awk '/^MByte\/s:/ {print $2}')
+                    mbs=$({ likwid-bench -t "$op$suffix" -w "S0:$s:1" 2>/dev/null || true; } | awk '/^MByte\/s:/ {print $2}')
                     echo "$w $op $s ${mbs:-nan}" >>"$out/l-$r.txt"
                 done
             done

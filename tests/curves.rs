@@ -392,12 +392,21 @@ fn intel_emerald_rapids_16_cpu_guest_sweeps_give_three_levels() {
         "intel-xeon-emr-kvm16-2026-11-27-c.json",
     ] {
         let d = detect(name);
-        assert_eq!(names(&d), ["L1", "L2", "L3", "memory"], "{name}: {}", describe(&d));
+        assert_eq!(
+            names(&d),
+            ["L1", "L2", "L3", "memory"],
+            "{name}: {}",
+            describe(&d)
+        );
         check(&d, "L1", Some((36 * K, 52 * K)), (1.9, 2.3));
         check(&d, "L2", Some((900 * K, 2600 * K)), (6.0, 7.2));
         check(&d, "L3", Some((3 * M, 8 * M)), (37.0, 46.0));
         check(&d, "memory", None, (120.0, 150.0));
-        assert!(d.translation.is_some(), "{name}: the climb past 300 MiB\n{}", describe(&d));
+        assert!(
+            d.translation.is_some(),
+            "{name}: the climb past 300 MiB\n{}",
+            describe(&d)
+        );
     }
 }
 

@@ -245,6 +245,21 @@ fn pass_over(kernels: &Kernels, op: Op, buf: &mut [u8], value: u64) -> u64 {
     }
 }
 
+/// `passes` passes of `op` over `buf`; returns the bytes moved. One call
+/// where the read loops inside its kernel (a call a pass would time the
+/// call as well: a 16 KiB pass is about a hundred cycles), else a call a
+/// pass, each write with its own value.
+fn passes_over(kernels: &Kernels, op: Op, buf: &mut [u8], passes: u64) -> u64 {
+    if op == Op::Read
+        && let Some(read_passes) = kernels.read_passes
+    {
+        let n = buf.len() / bandwidth::BLOCK * bandwidth::BLOCK;
+        read_passes(&buf[..n], passes);
+        return passes * op.bytes_per_pass(n);
+    }
+    (0..passes).map(|k| pass_over(kernels, op, buf, k)).sum()
+}
+
 /// Passes of `op` that fill `sample_time`: one pass, then as many as a
 /// millisecond took, scaled (the buffer is warm after them).
 fn calibrate(kernels: &Kernels, op: Op, buf: &mut [u8], sample_time: Duration) -> u64 {
@@ -298,10 +313,7 @@ fn thread_part(
         for _ in 0..plan.repeats.max(1) {
             barrier.wait();
             let started = Instant::now();
-            let mut bytes = 0;
-            for k in 0..passes {
-                bytes += pass_over(&plan.kernels, op, buf, k);
-            }
+            let bytes = passes_over(&plan.kernels, op, buf, passes);
             samples.push((bytes, started.elapsed().as_secs_f64()));
         }
         out.push(samples);

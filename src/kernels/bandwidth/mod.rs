@@ -75,6 +75,9 @@ impl Features {
 pub type ReadFn = fn(&[u8]) -> u64;
 /// Writes `value` over the whole buffer.
 pub type WriteFn = fn(&mut [u8], u64);
+/// Reads the buffer the given number of times (at least once) in one
+/// call, returning what [`ReadFn`] returns for the last.
+pub type ReadPassesFn = fn(&[u8], u64) -> u64;
 /// Copies `src` into `dst` (same length).
 pub type CopyFn = fn(&mut [u8], &[u8]);
 
@@ -90,6 +93,10 @@ pub struct Kernels {
     needs: Option<fn(&Features) -> bool>,
     /// Read kernel.
     pub read: ReadFn,
+    /// The read looped inside the kernel, where it has such a loop: a small
+    /// buffer's pass is a hundred cycles or so, and a call a pass would
+    /// time the call too. None: call `read` once a pass.
+    pub read_passes: Option<ReadPassesFn>,
     /// None: the read sums every word it loads. Some(k): it sums only the
     /// last k vectors (x86's plain-load `asm!` reads, whose other loads feed
     /// nothing so that they need no ALU port: see `x86_read`).
@@ -143,6 +150,7 @@ pub const PORTABLE: Kernels = Kernels {
     vector_bytes: 8,
     needs: None,
     read: portable_read,
+    read_passes: None,
     read_sum_vectors: None,
     write: portable_write,
     copy: portable_copy,

@@ -42,6 +42,7 @@ pub(super) const KERNELS: [Kernels; 1] = [Kernels {
     vector_bytes: 16,
     needs: Some(|f: &Features| f.rvv),
     read: rvv_read,
+    read_passes: None,
     read_sum_vectors: None,
     write: rvv_write,
     copy: rvv_copy,
