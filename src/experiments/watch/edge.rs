@@ -1,5 +1,7 @@
-//! The shared level's edge as the bytes it serves, from one interval's own
-//! readings. Pure: tested on made-up readings of each replacement policy.
+//! The shared level's edge, by the definition the sweep's capacity uses:
+//! the size at which half the loads stop being served by the level. From
+//! one interval's own readings. Pure: tested on made-up readings of each
+//! replacement policy.
 //!
 //! An edge probe of `S` bytes is a random cyclic chain, walked on from
 //! where the last interval left it, after a warm walk of its own chain
@@ -11,30 +13,37 @@
 //!
 //! ```text
 //! h = (M - ns) / (M - L), clamped to [0, 1]
-//! served = min(S, h S)          (bytes of the probe the level holds, as the walk finds them)
-//! edge = max over the probes of served
+//! edge = where h falls through 1/2, between the last probe served at least
+//!        half and the first served less (linear in log size between them)
 //! ```
 //!
-//! with its bracket: the largest probe at or below the edge and the
-//! smallest above it. What the facts say `served` is, for a walk whose
-//! every line was last used one cycle (`S` bytes of the chain) before:
-//! - **LRU** (any stack policy): a line is evicted before its reuse when
-//!   `S > C` and never when `S <= C`: `h` is 1 up to the cliff and 0 past
-//!   it, so the edge is the largest probe at or below the cliff.
+//! with its bracket, those two probes; at least the largest probe when
+//! every probe was served half or more, below the smallest when none was.
+//! The sweep's capacity (`detect`) and its pooled bounds are the same
+//! crossing, read from full cycles, so the settle pass can hold one against
+//! the other. What the facts make of it, for a walk whose every line was
+//! last used one cycle (`S` bytes of the chain) before:
+//! - **LRU** (any stack policy): `h` is 1 up to the cliff at the capacity
+//!   `C` and 0 past it: the edge lies between the probes either side of `C`.
 //! - **Adaptive insertion** (thrash-resistant, as Intel's last levels): a
-//!   cycle larger than the cache keeps a fixed part of about `C` resident
-//!   and misses the rest: `h = C / S`, `h S = C` for every `S > C`.
+//!   cycle larger than the cache keeps a fixed part of about `C` resident:
+//!   `h = C / S`, a half at `2 C`, where the sweep's capacity lies too.
 //! - **Random replacement**: a line survives the `(1 - h) S / line` misses
 //!   between its uses with probability `exp(-(1 - h) S / C)`, so `h` solves
-//!   `h = exp(-(1 - h) S / C)`: `h S` is `C` at `S = C` and falls past it
-//!   (0.91 C at 1.1 C, 0.63 C at 1.5 C, 0.41 C at 2 C), and the largest is
-//!   the capacity to within the probes' spacing.
+//!   `h = exp(-(1 - h) S / C)`, a half at `2 ln 2 C` (1.39 C).
 //!
-//! The old edge compared the probes with the sweep's plateau and a
-//! threshold half-way to memory; a probe that read 44-66 ns against a 130 ns
-//! memory after being streamed in counted as served whole (`>=35.3 MiB` on a
-//! guest whose full cycles read memory from 15 MiB). Read as a share of
-//! hits, the same probe says how much of it the level holds.
+//! `h S`, the bytes of a probe the level held, is kept beside it
+//! (`served_bytes`): about `C` under adaptive or random replacement, even
+//! below the smallest probe. Until 2026-11-27 the edge was the largest
+//! `h S`: another quantity than the sweep's capacity (half of it under
+//! adaptive insertion), so on the 16-vCPU Emerald Rapids guest a settle
+//! pass that served 53% of a 7.3 MiB probe read "<7.3 MiB (3.9 MiB served)"
+//! against the sweeps' 7.3..7.6 MiB.
+//!
+//! Before issue 36 the edge compared the probes with the sweep's plateau and
+//! a threshold half-way to memory; a probe that read 44-66 ns against a 130
+//! ns memory after being streamed in counted as served whole (`>=35.3 MiB`
+//! on a guest whose full cycles read memory from 15 MiB).
 
 use serde::{Deserialize, Serialize};
 
@@ -59,22 +68,38 @@ pub struct EdgeReading {
     /// Each probe's hit fraction `h`, in the probes' order; `None` for a
     /// probe with no reading.
     pub hit: Vec<Option<f64>>,
-    /// The largest `h S`, bytes, to 64.
+    /// Where `h` falls through 1/2, bytes, to 64: interpolated between the
+    /// probes of `bracket`; the largest probe when every probe was served
+    /// half or more, the smallest when none was.
+    pub half_bytes: u64,
+    /// The largest `h S`, bytes, to 64: what the level held of a probe.
     pub served_bytes: u64,
-    /// The probes' sizes around it: the largest at or below it (`None`:
-    /// below the smallest probe) and the smallest above it (`None`: the
-    /// largest probe was served whole, the edge may lie beyond).
+    /// The probes around `half_bytes`: the last served at least half
+    /// (`None`: none was, the edge lies below the smallest probe) and the
+    /// first served less (`None`: every probe was, the edge may lie beyond).
     pub bracket: [Option<u64>; 2],
 }
 
 impl EdgeReading {
-    /// The edge as `edge_bytes` has always recorded it: the served bytes,
-    /// `None` below the smallest probe (`<` in the text: under LRU a probe
-    /// past the cliff reads `h` = 0 give or take noise, and `h S` of it
-    /// says nothing).
+    /// The edge as `edge_bytes` records it: `half_bytes`, `None` below the
+    /// smallest probe (`<` in the text: no probe was served half its loads).
     pub fn edge_bytes(&self) -> Option<u64> {
-        self.bracket[0].map(|_| self.served_bytes)
+        self.bracket[0].map(|_| self.half_bytes)
     }
+}
+
+/// Where the hit fraction falls through 1/2 between a probe of `from`
+/// bytes served `h_from` (at least half) and one of `to` bytes served
+/// `h_to` (less), linear in log size.
+fn half_between(from: u64, h_from: f64, to: u64, h_to: f64) -> f64 {
+    let t = ((h_from - 0.5) / (h_from - h_to)).clamp(0.0, 1.0);
+    let (a, b) = ((from as f64).ln(), (to as f64).ln());
+    (a + t * (b - a)).exp()
+}
+
+/// Bytes to whole 64-byte lines.
+fn to_lines(bytes: f64) -> u64 {
+    ((bytes / 64.0).round() as u64) * 64
 }
 
 /// The hit fraction of a window at `ns` between the level's `level_ns`
@@ -111,33 +136,41 @@ pub fn edge_reading(
         .collect();
     // A probe that reads within MIN_SHIFT of the level's own reading is
     // served whole: that drift is the least change watch calls an event,
-    // so it cannot tell such a probe from one with no miss at all (without
-    // this the largest probe, served whole, read as an edge just below it).
+    // so it cannot tell such a probe from one with no miss at all.
     let whole = |k: usize| {
         ns.get(k)
             .is_some_and(|&n| n <= level_ns * (1.0 + MIN_SHIFT))
     };
-    let served = sizes
+    // Each probe's h, a probe within MIN_SHIFT of the level served whole.
+    let read: Vec<(u64, f64)> = sizes
         .iter()
         .zip(&hit)
         .enumerate()
-        .filter_map(|(k, (&s, h))| {
-            let h = if whole(k) { Some(1.0) } else { *h };
-            h.map(|h| (h * s as f64).min(s as f64))
-        })
+        .filter_map(|(k, (&s, h))| Some((s, if whole(k) { 1.0 } else { (*h)? })))
+        .collect();
+    let served = read
+        .iter()
+        .map(|&(s, h)| (h * s as f64).min(s as f64))
         .fold(None, |best: Option<f64>, v| {
             Some(best.map_or(v, |b| b.max(v)))
         })?;
-    let served_bytes = ((served / 64.0).round() as u64) * 64;
-    // A probe served whole gives its own size exactly: the rounding above
-    // keeps it (sizes are whole lines).
-    let bracket = [
-        sizes.iter().rev().find(|&&s| s <= served_bytes).copied(),
-        sizes.iter().find(|&&s| s > served_bytes).copied(),
-    ];
+    // The first probe served less than half, and the one before it.
+    let first_under = read.iter().position(|&(_, h)| h < 0.5);
+    let (half, bracket) = match first_under {
+        None => {
+            let (largest, _) = *read.last()?;
+            (largest as f64, [Some(largest), None])
+        }
+        Some(0) => (read[0].0 as f64, [None, Some(read[0].0)]),
+        Some(k) => {
+            let ((from, h_from), (to, h_to)) = (read[k - 1], read[k]);
+            (half_between(from, h_from, to, h_to), [Some(from), Some(to)])
+        }
+    };
     Some(EdgeReading {
         hit,
-        served_bytes,
+        half_bytes: to_lines(half),
+        served_bytes: to_lines(served),
         bracket,
     })
 }
@@ -167,11 +200,12 @@ pub struct SettleEdge {
 }
 
 /// The settle pass's `reading` of `level`'s edge against the sweep's
-/// pooled bounds: it disagrees when the level served less than
-/// `at_least / 1.1`, or at least `at_most / 1.1` (the sweep said nothing
-/// is served from `at_most` on). The probes span those bounds, so a
-/// reading below the smallest probe is under `at_least`, and the largest
-/// probe served whole is over `at_most`.
+/// pooled bounds: it disagrees when the edge (where half the loads stop
+/// being served) lies under `at_least / 1.1` or over `at_most x 1.1` (10%
+/// either side: the probes' own noise). The probes span those bounds, so an
+/// edge below the smallest probe is under `at_least`, and every probe
+/// served half or more is over `at_most` (the sweep said none is from
+/// there on).
 pub fn settle_check(
     level: &str,
     reading: Option<&EdgeReading>,
@@ -199,19 +233,21 @@ pub fn settle_check(
             ),
         };
     };
-    let served = r.served_bytes as f64;
-    let under = at_least.is_some_and(|a| served < a as f64 / tolerance);
-    let over = at_most.is_some_and(|b| served >= b as f64 / tolerance);
+    let half = r.half_bytes as f64;
+    let below_probes = r.bracket[0].is_none();
+    let under = at_least.is_some_and(|a| below_probes || half < a as f64 / tolerance);
+    let beyond_probes = r.bracket[1].is_none();
+    let over = at_most.is_some_and(|b| beyond_probes || half > b as f64 * tolerance);
     let agrees = (at_least.is_some() || at_most.is_some()).then_some(!(under || over));
     let edge = match (r.edge_bytes(), smallest) {
-        (Some(_), _) if r.bracket[1].is_none() => format!(">={}", HumanBytes(r.served_bytes)),
+        (Some(_), _) if r.bracket[1].is_none() => format!(">={}", HumanBytes(r.half_bytes)),
         (Some(e), _) => HumanBytes(e).to_string(),
         (None, Some(s)) => format!(
-            "<{} ({} served by the probes)",
+            "<{} (no probe served half its loads; the level held {} of one)",
             HumanBytes(s),
             HumanBytes(r.served_bytes)
         ),
-        (None, None) => HumanBytes(r.served_bytes).to_string(),
+        (None, None) => HumanBytes(r.half_bytes).to_string(),
     };
     let verdict = match (agrees, under) {
         (None, _) => "no pooled bounds to check it against".to_string(),
@@ -262,78 +298,88 @@ mod tests {
         b as f64 / MIB as f64
     }
 
+    /// Whether `got` bytes lie within `share` of `want` MiB.
+    fn near(got: u64, want: f64, share: f64) -> bool {
+        (mib(got) - want).abs() <= share * want
+    }
+
     #[test]
-    fn under_lru_the_edge_is_the_largest_probe_below_the_cliff() {
+    fn under_lru_the_edge_lies_between_the_probes_either_side_of_the_cliff() {
         let sizes = [4 * MIB, 8 * MIB, 16 * MIB, 32 * MIB];
         // A 12 MiB cliff: 4 and 8 MiB hit, 16 and 32 miss (a few ns of noise).
         let r = edge_reading(&sizes, &[ns(1.0), 19.5, 128.0, ns(0.0)], L, M).unwrap();
-        assert_eq!(r.served_bytes, 8 * MIB);
         assert_eq!(r.bracket, [Some(8 * MIB), Some(16 * MIB)]);
-        assert_eq!(r.edge_bytes(), Some(8 * MIB));
+        let edge = r.edge_bytes().unwrap();
+        assert!((8 * MIB..16 * MIB).contains(&edge), "{edge}");
+        assert_eq!(r.served_bytes, 8 * MIB);
         assert_eq!(r.hit[0], Some(1.0));
         assert!(r.hit[2].unwrap() < 0.05);
         // A ns above the level's reference is within the drift watch
         // cannot tell from none (MIN_SHIFT): the probe is served whole.
         let r = edge_reading(&sizes, &[ns(1.0), 21.0, 128.0, ns(0.0)], L, M).unwrap();
         assert_eq!(r.served_bytes, 8 * MIB);
-        // Three ns above it (15%) are read as misses, 3 in 110: the edge
-        // just under 8 MiB, between the probes either side.
+        // Three ns above it (15%) are misses, 3 in 110: still served more
+        // than half, so the edge stays past 8 MiB.
         let r = edge_reading(&sizes, &[ns(1.0), 23.0, 128.0, ns(0.0)], L, M).unwrap();
-        assert_eq!(r.served_bytes, 8 * MIB * 107 / 110 / 64 * 64);
-        assert_eq!(r.bracket, [Some(4 * MIB), Some(8 * MIB)]);
+        assert_eq!(r.bracket, [Some(8 * MIB), Some(16 * MIB)]);
         // Every probe served: at least the largest.
         let all = edge_reading(&sizes, &[L; 4], L, M).unwrap();
         assert_eq!(
-            (all.served_bytes, all.bracket),
-            (32 * MIB, [Some(32 * MIB), None])
+            (all.edge_bytes(), all.bracket),
+            (Some(32 * MIB), [Some(32 * MIB), None])
         );
         // None served: below the smallest, whatever noise h S gives.
         let none = edge_reading(&sizes, &[125.0, M, M, M], L, M).unwrap();
-        assert_eq!(none.bracket[0], None);
+        assert_eq!(none.bracket, [None, Some(4 * MIB)]);
         assert_eq!(none.edge_bytes(), None);
         assert!(none.served_bytes < 4 * MIB);
     }
 
     #[test]
-    fn under_random_replacement_the_edge_is_the_capacity_within_the_probes_spacing() {
+    fn under_random_replacement_the_edge_is_where_half_the_loads_are_served() {
         let c = 12.5;
         let sizes = [8 * MIB, 14 * MIB, 20 * MIB, 35 * MIB];
         let readings: Vec<f64> = sizes.iter().map(|&s| ns(random_h(mib(s), c))).collect();
         let r = edge_reading(&sizes, &readings, L, M).unwrap();
-        // 14 MiB = 1.12 C serves about 0.91 C, more than 8 MiB whole.
-        let edge = mib(r.served_bytes);
-        assert!((0.88 * c..=c).contains(&edge), "{edge}");
-        assert_eq!(r.bracket, [Some(8 * MIB), Some(14 * MIB)]);
+        // h = 1/2 at 2 ln 2 C = 1.39 C = 17.3 MiB, between 14 and 20.
+        assert_eq!(r.bracket, [Some(14 * MIB), Some(20 * MIB)]);
+        let edge = r.edge_bytes().unwrap();
+        assert!(near(edge, 2.0 * 2f64.ln() * c, 0.05), "{}", mib(edge));
+        // What the level held: about C (14 MiB = 1.12 C holds 0.91 C).
+        assert!((0.88 * c..=c).contains(&mib(r.served_bytes)));
         // The facts the doc states.
         assert!((random_h(1.5 * c, c) * 1.5 - 0.63).abs() < 0.01);
         assert!((random_h(2.0 * c, c) * 2.0 - 0.41).abs() < 0.01);
+        assert!((random_h(2.0 * 2f64.ln() * c, c) - 0.5).abs() < 0.01);
     }
 
     #[test]
-    fn under_adaptive_insertion_every_probe_past_the_capacity_gives_it() {
-        // h = C / S for S > C: every probe of the Intel guest's range
-        // (14.7-35.3 MiB) says 12.5 MiB, below the smallest.
+    fn under_adaptive_insertion_the_edge_is_twice_what_the_level_keeps() {
+        // h = C / S for S > C, a half at 2 C: over the Intel guest's probes
+        // (14.7-35.3 MiB) 25 MiB, between 20 and 26 MiB; the level held C.
         let c = 12.5;
         let sizes = [15413248, 20971520, 27262976, 37014016];
         let readings: Vec<f64> = sizes.iter().map(|&s| ns(c / mib(s))).collect();
         let r = edge_reading(&sizes, &readings, L, M).unwrap();
+        assert_eq!(r.bracket, [Some(20971520), Some(27262976)]);
+        let edge = r.edge_bytes().unwrap();
+        assert!(near(edge, 2.0 * c, 0.05), "{}", mib(edge));
         assert!((mib(r.served_bytes) - c).abs() < 0.01, "{}", r.served_bytes);
-        assert_eq!(r.edge_bytes(), None, "below the smallest probe");
-        assert_eq!(r.bracket, [None, Some(15413248)]);
     }
 
     #[test]
     fn a_neighbour_shrinking_the_share_shrinks_the_edge() {
         let sizes = [4 * MIB, 8 * MIB, 16 * MIB, 32 * MIB];
-        // Adaptive, 12 MiB alone, 6 MiB while a neighbour streams (memory
-        // slower too: the references move with it).
+        // Adaptive, 12 MiB alone (a half at 24), 6 MiB while a neighbour
+        // streams (a half at 12; memory slower too: the references move
+        // with it).
         let alone: Vec<f64> = sizes
             .iter()
             .map(|&s| ns((12.0 / mib(s)).min(1.0)))
             .collect();
         let r = edge_reading(&sizes, &alone, L, M).unwrap();
-        assert!((mib(r.served_bytes) - 12.0).abs() < 0.01);
-        assert_eq!(r.bracket, [Some(8 * MIB), Some(16 * MIB)]);
+        assert!(near(r.edge_bytes().unwrap(), 24.0, 0.1));
+        assert_eq!(r.bracket, [Some(16 * MIB), Some(32 * MIB)]);
         let m = 160.0;
         let shared: Vec<f64> = sizes
             .iter()
@@ -343,13 +389,14 @@ mod tests {
             })
             .collect();
         let r = edge_reading(&sizes, &shared, L, m).unwrap();
-        assert!((mib(r.served_bytes) - 6.0).abs() < 0.01);
-        assert_eq!(r.bracket, [Some(4 * MIB), Some(8 * MIB)]);
+        assert!(near(r.edge_bytes().unwrap(), 12.0, 0.1));
+        assert_eq!(r.bracket, [Some(8 * MIB), Some(16 * MIB)]);
         // The level's own middle no longer served: no edge this interval.
         assert_eq!(edge_reading(&sizes, &shared, 120.0, m), None);
         // A probe with no reading is left out.
         let r = edge_reading(&sizes, &[L, f64::NAN, M, M], L, M).unwrap();
         assert_eq!(r.hit[1], None);
+        assert_eq!(r.bracket, [Some(4 * MIB), Some(16 * MIB)]);
         assert_eq!(r.served_bytes, 4 * MIB);
         assert_eq!(edge_reading(&sizes, &[f64::NAN; 4], L, M), None);
     }
@@ -393,6 +440,15 @@ mod tests {
         assert_eq!(check.agrees, Some(false));
         assert!(check.note.contains(">=35.3 MiB"), "{}", check.note);
         assert!(check.note.contains("over the sweep's"), "{}", check.note);
+        // The 16-vCPU Emerald Rapids guest's settle pass: 53% of the
+        // smallest probe (the sweeps' at-least, 7.3 MiB) served and little
+        // of the next: the edge lies between them, within the bounds, where
+        // the largest h S (3.9 MiB) read under them.
+        let erp = [7_654_400, 7_733_248, 7_812_096, 7_969_177];
+        let r = edge_reading(&erp, &[ns(0.53), ns(0.1), ns(0.05), ns(0.02)], L, M).unwrap();
+        assert!(mib(r.served_bytes) < 4.0);
+        let check = settle_check("L3", Some(&r), Some(erp[0]), Some(erp[0]), Some(erp[3]));
+        assert_eq!(check.agrees, Some(true), "{}", check.note);
         // No bounds: nothing to check; no reading: said so.
         assert_eq!(
             settle_check("L3", Some(&all), None, None, None).agrees,

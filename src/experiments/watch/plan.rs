@@ -127,11 +127,11 @@ pub fn edge_plan(plateau: &Plateau, line: u64) -> EdgePlan {
     }
 }
 
-/// The edge from one interval's readings, as `edge_bytes` records it: the
-/// largest bytes a probe found served, `h S` with `h = (M - ns) / (M - L)`
-/// from the same interval's level (`level_ns`, its middle's probe) and
-/// memory (`memory_ns`); `None` below the smallest probe or when the
-/// references do not hold. See [`super::edge`].
+/// The edge from one interval's readings, as `edge_bytes` records it:
+/// where the probes' hit fraction `h = (M - ns) / (M - L)` falls through
+/// 1/2, with `L` and `M` the same interval's level (`level_ns`, its
+/// middle's probe) and memory (`memory_ns`); `None` below the smallest
+/// probe or when the references do not hold. See [`super::edge`].
 pub fn edge_bytes(sizes: &[u64], ns: &[f64], level_ns: f64, memory_ns: f64) -> Option<u64> {
     super::edge::edge_reading(sizes, ns, level_ns, memory_ns)?.edge_bytes()
 }
@@ -254,21 +254,22 @@ mod tests {
     }
 
     #[test]
-    fn the_edge_is_the_largest_share_a_probe_found_served() {
+    fn the_edge_is_where_half_the_loads_stop_being_served() {
         let sizes = [4 << 20, 6 << 20, 9 << 20, 12 << 20];
-        // L3 16 ns, memory 146 ns: 9 MiB at 31 ns is 88% hits, 7.9 MiB of
-        // it served, more than 6 MiB whole.
-        let edge = edge_bytes(&sizes, &[16.0, 20.0, 31.0, 80.0], 16.0, 146.0).unwrap();
-        let expected = 9.0 * (146.0 - 31.0) / 130.0;
+        // L3 16 ns, memory 146 ns: 9 MiB at 31 ns is 88% hits, 12 MiB at
+        // 112 ns 26%: the half lies between them, at 9 x (12/9)^(0.38/0.62).
+        let edge = edge_bytes(&sizes, &[16.0, 20.0, 31.0, 112.0], 16.0, 146.0).unwrap();
+        let (h9, h12) = ((146.0 - 31.0) / 130.0, (146.0 - 112.0) / 130.0);
+        let expected = 9.0 * (12.0f64 / 9.0).powf((h9 - 0.5) / (h9 - h12));
         assert!((edge as f64 / 1048576.0 - expected).abs() < 1e-3, "{edge}");
         // Every probe served: the largest, at least.
         assert_eq!(
             edge_bytes(&sizes, &[16.0, 20.0, 16.0, 15.0], 16.0, 146.0),
             Some(12 << 20)
         );
-        // None served whole and no share reaching the smallest: below it.
+        // The smallest served less than half: below it.
         assert_eq!(
-            edge_bytes(&sizes, &[140.0, 146.0, 146.0, 146.0], 16.0, 146.0),
+            edge_bytes(&sizes, &[90.0, 146.0, 146.0, 146.0], 16.0, 146.0),
             None
         );
         assert_eq!(edge_bytes(&sizes, &[16.0; 4], f64::NAN, 146.0), None);

@@ -56,11 +56,12 @@ pub struct Interval {
     pub ns: Vec<f64>,
     /// ns per load at each edge probe, ascending sizes.
     pub edge_ns: Vec<f64>,
-    /// The bytes the level served, the largest `h S` over the probes (see
-    /// [`super::edge`]); the largest probe when it was served whole (the
-    /// edge is at least there); null when it lies below the smallest probe,
-    /// or no edge is tracked. (Files written before issue 36 hold where the
-    /// probes' latency crossed a threshold half-way to memory.)
+    /// Where half the loads stop being served: the probes' `h` falling
+    /// through 1/2 (see [`super::edge`]); the largest probe when every probe
+    /// was served half or more (the edge is at least there); null when it
+    /// lies below the smallest probe, or no edge is tracked. (Files written
+    /// before 2026-11-27 hold the largest `h S`, and before issue 36 where
+    /// the probes' latency crossed a threshold half-way to memory.)
     pub edge_bytes: Option<u64>,
     /// Each edge probe's hit fraction `h = (M - ns) / (M - L)`, clamped to
     /// [0, 1], with `L` and `M` this interval's readings of the level's
@@ -72,9 +73,9 @@ pub struct Interval {
     /// the capacity, under LRU noise. Null when the references did not hold.
     #[serde(default)]
     pub edge_served_bytes: Option<u64>,
-    /// The probes' sizes around `edge_served_bytes`: the largest at or
-    /// below it (null: below the smallest) and the smallest above it
-    /// (null: the largest was served whole).
+    /// The probes around the edge: the last served half its loads or more
+    /// (null: none was, the edge is below the smallest) and the first
+    /// served less (null: every probe was).
     #[serde(default)]
     pub edge_bracket_bytes: [Option<u64>; 2],
     /// Each edge probe's warm walk before its timed runs, in cycles of its
