@@ -22,7 +22,16 @@ trap 'rm -rf "$out"' EXIT
 wide=avx2
 grep -qw avx512f /proc/cpuinfo && wide=avx512
 have_likwid=0
-command -v likwid-bench >/dev/null && have_likwid=1
+if command -v likwid-bench >/dev/null; then
+    # A likwid-bench that cannot start (one copied from another machine
+    # looks for its access daemon where it was installed) says why once,
+    # rather than leaving every ratio blank.
+    if probe=$(likwid-bench -t load -w S0:16kB:1 2>&1); then
+        have_likwid=1
+    else
+        echo "likwid-bench does not run here: $(echo "$probe" | grep -m1 -i error || echo "$probe" | head -1)" >&2
+    fi
+fi
 
 for r in $(seq "$rounds"); do
     echo "round $r: $(uptime | sed 's/.*load/load/')" >&2
@@ -89,7 +98,7 @@ for kind, width in (("default", wide), ("avx2", "avx2")):
     if ghz:
         print(f"  ({kernel}: core clock {ghz:.3f} GHz, memlat's estimate, fastest of the rounds)")
 if not have:
-    print("likwid-bench is not installed: no ratios (apt-get install likwid)")
+    print("likwid-bench is not installed or does not run here: no ratios (apt-get install likwid)")
 PY
 
 echo
