@@ -250,12 +250,8 @@ fn pass_over(kernels: &Kernels, op: Op, buf: &mut [u8], value: u64) -> u64 {
 /// call as well: a 16 KiB pass is about a hundred cycles), else a call a
 /// pass, each write with its own value.
 fn passes_over(kernels: &Kernels, op: Op, buf: &mut [u8], passes: u64) -> u64 {
-    if op == Op::Read
-        && let Some(read_passes) = kernels.read_passes
-    {
-        let n = buf.len() / bandwidth::BLOCK * bandwidth::BLOCK;
-        read_passes(&buf[..n], passes);
-        return passes * op.bytes_per_pass(n);
+    if op == Op::Read && bandwidth::read_passes(kernels, buf, passes).is_some() {
+        return passes * op.bytes_per_pass(buf.len());
     }
     (0..passes).map(|k| pass_over(kernels, op, buf, k)).sum()
 }

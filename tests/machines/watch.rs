@@ -54,8 +54,8 @@ pub fn interval(
     edge_reading(sizes, &ns, level, far)
 }
 
-/// Whether a reading over `sizes` is true of a level serving `share`
-/// bytes with `ways` and `policy`: its edge lies within one probe step of
+/// Whether a reading over `sizes` is true of `cache` serving `share`
+/// bytes (with its ways and replacement): its edge lies within one probe step of
 /// the size at which such a level serves half the loads (the readings'
 /// noise can move the crossing to the next pair of probes, never
 /// further); below the smallest probe or beyond the largest it must say so

@@ -151,9 +151,7 @@ pub fn edge_reading(
     let served = read
         .iter()
         .map(|&(s, h)| (h * s as f64).min(s as f64))
-        .fold(None, |best: Option<f64>, v| {
-            Some(best.map_or(v, |b| b.max(v)))
-        })?;
+        .reduce(f64::max)?;
     // The first probe served less than half, and the one before it.
     let first_under = read.iter().position(|&(_, h)| h < 0.5);
     let (half, bracket) = match first_under {

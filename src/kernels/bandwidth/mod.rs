@@ -242,6 +242,14 @@ pub fn pass(kernels: &Kernels, op: Op, a: &mut [u8], b: &[u8], value: u64) -> Op
     }
 }
 
+/// Reads `a` `passes` times in one call, where `kernels` loop their read
+/// inside ([`Kernels::read_passes`]); None where they do not (call
+/// [`pass`] once a pass).
+pub fn read_passes(kernels: &Kernels, a: &[u8], passes: u64) -> Option<u64> {
+    let n = a.len() / BLOCK * BLOCK;
+    kernels.read_passes.map(|read| read(&a[..n], passes))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
