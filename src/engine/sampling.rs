@@ -1,6 +1,7 @@
 //! One sample: how long a kernel takes per load, with every fixed cost
-//! cancelled or made negligible, the core clock timed beside it and the
-//! counters read around it. Two strategies:
+//! cancelled or made negligible, the core clock timed just before and just
+//! after its rounds (never between them) and the counters read around it.
+//! Two strategies:
 //!
 //! - [`Strategy::Difference`] (every chase): time A loads and 2A loads and
 //!   keep the difference, so timer reads, the call and counter start/stop
@@ -103,7 +104,10 @@ impl Engine {
             }
         };
         let loads = (a * walker.kernel().loads_per_trip()) as f64;
-        let mut clock_ns = f64::INFINITY;
+        // The clock is timed before the rounds and after them, never between:
+        // a gap between rounds lets a neighbour evict the chain, and the A run
+        // after it pays the refill, which is not a disturbance of the loads.
+        let mut clock_ns = self.sample_clock.time_ns();
         let (best_a, best_2a, rounds, disturbed) = match strategy {
             Strategy::Difference => {
                 let (mut run_a, mut run_2a): (Option<Run>, Option<Run>) = (None, None);
@@ -116,7 +120,6 @@ impl Engine {
                     && (rounds < ROUNDS || (rounds < MAX_ROUNDS && !plausible(&run_a, &run_2a)))
                 {
                     self.check_stop()?;
-                    clock_ns = clock_ns.min(self.sample_clock.time_ns());
                     let (ra, r2a) = (self.timed(walker, a)?, self.timed(walker, 2 * a)?);
                     confirmed = rounds > 0 && agrees(&run_a, &ra) && agrees(&run_2a, &r2a);
                     keep_fastest(&mut run_a, ra);
