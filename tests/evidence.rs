@@ -181,7 +181,11 @@ fn the_zen4_guests_l1_dtlb_brackets_cpuids_72_entries() {
         let first = &r.levels[0];
         assert_eq!(first.name, levels[0].name);
         let [lo, hi] = first.entries_bracket;
-        assert!(r.agree && lo <= 72 && 72 <= hi, "{}: {first:?}", r.page_bytes);
+        assert!(
+            r.agree && lo <= 72 && 72 <= hi,
+            "{}: {first:?}",
+            r.page_bytes
+        );
     }
 }
 
