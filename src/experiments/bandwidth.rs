@@ -256,17 +256,22 @@ fn passes_over(kernels: &Kernels, op: Op, buf: &mut [u8], passes: u64) -> u64 {
     (0..passes).map(|k| pass_over(kernels, op, buf, k)).sum()
 }
 
-/// Passes of `op` that fill `sample_time`: one pass, then as many as a
-/// millisecond took, scaled (the buffer is warm after them).
+/// Passes of `op` that fill `sample_time`: batches of 1, 2, 4... passes run
+/// the way a sample runs them ([`passes_over`]: in one kernel call where the
+/// kernel loops its passes) until one lasts a millisecond, scaled from that
+/// batch (the buffer is warm after the smaller ones).
 fn calibrate(kernels: &Kernels, op: Op, buf: &mut [u8], sample_time: Duration) -> u64 {
-    let started = Instant::now();
-    let mut passes = 0u64;
-    while started.elapsed() < Duration::from_millis(1) || passes == 0 {
-        pass_over(kernels, op, buf, passes);
-        passes += 1;
+    let mut batch = 1u64;
+    loop {
+        let started = Instant::now();
+        passes_over(kernels, op, buf, batch);
+        let took = started.elapsed();
+        if took >= Duration::from_millis(1) || batch >= 1 << 40 {
+            let per_pass_s = (took.as_secs_f64() / batch as f64).max(1e-12);
+            return ((sample_time.as_secs_f64() / per_pass_s).ceil() as u64).max(1);
+        }
+        batch *= 2;
     }
-    let per_pass_s = started.elapsed().as_secs_f64() / passes as f64;
-    ((sample_time.as_secs_f64() / per_pass_s).ceil() as u64).max(1)
 }
 
 /// (bytes, seconds) of each sample, per operation, of one thread.
