@@ -116,6 +116,21 @@ fn references_hold(level_ns: f64, memory_ns: f64) -> bool {
     }
 }
 
+/// The readings an interval's edge may use: each probe's `ns`, where
+/// `whole` says its warm walk covered whole cycles of its chain, or where
+/// the level served at least half its loads anyway; NaN (not read) where
+/// a short warm walk missed: lines it never brought in miss whatever the
+/// level could hold, so the miss says nothing about the level.
+pub fn judged(ns: &[f64], whole: &[bool], level_ns: f64, memory_ns: f64) -> Vec<f64> {
+    ns.iter()
+        .zip(whole)
+        .map(|(&n, &whole)| {
+            let served = hit_fraction(n, level_ns, memory_ns).is_some_and(|h| h >= 0.5);
+            if whole || served { n } else { f64::NAN }
+        })
+        .collect()
+}
+
 /// The edge from one interval's readings: `sizes` ascending, `ns` each
 /// one's latency, `level_ns` and `memory_ns` the same interval's readings
 /// of the level's middle and of memory. `None` when the references do not
@@ -453,5 +468,28 @@ mod tests {
             None
         );
         assert_eq!(settle_check("L3", None, None, Some(1), None).agrees, None);
+    }
+
+    #[test]
+    fn a_probe_walked_short_of_its_cycles_counts_only_when_served() {
+        let (level, memory) = (15.0, 150.0);
+        // 2.6 MiB walked whole and served; 4.9 MiB walked whole and
+        // missing; 9.1 MiB walked short and missing; 16.8 MiB walked short
+        // and served more than half.
+        let ns = [16.0, 120.0, 140.0, 60.0];
+        let read = judged(&ns, &[true, true, false, false], level, memory);
+        assert_eq!(read[..2], ns[..2]);
+        assert!(read[2].is_nan());
+        assert_eq!(read[3], 60.0);
+        // The edge then lies between the two whole probes, not below the
+        // short one's miss.
+        let sizes = [2_683_328, 4_948_992, 9_127_808, 16_834_944];
+        let r = edge_reading(&sizes, &read, level, memory).unwrap();
+        assert_eq!(r.bracket, [Some(2_683_328), Some(4_948_992)]);
+        assert!(r.hit[2].is_none());
+        // Walked short and missing everywhere: no probe says where the
+        // level stops, and no edge is read.
+        let short = judged(&[140.0; 4], &[false; 4], level, memory);
+        assert!(edge_reading(&sizes, &short, level, memory).is_none());
     }
 }

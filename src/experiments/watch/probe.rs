@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 
-use super::{SAMPLE_ROUNDS, WARM_PASSES};
+use super::{MAX_WARM_LOADS, SAMPLE_ROUNDS, WARM_CYCLES, WARM_PASSES};
 use crate::chain::Chain;
 use crate::engine::{Engine, Strategy, Workload};
 use crate::kernels::Kernel;
@@ -32,9 +32,46 @@ pub(super) struct Probe {
     /// Loads walked so far, modulo the chain's length: the next interval
     /// goes on from here.
     pub(super) position: u64,
-    /// Loads walked before the timed runs (an edge probe's: at most one
-    /// cycle, planned by [`Watch::plan_warm`]).
+    /// Loads walked before the timed runs (an edge probe's: at most
+    /// [`super::WARM_CYCLES`] cycles, planned by [`Watch::plan_warm`]).
     pub(super) warm: u64,
+    /// What one load of an edge probe's warm walk is reckoned to cost, ns
+    /// (set by [`Watch::plan_warm`]; 0 before it).
+    pub(super) warm_ns_per_load: f64,
+}
+
+impl Probe {
+    /// Whether an edge probe's warm walk covers [`super::WARM_CYCLES`]
+    /// whole cycles of its chain: only then does a reading that misses
+    /// the level say the level cannot hold it (a shorter walk leaves lines
+    /// it never brought in, which miss whatever the level holds).
+    pub(super) fn warmed_whole(&self) -> bool {
+        self.warm >= self.chain.len().saturating_mul(WARM_CYCLES)
+    }
+}
+
+/// Warm walks that fit `seconds` for edge probes given as (chain length,
+/// ns a warm load is reckoned to cost), smallest first: [`WARM_CYCLES`]
+/// whole cycles each while the time lasts, then what is left, each at
+/// least [`MAX_WARM_LOADS`] or one cycle. `None` for a probe whose cost is
+/// not known yet (its walk stays as it is).
+pub(super) fn warm_shares(walks: &[(u64, f64)], seconds: f64) -> Vec<Option<u64>> {
+    let mut left = seconds;
+    walks
+        .iter()
+        .map(|&(cycle, ns_per_load)| {
+            let per_load = ns_per_load * 1e-9;
+            if per_load.is_nan() || per_load <= 0.0 {
+                return None;
+            }
+            let floor = cycle.min(MAX_WARM_LOADS);
+            let warm = ((left.max(0.0) / per_load) as u64)
+                .min(cycle.saturating_mul(WARM_CYCLES))
+                .max(floor);
+            left -= warm as f64 * per_load;
+            Some(warm)
+        })
+        .collect()
 }
 
 /// One size's reading, its walk going on from where the last one stopped:
@@ -75,4 +112,35 @@ pub(super) fn sample(
         .with_context(|| format!("sampling {} bytes", probe.size))?;
     probe.position = walker.position();
     Ok(timed.ns_per_load)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn warm_walks_go_to_the_smallest_probes_whole_cycles_first() {
+        // Four probes of 40k, 80k, 160k and 320k lines at 100 ns a warm
+        // load; 30 ms: the first two get their two cycles (24 ms), the
+        // third the 6 ms left (60k loads), the fourth its floor.
+        let walks = [
+            (40_000, 100.0),
+            (80_000, 100.0),
+            (160_000, 100.0),
+            (320_000, 100.0),
+        ];
+        let shares = warm_shares(&walks, 0.030);
+        assert_eq!(shares[..2], [Some(80_000), Some(160_000)]);
+        assert!(
+            shares[2].is_some_and(|w| w.abs_diff(60_000) <= 1),
+            "{shares:?}"
+        );
+        assert_eq!(shares[3], Some(MAX_WARM_LOADS));
+        // Cut alike, as the budget used to cut them, every probe would have
+        // fallen short of a cycle; shared again, the smallest stays whole.
+        let shares = warm_shares(&walks, 0.010);
+        assert_eq!(shares[0], Some(80_000));
+        // A probe whose cost is not known yet keeps its walk.
+        assert_eq!(warm_shares(&[(1000, 0.0)], 1.0), [None]);
+    }
 }

@@ -65,7 +65,9 @@ pub struct Interval {
     pub edge_bytes: Option<u64>,
     /// Each edge probe's hit fraction `h = (M - ns) / (M - L)`, clamped to
     /// [0, 1], with `L` and `M` this interval's readings of the level's
-    /// middle and of memory (in `ns`); null where it could not be read.
+    /// middle and of memory (in `ns`); null where it could not be read, or
+    /// where a probe whose warm walk fell short of two cycles missed (a
+    /// miss of lines the walk never brought in says nothing of the level).
     #[serde(default)]
     pub edge_hit: Vec<Option<f64>>,
     /// The largest `h S`, bytes, below the smallest probe too (where
