@@ -659,3 +659,24 @@ fn a_sweep_scaled_x64_is_set_aside_beside_the_claimed_l1() {
             .stderr(predicates::str::contains("L1d"));
     }
 }
+
+/// The settle pass runs after the header line is written, so its check
+/// reaches a file through the summary line, agreeing or not.
+#[test]
+fn the_settle_check_is_written_in_the_summary() {
+    let mut header = header();
+    let check = memlat::experiments::watch::SettleEdge {
+        edge_bytes: Some(4_948_992),
+        served_bytes: Some(4_700_000),
+        bracket_bytes: [Some(4_948_992), Some(9_127_808)],
+        at_least_bytes: Some(2_683_328),
+        at_most_bytes: Some(16_835_008),
+        agrees: Some(true),
+        note: "settle pass: L3 edge 4.7 MiB, within the sweep's pooled bounds".into(),
+    };
+    header.settle_edge = Some(check.clone());
+    let summary = summarise(&header, &[], 40.0, None, false);
+    assert_eq!(summary.settle_edge, Some(check));
+    // Agreeing, it is no note.
+    assert!(summary.notes.is_empty());
+}

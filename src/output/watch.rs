@@ -320,6 +320,7 @@ mod tests {
             interrupted: false,
             series: Vec::new(),
             notes: vec!["settle pass: L3 edge <14.7 MiB, under the sweep's pooled bounds".into()],
+            settle_edge: None,
         };
         let t = event_table(&summary);
         assert_eq!(t.columns.len(), 1);

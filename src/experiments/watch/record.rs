@@ -38,7 +38,8 @@ pub struct WatchHeader {
     /// settle pass's edge when it disagrees with the sweep's bounds).
     pub notes: Vec<String>,
     /// The settle pass's edge against the pooled bounds of the sweep the
-    /// plan came from; null in files written before it was checked.
+    /// plan came from, once that pass has run: null in the header line of
+    /// a file (written before it; the summary line holds it).
     #[serde(default)]
     pub settle_edge: Option<SettleEdge>,
 }
@@ -197,6 +198,12 @@ pub struct WatchSummary {
     /// when it disagreed with the sweep's bounds.
     #[serde(default)]
     pub notes: Vec<String>,
+    /// The settle pass's edge against the pooled bounds of the sweep the
+    /// plan came from, agreeing or not (the header line is written before
+    /// that pass, so a file's header holds null there); null where no edge
+    /// is tracked, and in a summary computed for a run that was killed.
+    #[serde(default)]
+    pub settle_edge: Option<SettleEdge>,
 }
 
 /// A watch read back.
@@ -378,6 +385,7 @@ pub fn summarise(
             .filter(|s| s.agrees == Some(false))
             .map(|s| s.note.clone())
             .collect(),
+        settle_edge: header.settle_edge.clone(),
     }
 }
 
