@@ -24,19 +24,36 @@ fn the_zen3_guests_tags_read_64_byte_lines() {
         "amd-epyc-zen3-fc-linesize.json",
         "amd-epyc-zen3-fc-linesize-512m.json",
     ] {
-        let v = load(name);
-        for pass in v["readings"].as_array().unwrap() {
-            let tags: Vec<TagPoint> = serde_json::from_value(pass["tags"].clone()).unwrap();
-            let refs: TagReferences = serde_json::from_value(pass["tag_refs"].clone()).unwrap();
-            let r = linesize::read_tags(&tags, refs);
-            assert_eq!(r.line_bytes, Some(64), "{name}: {r:?}");
-            let pairs: Vec<PairPoint> = serde_json::from_value(pass["pairs"].clone()).unwrap();
-            let lone = pass["lone_ns"].as_f64().unwrap();
-            // One cycle of the guest's 3.1 GHz core.
-            let f = linesize::read_fill(&pairs, 64, lone, 1.0 / 3.1);
-            assert_ne!(f.chunk_bytes, Some(32), "{name}: {f:?}");
+        // One cycle of the guest's 3.1 GHz core.
+        for (line, fill) in passes_read_again(name, 1.0 / 3.1) {
+            assert_eq!(line.line_bytes, Some(64), "{name}: {line:?}");
+            assert_ne!(fill.chunk_bytes, Some(32), "{name}: {fill:?}");
         }
     }
+}
+
+/// Each pass of a linesize fixture read again: the line from its tags, the
+/// fill from its pairs (`cycle_ns`: one core cycle).
+fn passes_read_again(
+    name: &str,
+    cycle_ns: f64,
+) -> Vec<(linesize::TagReading, linesize::FillReading)> {
+    let v = load(name);
+    v["readings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|pass| {
+            let tags: Vec<TagPoint> = serde_json::from_value(pass["tags"].clone()).unwrap();
+            let refs: TagReferences = serde_json::from_value(pass["tag_refs"].clone()).unwrap();
+            let pairs: Vec<PairPoint> = serde_json::from_value(pass["pairs"].clone()).unwrap();
+            let lone = pass["lone_ns"].as_f64().unwrap();
+            (
+                linesize::read_tags(&tags, refs),
+                linesize::read_fill(&pairs, 64, lone, cycle_ns),
+            )
+        })
+        .collect()
 }
 
 /// The same guest's `assoc --levels 1`: 1-8 lines 4 KiB apart read
@@ -121,19 +138,12 @@ fn the_zen4_guests_tags_read_64_byte_lines_arriving_whole() {
         "amd-epyc-zen4-kvm-linesize.json",
         "amd-epyc-zen4-kvm-linesize-512m.json",
     ] {
-        let v = load(name);
         let mut whole = 0;
-        for pass in v["readings"].as_array().unwrap() {
-            let tags: Vec<TagPoint> = serde_json::from_value(pass["tags"].clone()).unwrap();
-            let refs: TagReferences = serde_json::from_value(pass["tag_refs"].clone()).unwrap();
-            let r = linesize::read_tags(&tags, refs);
-            assert_eq!(r.line_bytes, Some(64), "{name}: {r:?}");
-            let pairs: Vec<PairPoint> = serde_json::from_value(pass["pairs"].clone()).unwrap();
-            let lone = pass["lone_ns"].as_f64().unwrap();
-            // One cycle of the guest's 3.6 GHz core.
-            let f = linesize::read_fill(&pairs, 64, lone, 1.0 / 3.6);
-            assert_ne!(f.chunk_bytes, Some(32), "{name}: {f:?}");
-            whole += usize::from(f.chunk_bytes == Some(64));
+        // One cycle of the guest's 3.6 GHz core.
+        for (line, fill) in passes_read_again(name, 1.0 / 3.6) {
+            assert_eq!(line.line_bytes, Some(64), "{name}: {line:?}");
+            assert_ne!(fill.chunk_bytes, Some(32), "{name}: {fill:?}");
+            whole += usize::from(fill.chunk_bytes == Some(64));
         }
         assert!(whole >= 2, "{name}: the whole line in {whole} passes");
     }
