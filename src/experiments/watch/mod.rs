@@ -542,8 +542,13 @@ impl Watch {
             if let Some(trips) = &mut probe.trips {
                 *trips = ((*trips as f64 * scale) as u64).max(MIN_TRIPS);
             }
-            if probe.role == Role::Edge {
+            if probe.role == Role::Edge && probe.warm_ns_per_load > 0.0 {
                 warm_s += probe.warm as f64 * probe.warm_ns_per_load * 1e-9;
+            } else if probe.role == Role::Edge {
+                // No cost reckoned (the settle pass read no memory latency):
+                // cut alike, or a walk of a whole settle cycle would stay.
+                let floor = probe.chain.len().min(MAX_WARM_LOADS);
+                probe.warm = ((probe.warm as f64 * scale) as u64).max(floor);
             }
         }
         // The warm walks shrink as a whole and are shared out again, the
