@@ -37,7 +37,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{Context, Result};
 
-use probe::{Probe, Role, sample, warm_shares};
+use probe::{Probe, Role, sample, warm_memory_ns, warm_shares};
 
 pub use edge::{EdgeReading, SettleEdge, edge_reading};
 pub use plan::{DEFAULT_DUTY, EdgePlan, WatchPlan, edge_bytes};
@@ -459,7 +459,9 @@ impl Watch {
             }
             self.header.settle_edge = Some(check);
         }
-        self.plan_warm(&edge_ns, level_ns.last().copied().unwrap_or(f64::NAN));
+        let settle_memory = level_ns.last().copied().unwrap_or(f64::NAN);
+        let memory_ns = warm_memory_ns(settle_memory, self.header.plateaus.memory_ns);
+        self.plan_warm(&edge_ns, memory_ns);
         Ok(())
     }
 
