@@ -3,15 +3,26 @@
 //! verdicts as they are now: a rule that changes must still read these
 //! right. Each file is a command's JSON kept as it came out.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use memlat::analysis::linesize::{self, PairPoint, TagPoint, TagReferences};
 
-fn load(name: &str) -> serde_json::Value {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/evidence")
-        .join(name);
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+        .join(name)
+}
+
+fn load(name: &str) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(fixture(name)).unwrap()).unwrap()
+}
+
+/// The levels the detector reads now in the sweep fixture `name`.
+fn detected(name: &str) -> memlat::analysis::detect::Detection {
+    memlat::experiments::sweep::SweepResult::load(&fixture(name))
+        .unwrap()
+        .detect()
+        .unwrap()
 }
 
 /// The Zen 3 guest (AMD EPYC, family 0x19 model 0x1): every pass's line-tag
@@ -78,12 +89,7 @@ fn the_zen3_guests_l1_set_reads_8_ways() {
 /// 1.6 MiB that minute: other tenants and the builds took the rest).
 #[test]
 fn the_zen3_guests_busy_sweep_reads_three_caches() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/evidence/amd-epyc-zen3-fc-sweep-busy.json");
-    let d = memlat::experiments::sweep::SweepResult::load(&path)
-        .unwrap()
-        .detect()
-        .unwrap();
+    let d = detected("amd-epyc-zen3-fc-sweep-busy.json");
     let names: Vec<&str> = d.levels.iter().map(|l| l.name.as_str()).collect();
     assert_eq!(
         names,
@@ -102,12 +108,7 @@ fn the_zen3_guests_busy_sweep_reads_three_caches() {
 /// named in a note.
 #[test]
 fn the_zen3_guests_split_l2_edge_is_said_when_read_as_a_level() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/evidence/amd-epyc-zen3-kvm-quick-sweep-l2-share.json");
-    let d = memlat::experiments::sweep::SweepResult::load(&path)
-        .unwrap()
-        .detect()
-        .unwrap();
+    let d = detected("amd-epyc-zen3-kvm-quick-sweep-l2-share.json");
     let table = memlat::output::detect::table(&d);
     let ns: Vec<f64> = d.levels.iter().map(|l| l.latency_ns).collect();
     assert!(
@@ -208,12 +209,7 @@ fn the_zen4_guests_l1_dtlb_brackets_cpuids_72_entries() {
 /// rule tells a pause from a level: L1, L2 and memory right, three caches.
 #[test]
 fn the_zen4_guests_l2_pause_is_read_with_the_right_neighbours() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/evidence/amd-epyc-zen4-kvm-quick-sweep-l2-pause.json");
-    let d = memlat::experiments::sweep::SweepResult::load(&path)
-        .unwrap()
-        .detect()
-        .unwrap();
+    let d = detected("amd-epyc-zen4-kvm-quick-sweep-l2-pause.json");
     let table = memlat::output::detect::table(&d);
     let names: Vec<&str> = d.levels.iter().map(|l| l.name.as_str()).collect();
     assert_eq!(names, ["L1", "L2", "L3", "memory"], "{table}");

@@ -37,7 +37,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{Context, Result};
 
-use probe::{Probe, Role, sample, warm_memory_ns, warm_shares};
+use probe::{Probe, Role, sample, warm_floor, warm_memory_ns, warm_shares};
 
 pub use edge::{EdgeReading, SettleEdge, edge_reading};
 pub use plan::{DEFAULT_DUTY, EdgePlan, WatchPlan, edge_bytes};
@@ -206,7 +206,7 @@ impl Watch {
             };
             let warm = match role {
                 Role::Memory => MEMORY_WARM_LOADS,
-                Role::Level => chain.len().min(MAX_WARM_LOADS),
+                Role::Level => warm_floor(chain.len()),
                 // One whole cycle in the settle pass; planned after it.
                 Role::Edge => chain.len().min(SETTLE_WARM_LOADS),
             };
@@ -544,13 +544,15 @@ impl Watch {
             if let Some(trips) = &mut probe.trips {
                 *trips = ((*trips as f64 * scale) as u64).max(MIN_TRIPS);
             }
-            if probe.role == Role::Edge && probe.warm_ns_per_load > 0.0 {
-                warm_s += probe.warm as f64 * probe.warm_ns_per_load * 1e-9;
-            } else if probe.role == Role::Edge {
-                // No cost reckoned (the settle pass read no memory latency):
-                // cut alike, or a walk of a whole settle cycle would stay.
-                let floor = probe.chain.len().min(MAX_WARM_LOADS);
-                probe.warm = ((probe.warm as f64 * scale) as u64).max(floor);
+            if probe.role == Role::Edge {
+                if probe.warm_ns_per_load > 0.0 {
+                    warm_s += probe.warm as f64 * probe.warm_ns_per_load * 1e-9;
+                } else {
+                    // No cost reckoned (the settle pass read no memory
+                    // latency): cut alike, or a whole settle cycle would stay.
+                    let floor = warm_floor(probe.chain.len());
+                    probe.warm = ((probe.warm as f64 * scale) as u64).max(floor);
+                }
             }
         }
         // The warm walks shrink as a whole and are shared out again, the

@@ -50,6 +50,12 @@ impl Probe {
     }
 }
 
+/// The shortest warm walk of a chain of `cycle` loads: [`MAX_WARM_LOADS`]
+/// (what brings back the TLB's state), or the whole cycle if shorter.
+pub(super) fn warm_floor(cycle: u64) -> u64 {
+    cycle.min(MAX_WARM_LOADS)
+}
+
 /// Warm walks that fit `seconds` for edge probes given as (chain length,
 /// ns a warm load is reckoned to cost), smallest first: [`WARM_CYCLES`]
 /// whole cycles each while the time lasts, then what is left, each at
@@ -64,10 +70,9 @@ pub(super) fn warm_shares(walks: &[(u64, f64)], seconds: f64) -> Vec<Option<u64>
             if per_load.is_nan() || per_load <= 0.0 {
                 return None;
             }
-            let floor = cycle.min(MAX_WARM_LOADS);
             let warm = ((left.max(0.0) / per_load) as u64)
                 .min(cycle.saturating_mul(WARM_CYCLES))
-                .max(floor);
+                .max(warm_floor(cycle));
             left -= warm as f64 * per_load;
             Some(warm)
         })
