@@ -231,7 +231,24 @@ pub(super) struct Context<'a> {
     pub page_backing: PageBacking,
     pub clock_before: f64,
     pub clock_after: f64,
-    pub chain_reused: bool,
+    pub chain_reused: Option<ChainReuse>,
+}
+
+/// Why one chain served every repeat of a point that could have had a
+/// fresh one per repeat.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ChainReuse {
+    /// It has [`super::REUSE_CHAIN_NODES`] nodes or more: it averages over itself.
+    Large,
+    /// Building and warming the first one took longer than timing its
+    /// sample: a fresh chain per repeat would more than double the point's
+    /// time for a different order over the same lines.
+    Costly {
+        /// Seconds building, linking and warming the first chain took.
+        fresh_s: f64,
+        /// Seconds the first sample's timed runs took.
+        sample_s: f64,
+    },
 }
 
 /// What the repeats-spread warning advises; a command that takes its
@@ -322,11 +339,18 @@ pub(super) fn summarise(
         last_element: c.last_offset / 8,
         repeats: samples.len() as u32,
         seed: point.seed,
-        repeat_varies: if c.chain_reused {
+        repeat_varies: if let Some(ChainReuse::Large) = c.chain_reused {
             format!(
                 "timing only: one chain of {} nodes (at least {}) serves every repeat, averaging over itself",
                 c.chain.len(),
                 super::REUSE_CHAIN_NODES
+            )
+        } else if let Some(ChainReuse::Costly { fresh_s, sample_s }) = c.chain_reused {
+            format!(
+                "timing only after the first: one chain of {} nodes serves every repeat, walked on where the last stopped, since building and warming a fresh one took {:.1} ms against its sample's {:.1} ms",
+                c.chain.len(),
+                fresh_s * 1e3,
+                sample_s * 1e3
             )
         } else if point.pattern == Pattern::Stride {
             "timing only: a stride chain has no seed".into()

@@ -35,7 +35,7 @@ mod workload;
 
 pub use error::Error;
 pub(crate) use error::system;
-pub use measurement::{Measurement, Phases, SPREAD_ADVICE, Sample, curve};
+pub use measurement::{ChainReuse, Measurement, Phases, SPREAD_ADVICE, Sample, curve};
 pub use point::Point;
 pub use precision::{EXTRA_REPEATS, PRECISION_CACHES, PRECISION_MEMORY};
 use precision::{more_repeats, precise, precision_target};
@@ -64,8 +64,10 @@ pub const SPREAD_WARN: f64 = 0.05;
 /// over itself); below it each repeat builds a fresh one.
 pub const REUSE_CHAIN_NODES: u64 = 1 << 20;
 
-/// How long each clock-chain timing beside a sample lasts.
-const SAMPLE_CLOCK_TIME: Duration = Duration::from_millis(1);
+/// How long each clock-chain timing beside a sample lasts: a tenth of a
+/// default sample, and still thousands of steps of the coarsest timer
+/// memlat meets (a 24 MHz counter steps 41.7 ns).
+const SAMPLE_CLOCK_TIME: Duration = Duration::from_micros(500);
 
 /// Runs of the sample clock whose fastest gives the clock before and after a point.
 const CLOCK_READS: usize = 3;
@@ -333,18 +335,19 @@ impl Engine {
         let (mut warmup_loads, mut repeat) = (0, 0);
         // A chain of a million nodes or more averages over itself: building
         // and linking a fresh one per repeat costs more than it tells.
-        let reuse = point.pattern != Pattern::Stride && chain.len() >= REUSE_CHAIN_NODES;
+        let mut reuse = (point.pattern != Pattern::Stride && chain.len() >= REUSE_CHAIN_NODES)
+            .then_some(ChainReuse::Large);
         // A stride chain is linked once; a large one that stays is warmed once
         // and walked on where it stopped (the last walk left caches steady).
-        let same_chain = reuse || point.pattern == Pattern::Stride;
-        let warm_once = same_chain && chain.len() >= REUSE_CHAIN_NODES;
+        let mut same_chain = reuse.is_some() || point.pattern == Pattern::Stride;
+        let mut warm_once = same_chain && chain.len() >= REUSE_CHAIN_NODES;
         let target = precision_target(point.size, self.cpu);
         while repeat < point.repeats || more_repeats(point, &samples, target) {
             if point.until_precise && repeat >= 2 && precise(&samples, target) {
                 break;
             }
             self.check_stop()?;
-            let seed = if reuse {
+            let seed = if reuse.is_some() {
                 point.seed
             } else {
                 point.seed.wrapping_add(u64::from(repeat))
@@ -388,14 +391,31 @@ impl Engine {
             self.clocks_used = Some((lo.min(sample.clock_ghz), hi.max(sample.clock_ghz)));
             samples.push(sample);
             repeat += 1;
+            if repeat == 1 && !same_chain {
+                // Measured, not guessed: a fresh chain per repeat only where
+                // it costs less than the sample it serves.
+                let fresh_s = phases.build_s + phases.warmup_s;
+                if fresh_s > phases.timed_s {
+                    reuse = Some(ChainReuse::Costly {
+                        fresh_s,
+                        sample_s: phases.timed_s,
+                    });
+                    (same_chain, warm_once) = (true, true);
+                }
+            }
         }
         for event in impossible {
             warnings.push(format!(
                 "event '{event}': a count came out impossible (the 2A-load run counted less than the A-load run, a time counter counted no time, or the counter never ran): left out (null), never reported as a number"
             ));
         }
-        // Re-read the clock: it is this point's "after" and the next one's "before".
-        self.clock_ghz = self.read_clock();
+        // The last sample's clock, timed just after its rounds, is this
+        // point's "after" and the next one's "before" (timing it again here
+        // would cost 3 ms a point for the same reading).
+        self.clock_ghz = match samples.last() {
+            Some(last) => last.clock_ghz,
+            None => self.read_clock(),
+        };
         let clock_after = self.clock_ghz;
         let drift = (clock_after - clock_before).abs() / clock_before;
         if drift > CLOCK_DRIFT_WARN && self.timing.given_ghz.is_none() {

@@ -36,6 +36,10 @@ pub const MAX_ROUNDS: u32 = 10;
 /// fastest kept.
 const SAMPLE_CLOCK_READS: u32 = 2;
 
+/// The A run's trips are timed over this fraction of the A run (1/8) and
+/// scaled up (see [`Engine::calibrate`]).
+const CALIBRATION_SHARE: u64 = 8;
+
 /// How a sample is timed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Strategy {
@@ -207,13 +211,17 @@ impl Engine {
             Strategy::Fastest { rounds } => sample_time / rounds.max(1),
         };
         let mut failure = None;
-        let a = clock::trips_lasting(target, |t| {
-            let (took, result) = clock::time(|| walker.walk(t));
-            if let Err(e) = result {
-                failure.get_or_insert(e);
-            }
-            took
-        });
+        // Doubling up to the whole target would walk about twice the A run
+        // before the sample starts; a run of an eighth of it (200 us by
+        // default, thousands of timer steps) scales to the target as well.
+        let a = CALIBRATION_SHARE
+            * clock::trips_lasting(target / CALIBRATION_SHARE as u32, |t| {
+                let (took, result) = clock::time(|| walker.walk(t));
+                if let Err(e) = result {
+                    failure.get_or_insert(e);
+                }
+                took
+            });
         if let Some(e) = failure {
             return Err(e);
         }
