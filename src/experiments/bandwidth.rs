@@ -75,6 +75,12 @@ pub struct BandwidthPoint {
     pub nt_write_gb_per_s: Option<f64>,
     /// Reading, bytes per core cycle per thread (null when the clock is unknown).
     pub read_bytes_per_cycle: Option<f64>,
+    /// How many of the threads read with software prefetches ahead of the
+    /// loads: each timed its kernel's read with and without them on its
+    /// buffer and kept the faster (which one wins differs by core). Null
+    /// where the kernels have no prefetching read.
+    #[serde(default)]
+    pub read_prefetched_threads: Option<usize>,
     /// Each operation's min and max over the samples.
     pub spread: std::collections::BTreeMap<String, Spread>,
 }
@@ -247,35 +253,70 @@ fn pass_over(kernels: &Kernels, op: Op, buf: &mut [u8], value: u64) -> u64 {
 
 /// `passes` passes of `op` over `buf`; returns the bytes moved. One call
 /// where the read loops inside its kernel (a call a pass would time the
-/// call as well: a 16 KiB pass is about a hundred cycles), else a call a
+/// call as well: a 16 KiB pass is about a hundred cycles), with software
+/// prefetches when `prefetched` and the kernel has them, else a call a
 /// pass, each write with its own value.
-fn passes_over(kernels: &Kernels, op: Op, buf: &mut [u8], passes: u64) -> u64 {
-    if op == Op::Read && bandwidth::read_passes(kernels, buf, passes).is_some() {
+fn passes_over(kernels: &Kernels, op: Op, buf: &mut [u8], passes: u64, prefetched: bool) -> u64 {
+    let looped = match (op, prefetched) {
+        (Op::Read, true) => bandwidth::read_passes_prefetched(kernels, buf, passes),
+        (Op::Read, false) => bandwidth::read_passes(kernels, buf, passes),
+        _ => None,
+    };
+    if looped.is_some() {
         return passes * op.bytes_per_pass(buf.len());
     }
     (0..passes).map(|k| pass_over(kernels, op, buf, k)).sum()
 }
 
-/// Passes of `op` that fill `sample_time`: batches of 1, 2, 4... passes run
-/// the way a sample runs them ([`passes_over`]: in one kernel call where the
-/// kernel loops its passes) until one lasts a millisecond, scaled from that
-/// batch (the buffer is warm after the smaller ones).
-fn calibrate(kernels: &Kernels, op: Op, buf: &mut [u8], sample_time: Duration) -> u64 {
+/// Passes of `op` that fill `sample_time`, and the seconds a pass took:
+/// batches of 1, 2, 4... passes run the way a sample runs them
+/// ([`passes_over`]: in one kernel call where the kernel loops its passes)
+/// until one lasts a millisecond, scaled from that batch (the buffer is
+/// warm after the smaller ones).
+fn calibrate(
+    kernels: &Kernels,
+    op: Op,
+    buf: &mut [u8],
+    sample_time: Duration,
+    prefetched: bool,
+) -> (u64, f64) {
     let mut batch = 1u64;
     loop {
         let started = Instant::now();
-        passes_over(kernels, op, buf, batch);
+        passes_over(kernels, op, buf, batch, prefetched);
         let took = started.elapsed();
         if took >= Duration::from_millis(1) || batch >= 1 << 40 {
             let per_pass_s = (took.as_secs_f64() / batch as f64).max(1e-12);
-            return ((sample_time.as_secs_f64() / per_pass_s).ceil() as u64).max(1);
+            let passes = ((sample_time.as_secs_f64() / per_pass_s).ceil() as u64).max(1);
+            return (passes, per_pass_s);
         }
         batch *= 2;
     }
 }
 
-/// (bytes, seconds) of each sample, per operation, of one thread.
-type ThreadSamples = Vec<Vec<(u64, f64)>>;
+/// How one thread runs `op`: the passes a sample, and whether the read
+/// prefetches (None: the kernels have no prefetching read, or not a read).
+/// Where there is a prefetching read, both are calibrated on the thread's
+/// buffer and the faster pass wins.
+fn choose(kernels: &Kernels, op: Op, buf: &mut [u8], sample_time: Duration) -> (u64, Option<bool>) {
+    if op != Op::Read || kernels.read_passes_prefetched.is_none() {
+        return (calibrate(kernels, op, buf, sample_time, false).0, None);
+    }
+    let (plain, plain_s) = calibrate(kernels, op, buf, sample_time, false);
+    let (ahead, ahead_s) = calibrate(kernels, op, buf, sample_time, true);
+    if ahead_s < plain_s {
+        (ahead, Some(true))
+    } else {
+        (plain, Some(false))
+    }
+}
+
+/// One thread's part of a point: (bytes, seconds) of each sample per
+/// operation, and whether its read prefetched ([`choose`]).
+struct ThreadSamples {
+    samples: Vec<Vec<(u64, f64)>>,
+    read_prefetched: Option<bool>,
+}
 
 /// One thread's part of a point: pinned, one buffer of `size` mapped and
 /// filled once, then for each operation a calibration and `repeats`
@@ -307,24 +348,38 @@ fn thread_part(
         bail!("another bandwidth thread could not start");
     }
     let buf = slice(&mut buf);
-    let mut out = Vec::new();
+    let mut out = ThreadSamples {
+        samples: Vec::new(),
+        read_prefetched: None,
+    };
     for op in ops(&plan.kernels) {
-        let passes = calibrate(&plan.kernels, op, buf, plan.sample_time);
+        let (passes, prefetched) = choose(&plan.kernels, op, buf, plan.sample_time);
+        if op == Op::Read {
+            out.read_prefetched = prefetched;
+        }
         let mut samples = Vec::new();
         for _ in 0..plan.repeats.max(1) {
             barrier.wait();
             let started = Instant::now();
-            let bytes = passes_over(&plan.kernels, op, buf, passes);
+            let bytes = passes_over(&plan.kernels, op, buf, passes, prefetched == Some(true));
             samples.push((bytes, started.elapsed().as_secs_f64()));
         }
-        out.push(samples);
+        out.samples.push(samples);
     }
     Ok(out)
 }
 
-/// Every operation's samples at one size and thread count: GB/s summed
-/// over the threads, per sample.
-fn measure_point(plan: &Plan, size: u64, threads: usize) -> Result<Vec<(Op, Vec<f64>)>> {
+/// Each operation's samples, GB/s.
+type Figures = Vec<(Op, Vec<f64>)>;
+
+/// Every operation's samples at one size and thread count (GB/s summed
+/// over the threads, per sample), and how many threads' reads prefetched
+/// (None where no thread had the choice).
+fn measure_point(
+    plan: &Plan,
+    size: u64,
+    threads: usize,
+) -> Result<(Figures, Option<usize>)> {
     let barrier = Barrier::new(threads);
     let failed = AtomicBool::new(false);
     let parts: Vec<Result<ThreadSamples>> = std::thread::scope(|scope| {
@@ -344,7 +399,13 @@ fn measure_point(plan: &Plan, size: u64, threads: usize) -> Result<Vec<(Op, Vec<
             .collect()
     });
     let parts = parts.into_iter().collect::<Result<Vec<_>>>()?;
-    Ok(ops(&plan.kernels)
+    let prefetched = parts
+        .iter()
+        .filter_map(|part| part.read_prefetched)
+        .fold(None, |n: Option<usize>, p| {
+            Some(n.unwrap_or(0) + usize::from(p))
+        });
+    let figures = ops(&plan.kernels)
         .into_iter()
         .enumerate()
         .map(|(k, op)| {
@@ -352,13 +413,14 @@ fn measure_point(plan: &Plan, size: u64, threads: usize) -> Result<Vec<(Op, Vec<
                 .map(|r| {
                     parts
                         .iter()
-                        .map(|part| gb_per_s(part[k][r].0, part[k][r].1))
+                        .map(|part| gb_per_s(part.samples[k][r].0, part.samples[k][r].1))
                         .sum()
                 })
                 .collect();
             (op, samples)
         })
-        .collect())
+        .collect();
+    Ok((figures, prefetched))
 }
 
 /// Measures every size at every thread count.
@@ -392,7 +454,8 @@ pub fn run(
         observer.begin(&step);
         let mut spread = std::collections::BTreeMap::new();
         let mut median: Vec<(Op, f64)> = Vec::new();
-        for (op, samples) in measure_point(plan, level.size, threads)? {
+        let (figures, read_prefetched_threads) = measure_point(plan, level.size, threads)?;
+        for (op, samples) in figures {
             let s = Summary::of(&samples).expect("at least one sample");
             spread.insert(
                 op.name().to_string(),
@@ -418,6 +481,7 @@ pub fn run(
             copy_gb_per_s: copy,
             nt_write_gb_per_s: nt,
             read_bytes_per_cycle: bytes_per_cycle(read, threads, plan.ghz),
+            read_prefetched_threads,
             spread,
         });
         observer.checkpoint(&points)?;
@@ -547,7 +611,30 @@ mod tests {
             assert!(v.is_finite() && v > 0.0, "{p:?}");
         }
         assert!(p.nt_write_gb_per_s.is_none() && p.read_bytes_per_cycle.is_none());
+        // The portable read has no prefetching variant: nothing was chosen.
+        assert_eq!(p.read_prefetched_threads, None);
         let r = p.spread["read"];
         assert!(r.min <= p.read_gb_per_s && p.read_gb_per_s <= r.max);
+    }
+
+    #[test]
+    fn only_a_read_with_a_prefetching_variant_is_timed_both_ways() {
+        let mut buf = vec![1u8; 64 << 10];
+        let sample = Duration::from_millis(2);
+        for kernels in bandwidth::table() {
+            let runnable = bandwidth::by_name(kernels.name, &bandwidth::Features::detect()).is_ok();
+            if !runnable {
+                continue;
+            }
+            let (passes, prefetched) = choose(&kernels, Op::Read, &mut buf, sample);
+            assert!(passes >= 1);
+            assert_eq!(
+                prefetched.is_some(),
+                kernels.read_passes_prefetched.is_some(),
+                "{}",
+                kernels.name
+            );
+            assert_eq!(choose(&kernels, Op::Write, &mut buf, sample).1, None);
+        }
     }
 }

@@ -97,6 +97,11 @@ pub struct Kernels {
     /// buffer's pass is a hundred cycles or so, and a call a pass would
     /// time the call too. None: call `read` once a pass.
     pub read_passes: Option<ReadPassesFn>,
+    /// [`Kernels::read_passes`] with software prefetches ahead of the
+    /// loads, where the kernel has such a variant: it is faster on some
+    /// cores and slower on others, so a caller times both and keeps the
+    /// faster. None: no such variant.
+    pub read_passes_prefetched: Option<ReadPassesFn>,
     /// None: the read sums every word it loads. Some(k): it sums only the
     /// last k vectors (x86's plain-load `asm!` reads, whose other loads feed
     /// nothing so that they need no ALU port: see `x86_read`).
@@ -151,6 +156,7 @@ pub const PORTABLE: Kernels = Kernels {
     needs: None,
     read: portable_read,
     read_passes: None,
+    read_passes_prefetched: None,
     read_sum_vectors: None,
     write: portable_write,
     copy: portable_copy,
@@ -248,6 +254,15 @@ pub fn pass(kernels: &Kernels, op: Op, a: &mut [u8], b: &[u8], value: u64) -> Op
 pub fn read_passes(kernels: &Kernels, a: &[u8], passes: u64) -> Option<u64> {
     let n = a.len() / BLOCK * BLOCK;
     kernels.read_passes.map(|read| read(&a[..n], passes))
+}
+
+/// [`read_passes`] with the kernels' prefetching read; None where they
+/// have none ([`Kernels::read_passes_prefetched`]).
+pub fn read_passes_prefetched(kernels: &Kernels, a: &[u8], passes: u64) -> Option<u64> {
+    let n = a.len() / BLOCK * BLOCK;
+    kernels
+        .read_passes_prefetched
+        .map(|read| read(&a[..n], passes))
 }
 
 #[cfg(test)]

@@ -43,6 +43,7 @@ pub(super) const KERNELS: [Kernels; 1] = [Kernels {
     needs: Some(|f: &Features| f.rvv),
     read: rvv_read,
     read_passes: None,
+    read_passes_prefetched: None,
     read_sum_vectors: None,
     write: rvv_write,
     copy: rvv_copy,

@@ -43,21 +43,19 @@ use super::BLOCK;
 /// (all of it when shorter): the registers of the final loop trip.
 pub(super) const READ_SUM_VECTORS: usize = 8;
 
-/// How far ahead the AVX-512 read prefetches, bytes (one `prefetcht0` a
-/// 256-byte block, while the target is inside the buffer). A 512-bit load
-/// touches each line once, and Intel's L1 streaming (DCU) prefetcher starts
-/// on a second access to a recently loaded line: on the Golden Cove guest
-/// the plain 512-bit read streamed memory at 16.1-16.6 GB/s against 19.5
-/// for a 256-bit C loop (two loads a line); with this prefetch, 19.1-19.2.
-/// The Zen 4 guest showed the same gap (11%) before; the prefetch was not
-/// measured there.
+/// How far ahead the AVX-512 read's prefetching variant prefetches, bytes
+/// (one `prefetcht0` a 256-byte block, while the target is inside the
+/// buffer). A 512-bit load touches each line once, and Intel's L1
+/// streaming (DCU) prefetcher starts on a second access to a recently
+/// loaded line: on the Golden Cove guest the plain 512-bit read streamed
+/// memory at 16.1-16.6 GB/s against 19.5 for a 256-bit C loop (two loads a
+/// line); with this prefetch, 19.1-19.2. On the Zen 4 guest the same
+/// prefetch halved it (1 GiB: 14.0-14.4 GB/s against 23.3-25.3 plain,
+/// three interleaved rounds), and in L1 and L2 it only costs (6-9% and 5% on
+/// Golden Cove). No rule of the core's kind says which is faster, so
+/// `memlat bandwidth` times both on the buffer at hand and keeps the
+/// faster ([`super::Kernels::read_passes_prefetched`]).
 pub(super) const READ_PREFETCH: usize = 1024;
-
-/// The smallest buffer the AVX-512 read prefetches in: past the largest L2
-/// of current cores (2 MiB). In L1 and L2 the prefetch only cost (6-9% and
-/// 5% on the Golden Cove guest: the load ports are the limit there), and in
-/// that guest's L3 it changed nothing.
-pub(super) const READ_PREFETCH_FROM: usize = 4 << 20;
 
 /// The wrapping sum of the 64-bit words of the eight registers a kernel
 /// ends with: a tree of vector adds, then one vector's words (once a call,
@@ -81,9 +79,10 @@ fn sum_words<T: Copy>(r: [T; 8], add: impl Fn(T, T) -> T) -> u64 {
 /// AVX-512: 512 bytes a trip (two blocks), then one block's four loads when
 /// the buffer holds an odd number of blocks, so the registers end holding
 /// the last 512 bytes (or the one block and zeros); the whole buffer
-/// `passes` times (at least once).
+/// `passes` times (at least once); with `prefetch`, a `prefetcht0`
+/// [`READ_PREFETCH`] ahead every 256 bytes where that lies inside the buffer.
 #[target_feature(enable = "avx512f")]
-pub(super) unsafe fn read512(buf: &[u8], passes: u64) -> u64 {
+pub(super) unsafe fn read512(buf: &[u8], passes: u64, prefetch: bool) -> u64 {
     let n = buf.len() / BLOCK * BLOCK;
     if n == 0 {
         return 0;
@@ -91,9 +90,9 @@ pub(super) unsafe fn read512(buf: &[u8], passes: u64) -> u64 {
     const TRIP: usize = 2 * BLOCK;
     let start = buf.as_ptr() as usize;
     let trips_end = start + n / TRIP * TRIP;
-    // Trips that prefetch: both prefetches (p + READ_PREFETCH and 256 past
-    // it) inside the buffer, in buffers past the caches only.
-    let ahead_end = if n >= READ_PREFETCH_FROM {
+    // Trips that prefetch (when asked): both prefetches (p + READ_PREFETCH
+    // and 256 past it) inside the buffer.
+    let ahead_end = if prefetch && n >= READ_PREFETCH + BLOCK {
         start + (n - READ_PREFETCH - BLOCK) / TRIP * TRIP
     } else {
         start
@@ -271,9 +270,10 @@ mod tests {
     fn reads_end_on_the_last_vectors_whether_or_not_they_prefetch() {
         let features = Features::detect();
         // Shorter than a trip, an odd and an even number of blocks, about
-        // the prefetch distance, and past the size it starts at (odd, even).
-        let from = READ_PREFETCH_FROM / BLOCK;
-        for blocks in [1, 2, 3, 4, 5, 7, 64, from - 1, from, from + 3] {
+        // the prefetch distance (where the prefetching variant starts to
+        // prefetch), and long past it (odd, even).
+        let from = (READ_PREFETCH + BLOCK) / BLOCK;
+        for blocks in [1, 2, 3, 4, 5, 7, 64, from - 1, from, from + 1, 4096, 4099] {
             for offset in [0, 8] {
                 let len = blocks * BLOCK + offset + 40;
                 let all: Vec<u8> = (0..len).map(|i| (i * 13 + 5) as u8).collect();
@@ -292,9 +292,14 @@ mod tests {
                     // Looped inside the kernel, each pass starts again at
                     // the first vector and ends on the same last ones.
                     let read_passes = k.read_passes.expect("x86 reads loop inside");
-                    for passes in [0, 1, 3] {
+                    let variants = [Some(read_passes), k.read_passes_prefetched];
+                    for (read, passes) in variants
+                        .iter()
+                        .flatten()
+                        .flat_map(|r| [0, 1, 3].map(|p| (r, p)))
+                    {
                         assert_eq!(
-                            read_passes(src, passes),
+                            read(src, passes),
                             expected,
                             "{} read of {blocks} blocks, {passes} passes",
                             k.name
