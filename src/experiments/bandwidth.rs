@@ -375,11 +375,7 @@ type Figures = Vec<(Op, Vec<f64>)>;
 /// Every operation's samples at one size and thread count (GB/s summed
 /// over the threads, per sample), and how many threads' reads prefetched
 /// (None where no thread had the choice).
-fn measure_point(
-    plan: &Plan,
-    size: u64,
-    threads: usize,
-) -> Result<(Figures, Option<usize>)> {
+fn measure_point(plan: &Plan, size: u64, threads: usize) -> Result<(Figures, Option<usize>)> {
     let barrier = Barrier::new(threads);
     let failed = AtomicBool::new(false);
     let parts: Vec<Result<ThreadSamples>> = std::thread::scope(|scope| {

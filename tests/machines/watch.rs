@@ -10,7 +10,9 @@
 
 use memlat::analysis::detect;
 use memlat::experiments::plateaus::MeasuredLevels;
-use memlat::experiments::watch::{EdgeReading, edge_reading, plan};
+use memlat::experiments::watch::edge::judged;
+use memlat::experiments::watch::probe::warm_shares;
+use memlat::experiments::watch::{EdgeReading, WARM_CYCLES, edge_reading, plan};
 
 use super::model::{self, Noise};
 use super::rows::{Cache, G, Row};
@@ -106,6 +108,105 @@ fn the_watch_edge_is_where_half_the_loads_stop_being_served_and_moves_with_the_s
                 quiet.edge_bytes(),
                 busy.edge_bytes()
             ));
+        }
+        Ok(())
+    });
+}
+
+/// One interval whose duty budget let only the smallest probe walk its
+/// [`WARM_CYCLES`] whole cycles (`warm_shares` with every load costed at
+/// memory's latency): each probe walked short reads anything between its
+/// full-cycle reading and memory (a walk that stopped short brought in
+/// fewer of the lines its timed window meets, never more), and only
+/// `judged` readings reach the edge.
+fn short_interval(
+    row: &Row,
+    seed: u64,
+    share: u64,
+    plan: &(Vec<u64>, u64, u64),
+) -> Option<(EdgeReading, Vec<bool>)> {
+    let mut noise = Noise::new(seed ^ 0x5407);
+    let mut d = model::draw(row, &mut noise);
+    d.caches.last_mut().expect("a cache").0 = share;
+    let (sizes, middle, memory) = plan;
+    let far = noise.jitter(model::latency(row, &d, *memory), NOISE);
+    let cycles: Vec<u64> = sizes.iter().map(|&s| s / row.line).collect();
+    // Two cycles of the smallest and half a cycle of the next, at memory's pace.
+    let seconds =
+        (WARM_CYCLES * cycles[0] + cycles.get(1).map_or(0, |c| c / 2)) as f64 * far * 1e-9;
+    let walks: Vec<(u64, f64)> = cycles.iter().map(|&c| (c, far)).collect();
+    let whole: Vec<bool> = warm_shares(&walks, seconds)
+        .iter()
+        .zip(&cycles)
+        .map(|(warm, &c)| warm.is_some_and(|w| w >= WARM_CYCLES * c))
+        .collect();
+    let ns: Vec<f64> = sizes
+        .iter()
+        .zip(&whole)
+        .map(|(&s, &whole)| {
+            let full = noise.jitter(model::latency(row, &d, s), NOISE);
+            if whole {
+                full
+            } else {
+                full + noise.unit() * (far - full).max(0.0)
+            }
+        })
+        .collect();
+    let level = noise.jitter(model::latency(row, &d, *middle), NOISE);
+    let read = judged(&ns, &whole, level, far);
+    edge_reading(sizes, &read, level, far).map(|r| (r, whole))
+}
+
+/// Whether a reading's bracket is true of `cache` serving `share` bytes,
+/// from the probes it read (a probe left out says nothing): an edge
+/// between two probes within a probe step of where half is served, "at
+/// least" its lower probe where half is served no lower than a step
+/// below it, "below" its upper probe where half is served no higher than
+/// a step above it.
+fn bracket_true_of(r: &EdgeReading, step: f64, share: u64, cache: &Cache) -> Result<(), String> {
+    let truth = model::half_served(share, cache.ways, cache.policy) as f64;
+    let ok = match r.bracket {
+        [Some(lo), None] => truth * step >= lo as f64,
+        [None, Some(hi)] => truth <= hi as f64 * step,
+        _ => r.edge_bytes().is_some_and(|e| {
+            let e = e as f64;
+            e * step >= truth && e <= truth * step
+        }),
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "bracket {:?} (edge {:?}), half served at {truth:.0} (probe step {step:.2})",
+            r.bracket,
+            r.edge_bytes()
+        ))
+    }
+}
+
+#[test]
+fn probes_walked_short_of_their_cycles_never_move_the_edge_off_the_truth() {
+    every_row("watch edge, short warm walks", |row, seed| {
+        let plan = plan(row, seed).ok_or("no cache level to watch")?;
+        let cache = row.caches.last().expect("a cache");
+        let step = plan
+            .0
+            .windows(2)
+            .map(|w| w[1] as f64 / w[0] as f64)
+            .fold(1.0, f64::max);
+        for (what, share) in [
+            ("quiet", cache.serves.1),
+            ("with a neighbour", cache.serves.0),
+        ] {
+            // No reading at all is honest (every probe read was left out);
+            // a reading must be true of the share.
+            if let Some((r, whole)) = short_interval(row, seed, share, &plan) {
+                if whole.iter().all(|&w| w) {
+                    return Err(format!("{what}: the budget walked every probe whole"));
+                }
+                bracket_true_of(&r, step, share, cache)
+                    .map_err(|e| format!("{what}: {e} (probes {:?}, whole {whole:?})", plan.0))?;
+            }
         }
         Ok(())
     });

@@ -30,7 +30,7 @@
 mod cpu;
 pub mod edge;
 pub mod plan;
-mod probe;
+pub mod probe;
 pub mod record;
 
 use std::time::{Duration, Instant, SystemTime};

@@ -61,7 +61,7 @@ pub(super) fn warm_floor(cycle: u64) -> u64 {
 /// whole cycles each while the time lasts, then what is left, each at
 /// least [`MAX_WARM_LOADS`] or one cycle. `None` for a probe whose cost is
 /// not known yet (its walk stays as it is).
-pub(super) fn warm_shares(walks: &[(u64, f64)], seconds: f64) -> Vec<Option<u64>> {
+pub fn warm_shares(walks: &[(u64, f64)], seconds: f64) -> Vec<Option<u64>> {
     let mut left = seconds;
     walks
         .iter()
