@@ -116,6 +116,33 @@ fn references_hold(level_ns: f64, memory_ns: f64) -> bool {
     }
 }
 
+/// What a miss costs the edge probes, ns: the slowest probe walked short
+/// of its cycles (`whole` false), where it reads at least
+/// [`REFERENCE_GAP`] times the level and less than the memory probe;
+/// else the memory probe's `memory_ns`. A short walk leaves the lines its
+/// timed window meets as the last interval left them, after every other
+/// probe went through the level since: they miss unless the level kept
+/// them all that while, so the reading is a miss at the probes' own
+/// footprint. The memory probe walks 256 MiB, and a miss there costs what
+/// its footprint adds (page walks, DRAM rows): on the Zen 4 guest it read
+/// 170-200 ns where a 16 MiB probe walked a tenth of a cycle read 130-155,
+/// and 300-550 ns for ten seconds while that probe stayed at 130-155;
+/// against it every missing probe looked a quarter served, and in those
+/// seconds more than half ("L3 edge >=16.1 MiB", where full-cycle chases
+/// read memory from 8 MiB).
+pub fn miss_reference(ns: &[f64], whole: &[bool], level_ns: f64, memory_ns: f64) -> f64 {
+    let cold = ns
+        .iter()
+        .zip(whole)
+        .filter(|&(n, &whole)| !whole && n.is_finite())
+        .map(|(&n, _)| n)
+        .reduce(f64::max);
+    match cold {
+        Some(c) if c >= REFERENCE_GAP * level_ns && c < memory_ns => c,
+        _ => memory_ns,
+    }
+}
+
 /// The readings an interval's edge may use: each probe's `ns`, where
 /// `whole` says its warm walk covered whole cycles of its chain, or where
 /// the level served at least half its loads anyway; NaN (not read) where
@@ -468,6 +495,28 @@ mod tests {
             None
         );
         assert_eq!(settle_check("L3", None, None, Some(1), None).agrees, None);
+    }
+
+    #[test]
+    fn a_miss_costs_what_a_probe_walked_short_reads_where_it_misses() {
+        let (level, memory) = (15.0, 180.0);
+        // The slowest short probe (140) is the miss; the whole one is not.
+        let ns = [16.0, 60.0, 120.0, 140.0];
+        assert_eq!(
+            miss_reference(&ns, &[true, true, false, false], level, memory),
+            140.0
+        );
+        // A short probe the level still serves says nothing of a miss.
+        assert_eq!(miss_reference(&ns[..1], &[false], level, memory), memory);
+        // Whole walks only (the settle pass): the memory probe.
+        assert_eq!(miss_reference(&ns, &[true; 4], level, memory), memory);
+        // A short probe slower than memory: the memory probe.
+        assert_eq!(miss_reference(&[200.0], &[false], level, memory), memory);
+        // Against the footprint's own miss the 60 ns probe is served 2/3,
+        // against the memory probe's 3/4: nearer a miss than it looked.
+        let m = miss_reference(&ns, &[true, true, false, false], level, memory);
+        let h = hit_fraction(60.0, level, m).unwrap();
+        assert!((h - 80.0 / 125.0).abs() < 1e-9, "{h}");
     }
 
     #[test]

@@ -404,12 +404,11 @@ impl Watch {
         (level_ns, ns[caches..caches + edge_count].to_vec())
     }
 
-    /// The edge from one interval's readings: the references are the same
-    /// interval's level middle and memory (see [`edge`]). Outside the
-    /// settle pass (where every probe walks a whole cycle) a probe whose
-    /// warm walk was cut short of [`WARM_CYCLES`] cycles counts only where
-    /// the level served at least half its loads: its misses may be lines
-    /// the walk never brought in, not lines the level could not hold.
+    /// The edge from one interval's readings against its level middle and
+    /// a miss at the probes' footprint ([`edge::miss_reference`]). Outside
+    /// the settle pass (every probe walks a whole cycle) a probe walked
+    /// short of [`WARM_CYCLES`] cycles counts only where the level served
+    /// half its loads: its misses may be lines its walk never brought in.
     fn edge_of(&self, level_ns: &[f64], edge_ns: &[f64], settle: bool) -> Option<EdgeReading> {
         let e = self.plan.edge.as_ref()?;
         let level = self.plan.levels.iter().position(|l| l.name == e.level)?;
@@ -420,8 +419,9 @@ impl Watch {
             .filter(|p| p.role == Role::Edge)
             .map(|p| settle || p.warmed_whole())
             .collect();
-        let judged = edge::judged(edge_ns, &whole, level_ns, memory_ns);
-        edge_reading(&e.sizes, &judged, level_ns, memory_ns)
+        let miss_ns = edge::miss_reference(edge_ns, &whole, level_ns, memory_ns);
+        let judged = edge::judged(edge_ns, &whole, level_ns, miss_ns);
+        edge_reading(&e.sizes, &judged, level_ns, miss_ns)
     }
 
     /// One pass over every probe before the first interval: it streams
