@@ -281,6 +281,36 @@ fn a_watch_whose_edge_never_reached_a_probe_reads_back() {
         .success();
 }
 
+#[test]
+fn an_edge_short_of_the_largest_probe_with_the_rest_left_out_reads_as_a_lower_bound() {
+    // Served to 6 MiB, the 9 and 12 MiB probes walked short, missed and
+    // left out: "at least 6 MiB", never a 6 MiB edge.
+    let bounded: Vec<Interval> = intervals(false)
+        .into_iter()
+        .map(|i| Interval {
+            edge_bracket_bytes: [Some(6 << 20), None],
+            edge_hit: vec![Some(1.0), Some(1.0), None, None],
+            ..i
+        })
+        .collect();
+    let h = header();
+    let line = memlat::output::watch::live_line(&h, &bounded, false);
+    assert!(line.contains("L3 edge >=6 MiB"), "{line}");
+    let summary = summarise(&h, &bounded, 40.0, None, false);
+    assert!(
+        summary
+            .notes
+            .iter()
+            .any(|n| n.contains("40 of 40 intervals read only a lower bound")),
+        "{:?}",
+        summary.notes
+    );
+    // Between two probes read: a placed edge, and no such note.
+    let placed = intervals(false);
+    assert!(memlat::output::watch::live_line(&h, &placed, false).contains("L3 edge 6 MiB"));
+    assert!(summarise(&h, &placed, 40.0, None, false).notes.is_empty());
+}
+
 /// A real watch from tests/fixtures/watch (see its README), read through
 /// the one result reader, with its summary computed anew from its
 /// intervals by today's rules (not the summary it was written with).

@@ -77,15 +77,16 @@ pub fn live_line(header: &WatchHeader, history: &[Interval], sparks: bool) -> St
         // No edge found: below the smallest probe, which 0 bytes reads as.
         let bytes = now.edge_bytes.map_or(0.0, |b| b as f64);
         let probe = |s: Option<&u64>| s.map(|&s| s as f64);
+        // Served up to the last probe read (those past it walked short and
+        // left out): at least that probe, marked as at the largest.
+        let upper = match now.edge_bracket_bytes {
+            [Some(read), None] => Some(read as f64),
+            _ => probe(edge.sizes.last()),
+        };
         let mut part = format!(
             "{} edge {}",
             edge.level,
-            marked(
-                bytes,
-                probe(edge.sizes.first()),
-                probe(edge.sizes.last()),
-                "bytes"
-            )
+            marked(bytes, probe(edge.sizes.first()), upper, "bytes")
         );
         if sparks {
             let series: Vec<f64> = history

@@ -384,9 +384,30 @@ pub fn summarise(
             .iter()
             .filter(|s| s.agrees == Some(false))
             .map(|s| s.note.clone())
+            .chain(lower_bounds_note(header, intervals))
             .collect(),
         settle_edge: header.settle_edge.clone(),
     }
+}
+
+/// How many intervals' edges are only a lower bound short of the largest
+/// probe (every probe read was served; the larger ones were walked short
+/// of their cycles, missed, and were left out), when any is: their
+/// readings count in the edge's quantiles as that bound.
+fn lower_bounds_note(header: &WatchHeader, intervals: &[Interval]) -> Option<String> {
+    let edge = header.plan.edge.as_ref()?;
+    let largest = *edge.sizes.last()?;
+    let bounds = intervals
+        .iter()
+        .filter(|i| matches!(i.edge_bracket_bytes, [Some(read), None] if read < largest))
+        .count();
+    (bounds > 0).then(|| {
+        format!(
+            "{} edge: {bounds} of {} intervals read only a lower bound (at least the last probe served; the larger probes were walked short of their warm cycles within the duty budget and missed, so they could not say where the level stops); a larger --duty walks them whole",
+            edge.level,
+            intervals.len()
+        )
+    })
 }
 
 /// A JSON line tagged with what it holds (`header`, `interval`, `summary`).
