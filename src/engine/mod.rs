@@ -337,15 +337,16 @@ impl Engine {
         // and linking a fresh one per repeat costs more than it tells.
         let mut reuse = (point.pattern != Pattern::Stride && chain.len() >= REUSE_CHAIN_NODES)
             .then_some(ChainReuse::Large);
-        // A stride chain is linked once; a large one that stays is warmed once
-        // and walked on where it stopped (the last walk left caches steady).
-        let mut same_chain = reuse.is_some() || point.pattern == Pattern::Stride;
-        let mut warm_once = same_chain && chain.len() >= REUSE_CHAIN_NODES;
         let target = precision_target(point.size, self.cpu);
         while repeat < point.repeats || more_repeats(point, &samples, target) {
             if point.until_precise && repeat >= 2 && precise(&samples, target) {
                 break;
             }
+            // A stride chain is linked once, and so is a random one that
+            // stays; a large stride chain or one that stays is warmed once
+            // and walked on where it stopped (the last walk left caches steady).
+            let same_chain = reuse.is_some() || point.pattern == Pattern::Stride;
+            let warm_once = reuse.is_some() || (same_chain && chain.len() >= REUSE_CHAIN_NODES);
             self.check_stop()?;
             let seed = if reuse.is_some() {
                 point.seed
@@ -400,7 +401,6 @@ impl Engine {
                         fresh_s,
                         sample_s: phases.timed_s,
                     });
-                    (same_chain, warm_once) = (true, true);
                 }
             }
         }

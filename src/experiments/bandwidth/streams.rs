@@ -50,12 +50,7 @@ fn pass_over(kernels: &Kernels, op: Op, buf: &mut [u8], value: u64) -> u64 {
 /// prefetches when `prefetched` and the kernel has them, else a call a
 /// pass, each write with its own value.
 fn passes_over(kernels: &Kernels, op: Op, buf: &mut [u8], passes: u64, prefetched: bool) -> u64 {
-    let looped = match (op, prefetched) {
-        (Op::Read, true) => bandwidth::read_passes_prefetched(kernels, buf, passes),
-        (Op::Read, false) => bandwidth::read_passes(kernels, buf, passes),
-        _ => None,
-    };
-    if looped.is_some() {
+    if op == Op::Read && bandwidth::read_passes(kernels, buf, passes, prefetched).is_some() {
         return passes * op.bytes_per_pass(buf.len());
     }
     (0..passes).map(|k| pass_over(kernels, op, buf, k)).sum()

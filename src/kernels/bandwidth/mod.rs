@@ -249,20 +249,17 @@ pub fn pass(kernels: &Kernels, op: Op, a: &mut [u8], b: &[u8], value: u64) -> Op
 }
 
 /// Reads `a` `passes` times in one call, where `kernels` loop their read
-/// inside ([`Kernels::read_passes`]); None where they do not (call
-/// [`pass`] once a pass).
-pub fn read_passes(kernels: &Kernels, a: &[u8], passes: u64) -> Option<u64> {
+/// inside ([`Kernels::read_passes`]; with `prefetched`, their prefetching
+/// read, [`Kernels::read_passes_prefetched`]); None where they have no
+/// such read (call [`pass`] once a pass).
+pub fn read_passes(kernels: &Kernels, a: &[u8], passes: u64, prefetched: bool) -> Option<u64> {
     let n = a.len() / BLOCK * BLOCK;
-    kernels.read_passes.map(|read| read(&a[..n], passes))
-}
-
-/// [`read_passes`] with the kernels' prefetching read; None where they
-/// have none ([`Kernels::read_passes_prefetched`]).
-pub fn read_passes_prefetched(kernels: &Kernels, a: &[u8], passes: u64) -> Option<u64> {
-    let n = a.len() / BLOCK * BLOCK;
-    kernels
-        .read_passes_prefetched
-        .map(|read| read(&a[..n], passes))
+    let read = if prefetched {
+        kernels.read_passes_prefetched
+    } else {
+        kernels.read_passes
+    };
+    read.map(|read| read(&a[..n], passes))
 }
 
 #[cfg(test)]
