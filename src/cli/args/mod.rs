@@ -530,7 +530,7 @@ pub struct MeasureArgs {
     pub clock: crate::platform::clock::ClockRequest,
 
     /// Target duration of one sample (A loads timed, then 2A loads timed), in
-    /// milliseconds; sets A when -a is not given. Each repeat takes 3 samples and keeps the fastest.
+    /// milliseconds; sets A when -a is not given. Each repeat takes 2 rounds of both (more while they disagree) and keeps the fastest of each.
     #[arg(long, value_name = "MS", default_value_t = 50)]
     pub sample_ms: u64,
 
