@@ -287,6 +287,35 @@ fn amd_zen4_guest_l3_is_not_the_ramp_below_it() {
     }
 }
 
+/// A sweep whose stretch between the L3 and memory (106.8 ns over 6.0-9.5
+/// MiB) the curve alone reads as a fourth cache: its single loads, timed by
+/// the sweep, split between memory and the L3's own latency, so it is their
+/// mixture (`detect::one_latency`).
+#[test]
+fn amd_zen4_guest_mixture_told_by_its_loads() {
+    let name = "amd-epyc-zen4-kvm-2026-11-28-spreads.json";
+    let d = detect(name);
+    assert_eq!(names(&d), ["L1", "L2", "L3", "memory"], "{}", describe(&d));
+    check(&d, "L3", Some((3 * M, 16 * M)), (12.0, 16.0));
+    assert!(
+        d.notes
+            .iter()
+            .any(|n| n.contains("mixture of its neighbours")),
+        "{}",
+        describe(&d)
+    );
+    let mut result = SweepResult::load(&fixture(name)).unwrap();
+    assert!(!result.load_spreads.is_empty());
+    result.load_spreads.clear();
+    let alone = result.detect().unwrap();
+    assert_eq!(
+        names(&alone),
+        ["L1", "L2", "L3", "L4", "memory"],
+        "{}",
+        describe(&alone)
+    );
+}
+
 /// Asserts that `name` has bounds, the lower within `least` and the upper
 /// within `most`, its capacity between them.
 fn check_bounds(d: &Detection, name: &str, least: (u64, u64), most: (u64, u64)) {

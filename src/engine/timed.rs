@@ -9,7 +9,8 @@
 
 use std::time::Duration;
 
-use super::{Engine, Error, Walker, Workload};
+use super::{Engine, Error, Point, Walker, Workload};
+use crate::analysis::detect::LoadSpread;
 use crate::analysis::distribution::{self, Distribution, Timings};
 use crate::chain::Chain;
 use crate::kernels::{Kernel, KernelKind};
@@ -160,6 +161,66 @@ impl Engine {
         let timer = crate::arch::TIMESTAMP.unwrap_or("none");
         distribution::analyse(&timeline, timer)
             .ok_or_else(|| Error::Invalid("distribution: no load was timed".into()))
+    }
+}
+
+/// Timelines of groups at each size of a spread test; the narrowest is kept.
+const SPREAD_TIMELINES: usize = 3;
+
+impl Engine {
+    /// How single loads spread at each of `sizes` (a random chain of
+    /// `template`'s other settings each): [`SPREAD_TIMELINES`] timelines of
+    /// [`MIN_TIMINGS`] groups, the narrowest kept, every size in groups of
+    /// one size, the smallest the timer resolves at `fastest_ns` a load (so
+    /// the timer's share of the spread is the same at every size; see
+    /// [`crate::analysis::detect::one_latency`]). Empty where this ISA has no
+    /// per-load timer in memlat.
+    pub fn load_spreads(
+        &mut self,
+        template: &Point,
+        sizes: &[u64],
+        fastest_ns: f64,
+    ) -> Result<Vec<LoadSpread>, Error> {
+        if crate::kernels::timed_by().is_none() || sizes.is_empty() {
+            return Ok(Vec::new());
+        }
+        let cost = self.timer_cost()?;
+        let group = group_size(fastest_ns, cost.overhead_ns, cost.resolution_ns);
+        let kernel = Kernel::Chase(KernelKind::Pointer);
+        let mut ticks = vec![1u32; MIN_TIMINGS];
+        let mut spreads = Vec::new();
+        for &size in sizes {
+            self.check_stop()?;
+            let point = Point {
+                size,
+                pattern: crate::chain::Pattern::Random,
+                ..template.clone()
+            };
+            let chain = Chain::build(point.pattern, size, point.stride, point.line, point.seed)?;
+            let mut workload = self.workload(&point)?;
+            workload.link(&chain, kernel)?;
+            let mut walker = workload.walker(&chain, kernel);
+            super::warmup::warm_up_unless(&mut walker, &|| self.stopped())?;
+            let mut narrowest: Option<LoadSpread> = None;
+            for _ in 0..SPREAD_TIMELINES {
+                self.check_stop()?;
+                walker.walk_timed(group, &mut ticks)?;
+                let mut ns: Vec<f64> = ticks
+                    .iter()
+                    .map(|&t| {
+                        (f64::from(t) * cost.ns_per_tick - cost.overhead_ns) / f64::from(group)
+                    })
+                    .collect();
+                if let Some(s) = LoadSpread::of(size, group, &mut ns)
+                    && narrowest.is_none_or(|n| s.load_variance < n.load_variance)
+                {
+                    narrowest = Some(s);
+                }
+            }
+            self.spare = Some(((point.size, point.pages, point.node), workload));
+            spreads.extend(narrowest);
+        }
+        Ok(spreads)
     }
 }
 

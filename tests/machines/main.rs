@@ -16,6 +16,7 @@ mod model;
 mod parts;
 mod refresh;
 mod rows;
+mod spread;
 mod tlb;
 mod watch;
 
@@ -164,6 +165,34 @@ fn levels_and_memory_from_the_sweep() {
             return Err(format!(
                 "the climb past memory read as {cause:?}, want translation\n{table}"
             ));
+        }
+        Ok(())
+    });
+}
+
+/// A level serves its loads at one latency: at the middle of each cache
+/// level's plateau the loads that the next level does not serve are its
+/// own (also while a neighbour holds a shared level to its least), and where a
+/// level serves part of a walk (a quarter, half, three quarters) they
+/// spread as the mixture of it and the next level does.
+#[test]
+fn one_latency_from_the_loads_spread() {
+    every_row("one latency", |row, seed| {
+        for share in [0.25, 0.5, 0.75] {
+            for (k, level, eroded, mixture) in spread::verdicts(row, seed, share) {
+                if level.is_mixture() || eroded.is_mixture() {
+                    return Err(format!(
+                        "L{} at its plateau's middle read as a mixture: {level:?}, its share at the least: {eroded:?}",
+                        k + 1
+                    ));
+                }
+                if !mixture.is_mixture() {
+                    return Err(format!(
+                        "where L{} serves {share} of the loads, read as one level: {mixture:?}",
+                        k + 1
+                    ));
+                }
+            }
         }
         Ok(())
     });

@@ -173,7 +173,7 @@ pub fn detect_swept(row: &Row, seed: u64) -> Detection {
     let sysfs = super::claims(row);
     let first = detect::detect(&curve, &sysfs);
     let test = page_test(row, seed, &first, &curve);
-    detect::detect_with_pages(&curve, &sysfs, test.as_ref())
+    detect::detect_with_pages(&curve, &sysfs, test.as_ref(), &[])
 }
 
 /// The sizes of a default sweep: 1 KiB up by 1.3x to four times the

@@ -75,10 +75,9 @@ pub(super) fn undisturbed(points: &[CurvePoint]) -> Vec<CurvePoint> {
     points
         .iter()
         .map(|p| {
-            let unstable = p.ns_max >= UNSTABLE_RATIO * p.ns_min;
             let mostly_fast = p.ns * p.ns < p.ns_min * p.ns_max;
             CurvePoint {
-                ns: if unstable && mostly_fast {
+                ns: if two_levels(p) && mostly_fast {
                     p.ns_min
                 } else {
                     p.ns
@@ -87,6 +86,18 @@ pub(super) fn undisturbed(points: &[CurvePoint]) -> Vec<CurvePoint> {
             }
         })
         .collect()
+}
+
+/// Whether `p`'s repeats read two levels (they differ by [`UNSTABLE_RATIO`]).
+fn two_levels(p: &CurvePoint) -> bool {
+    p.ns_max >= UNSTABLE_RATIO * p.ns_min
+}
+
+/// Whether [`undisturbed`] read `p` at its fastest repeat: its repeats read
+/// two levels and its latency is the faster one's. Its spread is then the
+/// disturbance's (the slow repeats), not that of its reading.
+pub(super) fn read_at_fastest(p: &CurvePoint) -> bool {
+    two_levels(p) && p.ns <= p.ns_min
 }
 
 #[cfg(test)]

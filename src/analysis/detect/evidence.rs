@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use super::confidence::half_log_spread;
 use super::segment::{MIN_POINTS, MIN_SPAN, slope};
-use super::{CurvePoint, LEVEL_RATIO, Level, same_level};
+use super::{CurvePoint, LEVEL_RATIO, Level, clean, same_level};
 use crate::units::HumanBytes;
 
 /// A plateau must explain its points this much better than the ramp
@@ -134,9 +134,21 @@ pub(super) struct Selection {
     pub notes: Vec<String>,
 }
 
-/// The uncertainty of one point's log latency.
+/// The uncertainty of one point's log latency: half the log-spread of its
+/// repeats, or, for a point read at its fastest repeat
+/// ([`clean::read_at_fastest`]: the others were slowed to the next level by
+/// interference), the curve's typical uncertainty: its spread says how far
+/// the disturbance reached, not how well its one fast reading places the
+/// level that served it. Without that, three such points of a shared L3
+/// (15-17 ns fastest, 70-97 ns slowest) weighed nothing against a ramp, and
+/// the L2 -> L3 mixture below them was taken for the L3 (Zen 4 guest).
 fn sigma(p: &CurvePoint, floor: f64) -> f64 {
-    half_log_spread(p).max(floor).max(SIGMA_FLOOR)
+    let spread = if clean::read_at_fastest(p) {
+        0.0
+    } else {
+        half_log_spread(p)
+    };
+    spread.max(floor).max(SIGMA_FLOOR)
 }
 
 /// `chi2(ramp) - chi2(plateau)` of `candidate` between `below` and `above`.

@@ -33,6 +33,7 @@ mod evidence;
 mod level_notes;
 mod mixture;
 mod notes;
+pub mod one_latency;
 mod pages;
 mod segment;
 pub mod tail;
@@ -50,7 +51,8 @@ use level_notes::{
     translation_note,
 };
 pub use notes::ratio;
-use notes::{compare_with_sysfs, describe_transitions, sysfs_level};
+use notes::{compare_with_sysfs, describe_transitions, pause_notes, sysfs_level};
+pub use one_latency::LoadSpread;
 pub use pages::detect_with_pages;
 pub use tail::Translation;
 
@@ -59,7 +61,7 @@ use serde::{Deserialize, Serialize};
 use crate::platform::caches::CacheInfo;
 use crate::units::HumanBytes;
 use confidence::{confidence, half_log_spread};
-use segment::{MAX_BAND, MERGE_RATIO, median};
+use segment::{MERGE_RATIO, median};
 use tail::Tail;
 
 /// One point of a latency curve: working-set size and its latency.
@@ -350,50 +352,6 @@ fn sysfs_cache_levels(sysfs: &[CacheInfo]) -> usize {
     levels.len()
 }
 
-/// Where the curve pauses inside a transition without a plateau: each
-/// stretch with its note.
-fn pause_notes(
-    points: &[CurvePoint],
-    smoothed: &[CurvePoint],
-    levels: &[Level],
-) -> Vec<(Unresolved, String)> {
-    let y: Vec<f64> = smoothed.iter().map(|p| p.ns.ln()).collect();
-    let mut notes = Vec::new();
-    let mut gaps: Vec<(usize, usize)> = levels.windows(2).map(|w| (w[0].end, w[1].start)).collect();
-    if let Some(first) = levels.first() {
-        gaps.insert(0, (0, first.start));
-    }
-    for (from, to) in gaps {
-        for (start, end) in segment::pauses(&y, from, to) {
-            let run = &points[start..end];
-            // Refined sizes sit close together: a pause spans some size.
-            let span = run[run.len() - 1].size_bytes as f64 / run[0].size_bytes as f64;
-            if span < segment::MIN_SPAN {
-                continue;
-            }
-            let lo = run.iter().map(|p| p.ns).fold(f64::INFINITY, f64::min);
-            let hi = run.iter().map(|p| p.ns).fold(0.0, f64::max);
-            // A pause worth naming stands apart from the plateaus either side.
-            let below = levels.iter().rev().find(|l| l.end <= start && l.plateau);
-            let above = levels.iter().find(|l| l.start >= end && l.plateau);
-            let apart = below.is_none_or(|l| lo >= l.ns * MAX_BAND)
-                && above.is_none_or(|l| hi * MAX_BAND <= l.ns);
-            if apart {
-                let stretch = Unresolved::of(points, start, end);
-                notes.push((stretch, format!(
-                    "between {} and {} the curve pauses at {:.1}..{:.1} ns ({} points): perhaps a level (for example a cache shared with others) too narrow or unsteady to call a plateau; a smaller --ratio or more --repeats would tell",
-                    HumanBytes(run[0].size_bytes),
-                    HumanBytes(run[run.len() - 1].size_bytes),
-                    lo,
-                    hi,
-                    run.len()
-                )));
-            }
-        }
-    }
-    notes
-}
-
 /// Where the loads a level stops serving go: the first of `pauses` between
 /// it and the next level (a latency the curve settles at, too briefly to
 /// call a level, where a level sysfs lists is missing), or the next level;
@@ -424,17 +382,19 @@ fn next_latency(
 /// and its last step is taken for a level ([`detect_with_pages`] tells both
 /// by the other page size).
 pub fn detect(curve: &[CurvePoint], sysfs: &[CacheInfo]) -> Detection {
-    detect_from(curve, sysfs, None)
+    detect_from(curve, sysfs, None, &[])
 }
 
 /// [`detect`], memory placed on the sizes `memory_at` (its plateau's first
 /// and last) and the plateaus after it taken for the climb past it, not
 /// levels: where the page test found the last step to be translation cost
-/// ([`pages`]).
+/// ([`pages`]); `spreads` are the sweep's single-load spreads, which tell
+/// a level from a mixture of its neighbours ([`one_latency`]).
 fn detect_from(
     curve: &[CurvePoint],
     sysfs: &[CacheInfo],
     memory_at: Option<[u64; 2]>,
+    spreads: &[LoadSpread],
 ) -> Detection {
     let mut notes = Vec::new();
     // Levels are read where the repeats show them: see [`clean::undisturbed`].
@@ -494,6 +454,7 @@ fn detect_from(
     levels = selection.levels;
     notes.extend(selection.notes);
     let mut unresolved = selection.unresolved;
+    one_latency::drop_load_mixtures(&points, &mut levels, spreads, &mut notes, &mut unresolved);
     evidence::note_unresolved(&mut notes, &mut unresolved, on_ramp, evidence::ON_RAMP);
     evidence::note_unresolved(&mut notes, &mut unresolved, mixed, mixture::MIXTURE);
     // Where sysfs lists more caches than the curve resolves, a pause stands

@@ -1,6 +1,8 @@
 //! The remarks beside the levels: what lies between them, which sizes were
 //! unstable, and where sysfs disagrees with the data.
 
+use super::evidence::Unresolved;
+use super::segment::{self, MAX_BAND};
 use super::{CurvePoint, DISAGREE_RATIO, DetectedLevel, Level, UNSTABLE_RATIO};
 use crate::platform::caches::CacheInfo;
 use crate::units::HumanBytes;
@@ -131,4 +133,48 @@ pub(super) fn compare_with_sysfs(
 pub fn ratio(a: u64, b: u64) -> f64 {
     let (a, b) = (a.max(1) as f64, b.max(1) as f64);
     if a > b { a / b } else { b / a }
+}
+
+/// Where the curve pauses inside a transition without a plateau: each
+/// stretch with its note.
+pub(super) fn pause_notes(
+    points: &[CurvePoint],
+    smoothed: &[CurvePoint],
+    levels: &[Level],
+) -> Vec<(Unresolved, String)> {
+    let y: Vec<f64> = smoothed.iter().map(|p| p.ns.ln()).collect();
+    let mut notes = Vec::new();
+    let mut gaps: Vec<(usize, usize)> = levels.windows(2).map(|w| (w[0].end, w[1].start)).collect();
+    if let Some(first) = levels.first() {
+        gaps.insert(0, (0, first.start));
+    }
+    for (from, to) in gaps {
+        for (start, end) in segment::pauses(&y, from, to) {
+            let run = &points[start..end];
+            // Refined sizes sit close together: a pause spans some size.
+            let span = run[run.len() - 1].size_bytes as f64 / run[0].size_bytes as f64;
+            if span < segment::MIN_SPAN {
+                continue;
+            }
+            let lo = run.iter().map(|p| p.ns).fold(f64::INFINITY, f64::min);
+            let hi = run.iter().map(|p| p.ns).fold(0.0, f64::max);
+            // A pause worth naming stands apart from the plateaus either side.
+            let below = levels.iter().rev().find(|l| l.end <= start && l.plateau);
+            let above = levels.iter().find(|l| l.start >= end && l.plateau);
+            let apart = below.is_none_or(|l| lo >= l.ns * MAX_BAND)
+                && above.is_none_or(|l| hi * MAX_BAND <= l.ns);
+            if apart {
+                let stretch = Unresolved::of(points, start, end);
+                notes.push((stretch, format!(
+                    "between {} and {} the curve pauses at {:.1}..{:.1} ns ({} points): perhaps a level (for example a cache shared with others) too narrow or unsteady to call a plateau; a smaller --ratio or more --repeats would tell",
+                    HumanBytes(run[0].size_bytes),
+                    HumanBytes(run[run.len() - 1].size_bytes),
+                    lo,
+                    hi,
+                    run.len()
+                )));
+            }
+        }
+    }
+    notes
 }

@@ -19,14 +19,15 @@ use crate::platform::caches::CacheInfo;
 use crate::units::HumanBytes;
 
 /// Finds the levels in `curve` as [`super::detect`] does, and reads the
-/// page test where the sweep made one; without it, says the last step was
+/// page test where the sweep made one (and its single-load spreads); without it, says the last step was
 /// read from one page size.
 pub fn detect_with_pages(
     curve: &[CurvePoint],
     sysfs: &[CacheInfo],
     test: Option<&PageTest>,
+    spreads: &[super::LoadSpread],
 ) -> Detection {
-    let mut d = detect_from(curve, sysfs, None);
+    let mut d = detect_from(curve, sysfs, None, spreads);
     let Some(test) = test else {
         if let [.., below, last] = d.levels.as_slice() {
             d.notes.push(format!(
@@ -70,7 +71,7 @@ pub fn detect_with_pages(
         let other = read_with(test, test.below_ns.unwrap_or(0.0), test.memory_ns);
         match cause {
             ClimbCause::Translation => {
-                let mut again = detect_from(curve, sysfs, below.plateau_bytes);
+                let mut again = detect_from(curve, sysfs, below.plateau_bytes, spreads);
                 if let Some(t) = again.translation.as_mut() {
                     t.page_test = Some(*test);
                     t.cause = Some(ClimbCause::Translation);

@@ -399,14 +399,14 @@ fn a_page_test_whose_upper_end_the_level_below_now_serves_tells_nothing() {
         memory_here_ns,
     };
     // Without the control (files from before it) the step reads as walks.
-    let old = detect_with_pages(&curve, &sysfs(), Some(&test(None)));
+    let old = detect_with_pages(&curve, &sysfs(), Some(&test(None)), &[]);
     assert_eq!(names(&old), ["L1", "L2", "memory"], "{old:#?}");
     // With it, the upper end read the L3 again: the test tells nothing.
-    let d = detect_with_pages(&curve, &sysfs(), Some(&test(Some(17.3))));
+    let d = detect_with_pages(&curve, &sysfs(), Some(&test(Some(17.3))), &[]);
     assert_eq!(names(&d), ["L1", "L2", "L3", "memory"], "{d:#?}");
     assert!(all_notes(&d).contains("its upper end"), "{}", all_notes(&d));
     // Memory still served there: the test is read as before.
-    let kept = detect_with_pages(&curve, &sysfs(), Some(&test(Some(150.0))));
+    let kept = detect_with_pages(&curve, &sysfs(), Some(&test(Some(150.0))), &[]);
     assert_eq!(names(&kept), ["L1", "L2", "memory"], "{kept:#?}");
 }
 
@@ -464,7 +464,7 @@ fn a_page_test_whose_upper_end_moved_tells_no_climb_either() {
         below_here_ns: Some(17.0),
         memory_here_ns: Some(memory_here_ns),
     };
-    let moved = detect_with_pages(&curve, &sysfs(), Some(&test(18.1)));
+    let moved = detect_with_pages(&curve, &sysfs(), Some(&test(18.1)), &[]);
     assert_eq!(moved.translation.and_then(|t| t.cause), None, "{moved:#?}");
     assert!(
         all_notes(&moved).contains("nor a climb"),
@@ -483,7 +483,7 @@ fn a_page_test_whose_upper_end_moved_tells_no_climb_either() {
         "{climb}"
     );
     // Where memory still served it, the same readings are judged.
-    let served = detect_with_pages(&curve, &sysfs(), Some(&test(150.0)));
+    let served = detect_with_pages(&curve, &sysfs(), Some(&test(150.0)), &[]);
     assert!(
         served.translation.and_then(|t| t.cause).is_some(),
         "{served:#?}"

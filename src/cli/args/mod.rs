@@ -166,7 +166,7 @@ pub enum Command {
     ///   memlat sweep --resume memlat-results/sweep-20250101-120000/sweep.json
     #[command(verbatim_doc_comment)]
     #[command(mut_arg("sample_ms", |a| a.default_value("5")))]
-    #[command(mut_arg("repeats", |a| a.help("Repeats of each point; every repeat of a random pattern uses a fresh chain [default: 3]")))]
+    #[command(mut_arg("repeats", |a| a.help("Repeats of each point; a random pattern's repeats use fresh chains where one costs less than its sample (the JSON's repeat_varies says) [default: 3]")))]
     Sweep(SweepArgs),
     /// Draw a sweep's JSON as SVG or PNG: latency, bandwidth or events per load by size
     ///
@@ -493,8 +493,9 @@ pub struct MeasureArgs {
     #[arg(long, value_name = "N")]
     pub node: Option<usize>,
 
-    /// Repeats of each measurement; every repeat of a random pattern uses a fresh chain
-    /// (one of a million nodes or more is walked on instead). Without it, `run` and `sweep`
+    /// Repeats of each measurement; each repeat of a random pattern uses a fresh chain where
+    /// building and warming one costs less than timing its sample, else the first chain is
+    /// walked on (always from a million nodes; the JSON's `repeat_varies` says which). Without it, `run` and `sweep`
     /// stop once two repeats agree within 1% (2% beyond the caches), and go on past their
     /// default (5 and 3) by up to 2 on a noisy point; other commands take their default.
     #[arg(long, value_name = "R")]

@@ -85,8 +85,12 @@ pub fn run(args: &DetectArgs) -> Result<()> {
             "the results hold no points to detect levels in; give a finished sweep's JSON or none",
         );
     }
-    let mut detection =
-        detect::detect_with_pages(&curve, &result.sysfs_caches, result.page_test.as_ref());
+    let mut detection = detect::detect_with_pages(
+        &curve,
+        &result.sysfs_caches,
+        result.page_test.as_ref(),
+        &result.load_spreads,
+    );
     // CPUID describes this machine: compare it only with a curve measured here now.
     let cpuid_caches = if args.results.is_none() {
         cpuid::data_caches()

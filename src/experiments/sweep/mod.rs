@@ -245,6 +245,7 @@ impl SweepPlan {
             detection: None,
             noise: None,
             page_test: None,
+            load_spreads: Vec::new(),
         };
         result.sort_points();
         result
@@ -328,6 +329,19 @@ fn run_sweep(
                 .all(|&k| result.has_point(size, k))
         });
     result.detection = result.detect();
+    // A level serves its loads at one latency: single loads timed inside
+    // each cache level's plateau tell a level from a mixture of its
+    // neighbours. Read again with them.
+    if !observer.interrupted()
+        && result.load_spreads.is_empty()
+        && let Some(detection) = &result.detection
+    {
+        let spreads = spread_test(engine, plan, detection)?;
+        if !spreads.is_empty() {
+            result.load_spreads = spreads;
+            result.detection = result.detect();
+        }
+    }
     // The page test tells the last step and any climb after it: a level,
     // or page walks once the TLBs stop reaching. Read again with it.
     if !observer.interrupted()
@@ -345,6 +359,35 @@ fn run_sweep(
     result.finished = Some(utc_timestamp(SystemTime::now()));
     observer.checkpoint(&result)?;
     Ok(result)
+}
+
+/// How single loads spread at the geometric middle of each cache level's
+/// plateau ([`crate::analysis::detect::one_latency`]), in groups the timer
+/// resolves at the fastest level that lies between two others; none with
+/// fewer than two caches (no cache then lies between two levels).
+fn spread_test(
+    engine: &mut Engine,
+    plan: &SweepPlan,
+    d: &crate::analysis::detect::Detection,
+) -> Result<Vec<crate::analysis::detect::LoadSpread>> {
+    let caches = &d.levels[..d.levels.len().saturating_sub(1)];
+    if caches.len() < 2 {
+        return Ok(Vec::new());
+    }
+    let line = plan.template.line.max(1);
+    let sizes: Vec<u64> = caches
+        .iter()
+        .filter_map(|l| l.plateau_bytes)
+        .map(|[from, to]| {
+            let middle = ((from as f64) * (to as f64)).sqrt() as u64 / line * line;
+            middle.clamp(from, to)
+        })
+        .collect();
+    let fastest = caches[1..]
+        .iter()
+        .map(|l| l.latency_ns)
+        .fold(f64::INFINITY, f64::min);
+    Ok(engine.load_spreads(&plan.template, &sizes, fastest)?)
 }
 
 /// The last step's and the climb's ends ([`tail::page_test_sizes`])

@@ -237,6 +237,13 @@ pub struct SweepResult {
     /// or the file was written before the test).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page_test: Option<crate::analysis::detect::tail::PageTest>,
+    /// Single loads timed in groups at the middle of each cache level's
+    /// plateau, which tell a level from a mixture of its neighbours
+    /// ([`crate::analysis::detect::one_latency`]; empty where the sweep had
+    /// fewer than two caches, was cut short, the ISA has no per-load timer
+    /// in memlat, or the file was written before the test).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub load_spreads: Vec<crate::analysis::detect::LoadSpread>,
 }
 
 impl SweepResult {
@@ -464,6 +471,7 @@ impl SweepResult {
                 &curve,
                 &self.sysfs_caches,
                 self.page_test.as_ref(),
+                &self.load_spreads,
             );
             d.record_passes(
                 &self.config.remeasured_sizes,
