@@ -165,7 +165,7 @@ impl Engine {
 }
 
 /// Timelines of groups at each size of a spread test; the narrowest is kept.
-const SPREAD_TIMELINES: usize = 3;
+const SPREAD_TIMELINES: usize = 5;
 
 impl Engine {
     /// How single loads spread at each of `sizes` (a random chain of

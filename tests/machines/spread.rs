@@ -7,8 +7,8 @@
 //! a page walk where the TLB does not reach), at that level's latency
 //! spread by where its line lies ([`LEVEL_SPREAD`]).
 
-use memlat::analysis::detect::LoadSpread;
 use memlat::analysis::detect::one_latency::{SpreadVerdict, judge};
+use memlat::analysis::detect::{LoadSpread, same_level};
 
 use super::model::{self, Draw, Noise};
 use super::rows::Row;
@@ -104,12 +104,14 @@ fn plateau_middle(d: &Draw, k: usize) -> u64 {
 /// as the sweep found it, once with a shared level's share at the least it
 /// serves while the test ran: a neighbour took the rest), and on the
 /// mixture where it serves `share` of the loads (the next level the rest),
-/// each against the level below's spread: `(level, eroded, mixture)`.
+/// each against the level below's spread: `(level, eroded, mixture)`, the
+/// mixture `None` where its latency lies within a level's step of either
+/// neighbour (the detector reads it as that level, never as one of its own).
 pub fn verdicts(
     row: &Row,
     seed: u64,
     share: f64,
-) -> Vec<(usize, SpreadVerdict, SpreadVerdict, SpreadVerdict)> {
+) -> Vec<(usize, SpreadVerdict, SpreadVerdict, Option<SpreadVerdict>)> {
     let mut noise = Noise::new(seed ^ 0x5B2E);
     let d = model::draw(row, &mut noise);
     let t = row.timer;
@@ -125,6 +127,8 @@ pub fn verdicts(
     let ns_at = |size: u64| model::latency(row, &d, size);
     for k in 1..d.caches.len() {
         let (middle, below) = (plateau_middle(&d, k), plateau_middle(&d, k - 1));
+        // The level above at its own latency: the next cache's, or memory's
+        // (the detector reads a climb of page walks past memory apart).
         let above_ns = d.caches.get(k + 1).map_or(d.memory_ns, |c| c.1);
         let (level, reference) = (
             timed(row, &d, middle, group, &mut noise),
@@ -150,8 +154,13 @@ pub fn verdicts(
             .find(|&s| model::hit_fraction(s, bytes, c.ways, c.policy) <= share)
             .unwrap_or(bytes * 16);
         let mixture = timed(row, &d, mixed, group, &mut noise);
-        let mixture_verdict = judge(&mixture, &level, ns_at(middle), ns_at(mixed), above_ns)
-            .expect("a mixture lies between the levels it mixes");
+        let mixture_ns = ns_at(mixed);
+        let stands_apart =
+            !same_level(mixture_ns, ns_at(middle)) && !same_level(mixture_ns, above_ns);
+        let mixture_verdict = stands_apart.then(|| {
+            judge(&mixture, &level, ns_at(middle), mixture_ns, above_ns)
+                .expect("a mixture lies between the levels it mixes")
+        });
         out.push((k, level_verdict, eroded_verdict, mixture_verdict));
     }
     out

@@ -454,7 +454,14 @@ fn detect_from(
     levels = selection.levels;
     notes.extend(selection.notes);
     let mut unresolved = selection.unresolved;
-    one_latency::drop_load_mixtures(&points, &mut levels, spreads, &mut notes, &mut unresolved);
+    one_latency::drop_load_mixtures(
+        &points,
+        &mut levels,
+        spreads,
+        sysfs_cache_levels(sysfs),
+        &mut notes,
+        &mut unresolved,
+    );
     evidence::note_unresolved(&mut notes, &mut unresolved, on_ramp, evidence::ON_RAMP);
     evidence::note_unresolved(&mut notes, &mut unresolved, mixed, mixture::MIXTURE);
     // Where sysfs lists more caches than the curve resolves, a pause stands
