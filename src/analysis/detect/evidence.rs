@@ -134,6 +134,29 @@ pub(super) struct Selection {
     pub notes: Vec<String>,
 }
 
+/// Takes `levels[k]` out as an unresolved stretch, with the note
+/// `unresolved: A..B at X..Y ns (N points) {why}; not reported as a level`.
+pub(super) fn set_aside(
+    points: &[CurvePoint],
+    levels: &mut Vec<Level>,
+    k: usize,
+    why: &str,
+    notes: &mut Vec<String>,
+    unresolved: &mut Vec<Unresolved>,
+) {
+    let l = levels.remove(k);
+    let stretch = Unresolved::of(points, l.start, l.end);
+    notes.push(format!(
+        "unresolved: {}..{} at {:.1}..{:.1} ns ({} points) {why}; not reported as a level",
+        HumanBytes(stretch.from_bytes),
+        HumanBytes(stretch.to_bytes),
+        stretch.ns_min,
+        stretch.ns_max,
+        l.end - l.start
+    ));
+    unresolved.push(stretch);
+}
+
 /// The uncertainty of one point's log latency: half the log-spread of its
 /// repeats, or, for a point read at its fastest repeat
 /// ([`clean::read_at_fastest`]: the others were slowed to the next level by
@@ -289,17 +312,7 @@ pub(super) fn select(
     let mut unresolved = Vec::new();
     let mut notes = Vec::new();
     let mut set_aside = |levels: &mut Vec<Level>, k: usize, why: String| {
-        let l = levels.remove(k);
-        let stretch = Unresolved::of(points, l.start, l.end);
-        notes.push(format!(
-            "unresolved: {}..{} at {:.1}..{:.1} ns ({} points) {why}; not reported as a level",
-            HumanBytes(stretch.from_bytes),
-            HumanBytes(stretch.to_bytes),
-            stretch.ns_min,
-            stretch.ns_max,
-            l.end - l.start
-        ));
-        unresolved.push(stretch);
+        set_aside(points, levels, k, &why, &mut notes, &mut unresolved);
     };
     // The ramp test, weakest first: removing one changes its neighbours' test.
     loop {

@@ -38,7 +38,6 @@ use serde::{Deserialize, Serialize};
 
 use super::evidence::Unresolved;
 use super::{CurvePoint, Level};
-use crate::units::HumanBytes;
 
 /// The share of groups set aside as disturbed, the slowest: an interrupt
 /// or another tenant only slows a group, and a few slowed groups would
@@ -189,17 +188,11 @@ pub(super) fn drop_load_mixtures(
             return;
         };
         let (below, above) = (levels[k - 1].ns, levels[k + 1].ns);
-        let l = levels.remove(k);
-        let stretch = Unresolved::of(points, l.start, l.end);
-        notes.push(format!(
-            "unresolved: {}..{} at {:.1} ns ({} points) is the mixture of its neighbours, not a level: timed one by one, the loads the level above ({above:.1} ns) does not serve there take {:.1} ns, the level below's ({below:.1} ns), not a latency of their own; not reported as a level",
-            HumanBytes(stretch.from_bytes),
-            HumanBytes(stretch.to_bytes),
-            l.ns,
-            l.end - l.start,
-            verdict.rest_ns.max(0.0),
-        ));
-        unresolved.push(stretch);
+        let why = format!(
+            "is the mixture of its neighbours, not a level: timed one by one, the loads the level above ({above:.1} ns) does not serve there take {:.1} ns, the level below's ({below:.1} ns), not a latency of their own",
+            verdict.rest_ns.max(0.0)
+        );
+        super::evidence::set_aside(points, levels, k, &why, notes, unresolved);
     }
 }
 
