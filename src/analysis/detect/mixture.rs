@@ -10,7 +10,7 @@
 //! then taken for memory.
 
 use super::confidence::crosses;
-use super::evidence::Unresolved;
+use super::unresolved::Unresolved;
 use super::{CurvePoint, Level};
 
 /// Whether at half of `level`'s sizes or more the repeats reached half-way

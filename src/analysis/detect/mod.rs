@@ -39,12 +39,13 @@ mod segment;
 pub mod tail;
 #[cfg(test)]
 mod tests;
+mod unresolved;
 
 pub use capacity::{
     CAPACITY_DEFINITION, CapacityBounds, PLACED, crossing_size, leave_threshold, pool_bounds,
     refinement_sizes,
 };
-pub use evidence::{EVIDENCE_MIN, EVIDENCE_STRONG, Evidence, Unresolved};
+pub use evidence::{EVIDENCE_MIN, EVIDENCE_STRONG, Evidence};
 pub use level_notes::WIDE_BOUNDS;
 use level_notes::{
     CLIMB_ADVICE_UNTESTED, bounds_note, capacity_note, short_memory_note, stability_notes,
@@ -55,6 +56,7 @@ use notes::{compare_with_sysfs, describe_transitions, pause_notes, sysfs_level};
 pub use one_latency::LoadSpread;
 pub use pages::detect_with_pages;
 pub use tail::Translation;
+pub use unresolved::Unresolved;
 
 use serde::{Deserialize, Serialize};
 
@@ -462,8 +464,8 @@ fn detect_from(
         &mut notes,
         &mut unresolved,
     );
-    evidence::note_unresolved(&mut notes, &mut unresolved, on_ramp, evidence::ON_RAMP);
-    evidence::note_unresolved(&mut notes, &mut unresolved, mixed, mixture::MIXTURE);
+    unresolved::note_unresolved(&mut notes, &mut unresolved, on_ramp, unresolved::ON_RAMP);
+    unresolved::note_unresolved(&mut notes, &mut unresolved, mixed, mixture::MIXTURE);
     // Where sysfs lists more caches than the curve resolves, a pause stands
     // for the missing one: the loads a level stops serving go there first.
     let missing_level = sysfs_cache_levels(sysfs) + 1 > levels.len();

@@ -1,8 +1,8 @@
 //! The remarks beside the levels: what lies between them, which sizes were
 //! unstable, and where sysfs disagrees with the data.
 
-use super::evidence::Unresolved;
 use super::segment::{self, MAX_BAND};
+use super::unresolved::Unresolved;
 use super::{CurvePoint, DISAGREE_RATIO, DetectedLevel, Level, UNSTABLE_RATIO};
 use crate::platform::caches::CacheInfo;
 use crate::units::HumanBytes;

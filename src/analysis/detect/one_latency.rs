@@ -36,7 +36,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::evidence::Unresolved;
+use super::unresolved::Unresolved;
 use super::{CurvePoint, Level};
 
 /// The share of groups set aside as disturbed, the slowest: an interrupt
@@ -192,7 +192,7 @@ pub(super) fn drop_load_mixtures(
             "is the mixture of its neighbours, not a level: timed one by one, the loads the level above ({above:.1} ns) does not serve there take {:.1} ns, the level below's ({below:.1} ns), not a latency of their own",
             verdict.rest_ns.max(0.0)
         );
-        super::evidence::set_aside(points, levels, k, &why, notes, unresolved);
+        super::unresolved::set_aside(points, levels, k, &why, notes, unresolved);
     }
 }
 
