@@ -205,12 +205,15 @@ impl Engine {
             for _ in 0..SPREAD_TIMELINES {
                 self.check_stop()?;
                 walker.walk_timed(group, &mut ticks)?;
-                let mut ns: Vec<f64> = ticks
-                    .iter()
-                    .map(|&t| {
-                        (f64::from(t) * cost.ns_per_tick - cost.overhead_ns) / f64::from(group)
-                    })
-                    .collect();
+                let timeline = Timings {
+                    ticks: &ticks,
+                    ns_per_tick: cost.ns_per_tick,
+                    overhead_ns: cost.overhead_ns,
+                    loads_per_timing: group,
+                    resolution_ns: cost.resolution_ns,
+                    floor_ns: 0.0,
+                };
+                let mut ns: Vec<f64> = ticks.iter().map(|&t| timeline.load_ns(t)).collect();
                 if let Some(s) = LoadSpread::of(size, group, &mut ns)
                     && narrowest.is_none_or(|n| s.load_variance < n.load_variance)
                 {

@@ -22,7 +22,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{CurvePoint, LEVEL_RATIO, UNSTABLE_RATIO};
+use super::{CurvePoint, LEVEL_RATIO};
 use crate::units::HumanBytes;
 
 /// What a level certainly serves and certainly does not, from the repeats
@@ -161,7 +161,7 @@ pub fn pool_bounds(detection: &mut super::Detection, history: &[super::Detection
 }
 
 /// Whether the edge between the bounds moved while it was measured: some
-/// size between them whose repeats differ by [`UNSTABLE_RATIO`] or more
+/// size between them whose repeats differ by [`super::UNSTABLE_RATIO`] or more
 /// (one repeat served by this level, another mostly by the next: a cache
 /// shared with other tenants whose share changed between repeats).
 pub fn edge_moved(points: &[CurvePoint], bounds: &CapacityBounds) -> bool {
@@ -170,7 +170,7 @@ pub fn edge_moved(points: &[CurvePoint], bounds: &CapacityBounds) -> bool {
     points
         .iter()
         .filter(|p| p.size_bytes > low && p.size_bytes < high)
-        .any(|p| p.ns_max >= UNSTABLE_RATIO * p.ns_min)
+        .any(super::clean::two_levels)
 }
 
 /// A level's capacity: the estimate, the measured sizes around it, and the

@@ -89,7 +89,7 @@ pub(super) fn undisturbed(points: &[CurvePoint]) -> Vec<CurvePoint> {
 }
 
 /// Whether `p`'s repeats read two levels (they differ by [`UNSTABLE_RATIO`]).
-fn two_levels(p: &CurvePoint) -> bool {
+pub(super) fn two_levels(p: &CurvePoint) -> bool {
     p.ns_max >= UNSTABLE_RATIO * p.ns_min
 }
 

@@ -3,7 +3,7 @@
 
 use super::segment::{self, MAX_BAND};
 use super::unresolved::Unresolved;
-use super::{CurvePoint, DISAGREE_RATIO, DetectedLevel, Level, UNSTABLE_RATIO};
+use super::{CurvePoint, DISAGREE_RATIO, DetectedLevel, Level, UNSTABLE_RATIO, clean};
 use crate::platform::caches::CacheInfo;
 use crate::units::HumanBytes;
 
@@ -25,10 +25,7 @@ pub(super) fn describe_transitions(
         if between.is_empty() {
             continue;
         }
-        let unstable: Vec<&CurvePoint> = between
-            .iter()
-            .filter(|p| p.ns_max >= UNSTABLE_RATIO * p.ns_min)
-            .collect();
+        let unstable: Vec<&CurvePoint> = between.iter().filter(|p| clean::two_levels(p)).collect();
         let through: Vec<String> = between
             .iter()
             .map(|p| format!("{:.1} ns at {}", p.ns, HumanBytes(p.size_bytes)))
