@@ -316,6 +316,32 @@ fn amd_zen4_guest_mixture_told_by_its_loads() {
     );
 }
 
+/// The Zen 4 guest with a compiler on the other CPU: its L2 read 5.0-10.2 ns
+/// over 418-706 KiB (a cache of its own by the curve, 1.51x the L2), and its
+/// loads, timed one by one there, took the L2's latency: the level below,
+/// slowed while the curve was read (`SpreadVerdict::served_as_below`).
+#[test]
+fn amd_zen4_guest_slowed_l2_told_by_its_loads() {
+    let name = "amd-epyc-zen4-kvm-2026-11-28-l2-slowed.json";
+    let d = detect(name);
+    assert_eq!(names(&d), ["L1", "L2", "L3", "memory"], "{}", describe(&d));
+    check(&d, "L3", Some((2 * M, 8 * M)), (14.0, 16.0));
+    assert!(
+        d.notes.iter().any(|n| n.contains("slowed at times")),
+        "{}",
+        describe(&d)
+    );
+    let mut result = SweepResult::load(&fixture(name)).unwrap();
+    result.load_spreads.clear();
+    let alone = result.detect().unwrap();
+    assert_eq!(
+        names(&alone),
+        ["L1", "L2", "L3", "L4", "memory"],
+        "{}",
+        describe(&alone)
+    );
+}
+
 /// Asserts that `name` has bounds, the lower within `least` and the upper
 /// within `most`, its capacity between them.
 fn check_bounds(d: &Detection, name: &str, least: (u64, u64), most: (u64, u64)) {

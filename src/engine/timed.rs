@@ -213,9 +213,9 @@ impl Engine {
                     resolution_ns: cost.resolution_ns,
                     floor_ns: 0.0,
                 };
-                let mut ns: Vec<f64> = ticks.iter().map(|&t| timeline.load_ns(t)).collect();
-                if let Some(s) = LoadSpread::of(size, group, &mut ns)
-                    && narrowest.is_none_or(|n| s.load_variance < n.load_variance)
+                let ns: Vec<f64> = ticks.iter().map(|&t| timeline.load_ns(t)).collect();
+                if let Some(s) = LoadSpread::of(size, group, &ns)
+                    && narrowest.is_none_or(|n| s.variance() < n.variance())
                 {
                     narrowest = Some(s);
                 }

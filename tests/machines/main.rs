@@ -20,6 +20,7 @@ mod spread;
 mod tlb;
 mod watch;
 
+use memlat::analysis::detect::one_latency::SpreadVerdict;
 use memlat::analysis::detect::tail;
 use memlat::analysis::{assoc, linesize, mlp};
 use memlat::platform::caches::{CacheInfo, CacheKind};
@@ -172,7 +173,8 @@ fn levels_and_memory_from_the_sweep() {
 
 /// A level serves its loads at one latency: at the middle of each cache
 /// level's plateau the loads that the next level does not serve are its
-/// own (also while a neighbour holds a shared level to its least), and where a
+/// own, and do not take the level below's latency (also while a neighbour
+/// holds a shared level to its least), and where a
 /// level serves part of a walk (a quarter, half, three quarters) and the
 /// latency stands a level's step from both neighbours (as a level must),
 /// they spread as the mixture of it and the next level does.
@@ -180,19 +182,24 @@ fn levels_and_memory_from_the_sweep() {
 fn one_latency_from_the_loads_spread() {
     every_row("one latency", |row, seed| {
         for share in [0.25, 0.5, 0.75] {
-            for (k, level, eroded, mixture) in spread::verdicts(row, seed, share) {
-                if level.is_mixture() || eroded.is_mixture() {
+            for v in spread::verdicts(row, seed, share) {
+                let not_its_own = |v: &SpreadVerdict| v.is_mixture() || v.served_as_below();
+                if [v.level, v.eroded, v.burst].iter().any(not_its_own) {
                     return Err(format!(
-                        "L{} at its plateau's middle read as a mixture: {level:?}, its share at the least: {eroded:?}",
-                        k + 1
+                        "L{} at its plateau's middle read as a mixture or the level below: {:?}, its share at the least: {:?}, a burst: {:?}",
+                        v.k + 1,
+                        v.level,
+                        v.eroded,
+                        v.burst
                     ));
                 }
                 // Only a mixture a level's step from both neighbours could
                 // pass for a level; nearer one, it is read as that one.
-                if mixture.is_some_and(|m| !m.is_mixture()) {
+                if v.mixture.is_some_and(|m| !m.is_mixture()) {
                     return Err(format!(
-                        "where L{} serves {share} of the loads, read as one level: {mixture:?}",
-                        k + 1
+                        "where L{} serves {share} of the loads, read as one level: {:?}",
+                        v.k + 1,
+                        v.mixture
                     ));
                 }
             }

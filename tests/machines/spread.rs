@@ -69,14 +69,29 @@ fn uniform(noise: &mut Noise) -> f64 {
 /// The spread test at `size`: [`GROUPS`] groups of `group` loads, each
 /// read through the row's timer (its step and cost), in ns per load.
 fn timed(row: &Row, d: &Draw, size: u64, group: u32, noise: &mut Noise) -> LoadSpread {
-    let levels = levels_at(row, d, size);
+    timed_through(row, d, d, 0..0, size, group, noise)
+}
+
+/// As [`timed`], the groups in `burst` served as `during` serves them (a
+/// neighbour holding a shared level for a while), the rest as `d` does.
+fn timed_through(
+    row: &Row,
+    d: &Draw,
+    during: &Draw,
+    burst: std::ops::Range<usize>,
+    size: u64,
+    group: u32,
+    noise: &mut Noise,
+) -> LoadSpread {
+    let (quiet, slowed) = (levels_at(row, d, size), levels_at(row, during, size));
     let t = row.timer;
-    let mut ns: Vec<f64> = (0..GROUPS)
-        .map(|_| {
+    let ns: Vec<f64> = (0..GROUPS)
+        .map(|i| {
+            let levels = if burst.contains(&i) { &slowed } else { &quiet };
             let phase = uniform(noise) * t.step_ns;
             let mut took = t.read_ns;
             for _ in 0..group {
-                took += one_load(row, &levels, size, noise);
+                took += one_load(row, levels, size, noise);
             }
             if uniform(noise) < INTERRUPTED {
                 took += noise.within((100.0, 400.0));
@@ -85,33 +100,53 @@ fn timed(row: &Row, d: &Draw, size: u64, group: u32, noise: &mut Noise) -> LoadS
             (stepped - t.read_ns) / f64::from(group)
         })
         .collect();
-    LoadSpread::of(size, group, &mut ns).expect("groups were timed")
+    LoadSpread::of(size, group, &ns).expect("groups were timed")
 }
 
 /// The middle (in log) of the sizes where level `k` of the draw serves a
 /// random walk: past where the level below serves half, short of where
-/// this one does.
+/// this one does. Memory (`k` past the caches) serves from the last cache's
+/// edge to where the sweep ends, DRAM flat, here 16 times further.
 fn plateau_middle(d: &Draw, k: usize) -> u64 {
     let half = |k: usize| {
         let (bytes, _, c) = d.caches[k];
         model::half_served(bytes, c.ways, c.policy) as f64
     };
     let from = if k == 0 { 1024.0 } else { half(k - 1) };
-    (from * half(k)).sqrt() as u64
+    let to = if k == d.caches.len() {
+        16.0 * from
+    } else {
+        half(k)
+    };
+    (from * to).sqrt() as u64
 }
 
-/// The verdict on each cache level `k >= 1` at its plateau's middle (once
-/// as the sweep found it, once with a shared level's share at the least it
-/// serves while the test ran: a neighbour took the rest), and on the
-/// mixture where it serves `share` of the loads (the next level the rest),
-/// each against the level below's spread: `(level, eroded, mixture)`, the
-/// mixture `None` where its latency lies within a level's step of either
-/// neighbour (the detector reads it as that level, never as one of its own).
-pub fn verdicts(
-    row: &Row,
-    seed: u64,
-    share: f64,
-) -> Vec<(usize, SpreadVerdict, SpreadVerdict, Option<SpreadVerdict>)> {
+/// The spread test's verdicts on cache level `k >= 1` of a row.
+pub struct Verdicts {
+    pub k: usize,
+    /// At its plateau's middle, as the sweep found it.
+    pub level: SpreadVerdict,
+    /// There, a shared level's share at the least it serves while the test
+    /// ran (a neighbour took the rest).
+    pub eroded: SpreadVerdict,
+    /// There, a neighbour holding the level to half that least for a run
+    /// of [`BURST_GROUPS`] groups of the timeline (the Zen 4 guest's L2
+    /// beside an active sibling thread, an L3 beside a burst of misses).
+    pub burst: SpreadVerdict,
+    /// Where it serves `share` of the loads (the next level the rest);
+    /// `None` where that latency lies within a level's step of either
+    /// neighbour (the detector reads it as that level, never as one of its
+    /// own).
+    pub mixture: Option<SpreadVerdict>,
+}
+
+/// The groups in a row a neighbour's burst holds a level: a tenth of the
+/// timeline (at 0.5-5 us a group, 0.2-2 ms: a time slice's order).
+const BURST_GROUPS: usize = GROUPS / 10;
+
+/// The verdicts on each cache level `k >= 1` (see [`Verdicts`]), each
+/// against the level below's spread at its plateau's middle.
+pub fn verdicts(row: &Row, seed: u64, share: f64) -> Vec<Verdicts> {
     let mut noise = Noise::new(seed ^ 0x5B2E);
     let d = model::draw(row, &mut noise);
     let t = row.timer;
@@ -134,19 +169,53 @@ pub fn verdicts(
             timed(row, &d, middle, group, &mut noise),
             timed(row, &d, below, group, &mut noise),
         );
-        let level_verdict = judge(&level, &reference, ns_at(below), ns_at(middle), above_ns)
-            .expect("a level lies between its neighbours");
+        // Memory's own spread where the level above is memory (as the
+        // detector reads it).
+        let memory = (k + 1 == d.caches.len())
+            .then(|| timed(row, &d, plateau_middle(&d, k + 1), group, &mut noise));
+        let next = memory.as_ref();
+        let level_verdict = judge(
+            &level,
+            &reference,
+            next,
+            ns_at(below),
+            ns_at(middle),
+            above_ns,
+        )
+        .expect("a level lies between its neighbours");
         let mut eroded = model::draw(row, &mut Noise::new(seed ^ 0x5B2E));
         eroded.caches[k].0 = row.caches[k].serves.0;
         let eroded_spread = timed(row, &eroded, middle, group, &mut noise);
         let eroded_verdict = judge(
             &eroded_spread,
             &reference,
+            next,
             ns_at(below),
             ns_at(middle),
             above_ns,
         )
         .expect("an eroded level lies between its neighbours");
+        let mut burst = model::draw(row, &mut Noise::new(seed ^ 0x5B2E));
+        burst.caches[k].0 = row.caches[k].serves.0 / 2;
+        let start = GROUPS / 3;
+        let burst_spread = timed_through(
+            row,
+            &d,
+            &burst,
+            start..start + BURST_GROUPS,
+            middle,
+            group,
+            &mut noise,
+        );
+        let burst_verdict = judge(
+            &burst_spread,
+            &reference,
+            next,
+            ns_at(below),
+            ns_at(middle),
+            above_ns,
+        )
+        .expect("a level lies between its neighbours");
         // Where level k serves `share` of the walk: its loads and the next's.
         let (bytes, _, c) = d.caches[k];
         let mixed = (1..400)
@@ -158,10 +227,16 @@ pub fn verdicts(
         let stands_apart =
             !same_level(mixture_ns, ns_at(middle)) && !same_level(mixture_ns, above_ns);
         let mixture_verdict = stands_apart.then(|| {
-            judge(&mixture, &level, ns_at(middle), mixture_ns, above_ns)
+            judge(&mixture, &level, next, ns_at(middle), mixture_ns, above_ns)
                 .expect("a mixture lies between the levels it mixes")
         });
-        out.push((k, level_verdict, eroded_verdict, mixture_verdict));
+        out.push(Verdicts {
+            k,
+            level: level_verdict,
+            eroded: eroded_verdict,
+            burst: burst_verdict,
+            mixture: mixture_verdict,
+        });
     }
     out
 }

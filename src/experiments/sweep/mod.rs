@@ -361,10 +361,10 @@ fn run_sweep(
     Ok(result)
 }
 
-/// How single loads spread at the geometric middle of each cache level's
-/// plateau ([`crate::analysis::detect::one_latency`]), in groups the timer
-/// resolves at the fastest level that lies between two others; none with
-/// fewer than two caches (no cache then lies between two levels).
+/// How single loads spread at the geometric middle of each level's plateau,
+/// memory's too ([`crate::analysis::detect::one_latency`]), in groups the
+/// timer resolves at the fastest cache between two levels; none with fewer
+/// than two caches (no cache then lies between two levels).
 fn spread_test(
     engine: &mut Engine,
     plan: &SweepPlan,
@@ -375,8 +375,7 @@ fn spread_test(
         return Ok(Vec::new());
     }
     let line = plan.template.line.max(1);
-    let sizes: Vec<u64> = caches
-        .iter()
+    let sizes: Vec<u64> = (d.levels.iter())
         .filter_map(|l| l.plateau_bytes)
         .map(|[from, to]| {
             let middle = ((from as f64) * (to as f64)).sqrt() as u64 / line * line;
