@@ -304,10 +304,7 @@ fn amd_zen4_guest_mixture_told_by_its_loads() {
         "{}",
         describe(&d)
     );
-    let mut result = SweepResult::load(&fixture(name)).unwrap();
-    assert!(!result.load_spreads.is_empty());
-    result.load_spreads.clear();
-    let alone = result.detect().unwrap();
+    let alone = without_spreads(name);
     assert_eq!(
         names(&alone),
         ["L1", "L2", "L3", "L4", "memory"],
@@ -331,15 +328,22 @@ fn amd_zen4_guest_slowed_l2_told_by_its_loads() {
         "{}",
         describe(&d)
     );
-    let mut result = SweepResult::load(&fixture(name)).unwrap();
-    result.load_spreads.clear();
-    let alone = result.detect().unwrap();
+    let alone = without_spreads(name);
     assert_eq!(
         names(&alone),
         ["L1", "L2", "L3", "L4", "memory"],
         "{}",
         describe(&alone)
     );
+}
+
+/// The levels of fixture `name` read from its curve alone, its single-load
+/// spreads left out.
+fn without_spreads(name: &str) -> Detection {
+    let mut result = SweepResult::load(&fixture(name)).unwrap();
+    assert!(!result.load_spreads.is_empty(), "{name} has no spreads");
+    result.load_spreads.clear();
+    result.detect().unwrap()
 }
 
 /// Asserts that `name` has bounds, the lower within `least` and the upper

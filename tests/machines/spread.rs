@@ -174,31 +174,26 @@ pub fn verdicts(row: &Row, seed: u64, share: f64) -> Vec<Verdicts> {
         let memory = (k + 1 == d.caches.len())
             .then(|| timed(row, &d, plateau_middle(&d, k + 1), group, &mut noise));
         let next = memory.as_ref();
-        let level_verdict = judge(
-            &level,
-            &reference,
-            next,
-            ns_at(below),
-            ns_at(middle),
-            above_ns,
-        )
-        .expect("a level lies between its neighbours");
+        // A spread at the plateau's middle, judged against its neighbours.
+        let at_middle = |spread: &LoadSpread| {
+            judge(
+                spread,
+                &reference,
+                next,
+                ns_at(below),
+                ns_at(middle),
+                above_ns,
+            )
+            .expect("a level lies between its neighbours")
+        };
+        let level_verdict = at_middle(&level);
         let mut eroded = model::draw(row, &mut Noise::new(seed ^ 0x5B2E));
         eroded.caches[k].0 = row.caches[k].serves.0;
-        let eroded_spread = timed(row, &eroded, middle, group, &mut noise);
-        let eroded_verdict = judge(
-            &eroded_spread,
-            &reference,
-            next,
-            ns_at(below),
-            ns_at(middle),
-            above_ns,
-        )
-        .expect("an eroded level lies between its neighbours");
+        let eroded_verdict = at_middle(&timed(row, &eroded, middle, group, &mut noise));
         let mut burst = model::draw(row, &mut Noise::new(seed ^ 0x5B2E));
         burst.caches[k].0 = row.caches[k].serves.0 / 2;
         let start = GROUPS / 3;
-        let burst_spread = timed_through(
+        let burst_verdict = at_middle(&timed_through(
             row,
             &d,
             &burst,
@@ -206,16 +201,7 @@ pub fn verdicts(row: &Row, seed: u64, share: f64) -> Vec<Verdicts> {
             middle,
             group,
             &mut noise,
-        );
-        let burst_verdict = judge(
-            &burst_spread,
-            &reference,
-            next,
-            ns_at(below),
-            ns_at(middle),
-            above_ns,
-        )
-        .expect("a level lies between its neighbours");
+        ));
         // Where level k serves `share` of the walk: its loads and the next's.
         let (bytes, _, c) = d.caches[k];
         let mixed = (1..400)

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use super::confidence::half_log_spread;
 use super::segment::{MIN_POINTS, MIN_SPAN, slope};
 use super::unresolved::{Unresolved, set_aside};
-use super::{CurvePoint, LEVEL_RATIO, Level, clean, same_level};
+use super::{CurvePoint, LEVEL_RATIO, Level, LoadSpread, clean, same_level};
 use crate::units::HumanBytes;
 
 /// A plateau must explain its points this much better than the ramp
@@ -221,7 +221,8 @@ fn best_stretch(
 /// Keeps the plateaus of `levels` (memory last) that the data support
 /// against a ramp, and no more cache levels than `sysfs_count` (when
 /// non-zero) unless the evidence is strong, nor fewer unless no stretch
-/// between them stands off the ramp. `smoothed` holds the running-median
+/// between them stands off the ramp, after the loads timed one by one
+/// (`spreads`) set aside what is no level. `smoothed` holds the running-median
 /// log latencies; `floor` is the curve's typical per-point uncertainty.
 pub(super) fn select(
     points: &[CurvePoint],
@@ -229,26 +230,42 @@ pub(super) fn select(
     mut levels: Vec<Level>,
     floor: f64,
     sysfs_count: usize,
+    spreads: &[LoadSpread],
 ) -> Selection {
     let mut unresolved = Vec::new();
     let mut notes = Vec::new();
-    let mut set_aside = |levels: &mut Vec<Level>, k: usize, why: String| {
-        set_aside(points, levels, k, &why, &mut notes, &mut unresolved);
-    };
     // The ramp test, weakest first: removing one changes its neighbours' test.
     loop {
         let evidence = evidences(points, &levels, floor);
         match weakest(&evidence) {
             Some((k, e)) if e < EVIDENCE_MIN => set_aside(
+                points,
                 &mut levels,
                 k,
-                format!(
+                &format!(
                     "fits the ramp between its neighbours nearly as well as a plateau (evidence {e:.1} < {EVIDENCE_MIN})"
                 ),
+                &mut notes,
+                &mut unresolved,
             ),
             _ => break,
         }
     }
+    // Loads timed one by one tell a level from a stretch that is none,
+    // before sysfs's count weighs in: where the curve shows one cache more
+    // than sysfs lists, they say which is the impostor (the weakest by the
+    // ramp test can be the real level: a shared L3 caught at three points).
+    super::one_latency::drop_load_mixtures(
+        points,
+        &mut levels,
+        spreads,
+        sysfs_count,
+        &mut notes,
+        &mut unresolved,
+    );
+    let mut set_aside = |levels: &mut Vec<Level>, k: usize, why: String| {
+        set_aside(points, levels, k, &why, &mut notes, &mut unresolved);
+    };
     // sysfs's count as a prior: more cache levels need strong evidence.
     let caches = |levels: &[Level]| levels.len().saturating_sub(1);
     while sysfs_count > 0 && caches(&levels) > sysfs_count {
@@ -354,7 +371,7 @@ mod tests {
         ];
         let e = against_ramp(&points, &levels[0], &levels[1], &levels[2], 0.03);
         assert!(e > EVIDENCE_STRONG, "{e}");
-        let s = select(&points, &logs(&points), levels, 0.03, 3);
+        let s = select(&points, &logs(&points), levels, 0.03, 3, &[]);
         assert_eq!(s.levels.len(), 3);
         assert!(s.unresolved.is_empty());
     }
@@ -378,7 +395,7 @@ mod tests {
             level(&points, 3, 6),
             level(&points, 9, 13),
         ];
-        let s = select(&points, &logs(&points), levels, 0.05, 0);
+        let s = select(&points, &logs(&points), levels, 0.05, 0, &[]);
         assert_eq!(s.levels.len(), 2, "{:?}", s.notes);
         assert_eq!(s.unresolved.len(), 1);
         assert_eq!(s.unresolved[0].from_bytes, 250 << 10);
@@ -400,7 +417,7 @@ mod tests {
             .map(|(i, &v)| point(4096 << i, v, 0.01))
             .collect();
         let levels: Vec<Level> = (0..5).map(|k| level(&points, 4 * k, 4 * k + 4)).collect();
-        let s = select(&points, &logs(&points), levels.clone(), 0.02, 3);
+        let s = select(&points, &logs(&points), levels.clone(), 0.02, 3, &[]);
         assert_eq!(s.levels.len(), 5);
         assert!(
             s.notes.iter().any(|n| n.contains("sysfs lists 3")),
@@ -420,7 +437,7 @@ mod tests {
             level(&noisy, 13, 16),
             level(&noisy, 16, 20),
         ];
-        let s = select(&noisy, &logs(&noisy), levels, 0.02, 3);
+        let s = select(&noisy, &logs(&noisy), levels, 0.02, 3, &[]);
         assert_eq!(s.levels.len(), 4, "{:?}", s.notes);
         assert_eq!(s.unresolved.len(), 1);
         assert!(s.notes[0].contains("sysfs lists"), "{:?}", s.notes);
@@ -442,12 +459,12 @@ mod tests {
             .map(|(&s, v)| point(s << 10, v, 0.04))
             .collect();
         let levels = vec![level(&points, 0, 3), level(&points, 11, 14)];
-        let s = select(&points, &logs(&points), levels.clone(), 0.03, 2);
+        let s = select(&points, &logs(&points), levels.clone(), 0.03, 2, &[]);
         assert_eq!(s.levels.len(), 3, "{:?}", s.notes);
         assert!(s.notes[0].contains("taken as a level"), "{:?}", s.notes);
         assert!((13.0..18.0).contains(&s.levels[1].ns), "{}", s.levels[1].ns);
         // Without the prior (sysfs lists nothing), no level is invented.
-        let s = select(&points, &logs(&points), levels, 0.03, 0);
+        let s = select(&points, &logs(&points), levels, 0.03, 0, &[]);
         assert_eq!(s.levels.len(), 2);
     }
 
@@ -496,7 +513,7 @@ mod tests {
             })
             .collect();
         let levels = vec![level(&points, 0, 6), level(&points, 16, 21)];
-        let s = select(&points, &logs(&points), levels, 0.03, 2);
+        let s = select(&points, &logs(&points), levels, 0.03, 2, &[]);
         assert_eq!(s.levels.len(), 3, "{:?}", s.notes);
         let l3 = &s.levels[1];
         assert_eq!(points[l3.start].size_bytes, 1550 << 10, "{:?}", s.notes);
@@ -526,7 +543,7 @@ mod tests {
         let stretch = level(&points, 4, 8);
         assert!(against_ramp(&points, &levels[0], &stretch, &levels[1], 0.03) > EVIDENCE_STRONG);
         // ...but climbs as the ramp does: no level, even where sysfs lists one.
-        let s = select(&points, &logs(&points), levels, 0.03, 2);
+        let s = select(&points, &logs(&points), levels, 0.03, 2, &[]);
         assert_eq!(s.levels.len(), 2, "{:?}", s.notes);
     }
 }

@@ -452,18 +452,11 @@ fn detect_from(
         levels,
         sigma,
         sysfs_cache_levels(sysfs),
+        spreads,
     );
     levels = selection.levels;
     notes.extend(selection.notes);
     let mut unresolved = selection.unresolved;
-    one_latency::drop_load_mixtures(
-        &points,
-        &mut levels,
-        spreads,
-        sysfs_cache_levels(sysfs),
-        &mut notes,
-        &mut unresolved,
-    );
     unresolved::note_unresolved(&mut notes, &mut unresolved, on_ramp, unresolved::ON_RAMP);
     unresolved::note_unresolved(&mut notes, &mut unresolved, mixed, mixture::MIXTURE);
     // Where sysfs lists more caches than the curve resolves, a pause stands

@@ -403,4 +403,60 @@ mod tests {
             "{s:?} {quiet:?}"
         );
     }
+
+    #[test]
+    fn the_loads_say_which_cache_beyond_sysfs_is_none_before_its_count_does() {
+        // L1, L2, a pause at the L2's edge (four points), the real L3 (three
+        // points, noisier), memory; sysfs lists three caches.
+        let sizes_ns: [(u64, f64); 19] = [
+            (8, 1.1),
+            (12, 1.1),
+            (16, 1.1),
+            (24, 1.1),
+            (64, 4.0),
+            (96, 4.0),
+            (128, 4.0),
+            (192, 4.0),
+            (700, 7.5),
+            (760, 7.6),
+            (820, 7.7),
+            (880, 7.6),
+            (1200, 13.0),
+            (1500, 13.6),
+            (2000, 14.1),
+            (8000, 150.0),
+            (10000, 151.0),
+            (12000, 150.0),
+            (16000, 152.0),
+        ];
+        let points: Vec<CurvePoint> = sizes_ns
+            .iter()
+            .map(|&(kib, ns)| CurvePoint {
+                size_bytes: kib << 10,
+                ns,
+                ns_min: ns * 0.97,
+                ns_max: ns * 1.03,
+                cycles: 0.0,
+            })
+            .collect();
+        let logs: Vec<f64> = points.iter().map(|p| p.ns.ln()).collect();
+        let levels = [(0, 4), (4, 8), (8, 12), (12, 15), (15, 19)]
+            .map(|(a, b)| Level::of(&points, a, b, true))
+            .to_vec();
+        // The pause's loads as the busy Zen 4 guest's were, at 792 KiB.
+        let mut pause = spread(792 << 10, 32, 6.8, 43.7);
+        pause.steady_variance = Some(15.8);
+        let spreads = [spread(96 << 10, 32, 4.0, 1.0), pause];
+        let s = super::super::evidence::select(&points, &logs, levels, 0.03, 3, &spreads);
+        let ns: Vec<f64> = s.levels.iter().map(|l| l.ns).collect();
+        assert_eq!(ns.len(), 4, "{:?}", s.notes);
+        assert!((13.0..14.2).contains(&ns[2]), "{ns:?} {:?}", s.notes);
+        assert!(
+            s.notes
+                .iter()
+                .any(|n| n.contains("mixture of its neighbours")),
+            "{:?}",
+            s.notes
+        );
+    }
 }

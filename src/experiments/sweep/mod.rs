@@ -17,6 +17,7 @@
 mod remeasure;
 mod result;
 pub mod seq;
+mod spread;
 mod stop;
 
 use std::time::{Instant, SystemTime};
@@ -336,7 +337,7 @@ fn run_sweep(
         && result.load_spreads.is_empty()
         && let Some(detection) = &result.detection
     {
-        let spreads = spread_test(engine, plan, detection)?;
+        let spreads = spread::spread_test(engine, plan, detection)?;
         if !spreads.is_empty() {
             result.load_spreads = spreads;
             result.detection = result.detect();
@@ -359,34 +360,6 @@ fn run_sweep(
     result.finished = Some(utc_timestamp(SystemTime::now()));
     observer.checkpoint(&result)?;
     Ok(result)
-}
-
-/// How single loads spread at the geometric middle of each level's plateau,
-/// memory's too ([`crate::analysis::detect::one_latency`]), in groups the
-/// timer resolves at the fastest cache between two levels; none with fewer
-/// than two caches (no cache then lies between two levels).
-fn spread_test(
-    engine: &mut Engine,
-    plan: &SweepPlan,
-    d: &crate::analysis::detect::Detection,
-) -> Result<Vec<crate::analysis::detect::LoadSpread>> {
-    let caches = &d.levels[..d.levels.len().saturating_sub(1)];
-    if caches.len() < 2 {
-        return Ok(Vec::new());
-    }
-    let line = plan.template.line.max(1);
-    let sizes: Vec<u64> = (d.levels.iter())
-        .filter_map(|l| l.plateau_bytes)
-        .map(|[from, to]| {
-            let middle = ((from as f64) * (to as f64)).sqrt() as u64 / line * line;
-            middle.clamp(from, to)
-        })
-        .collect();
-    let fastest = caches[1..]
-        .iter()
-        .map(|l| l.latency_ns)
-        .fold(f64::INFINITY, f64::min);
-    Ok(engine.load_spreads(&plan.template, &sizes, fastest)?)
 }
 
 /// The last step's and the climb's ends ([`tail::page_test_sizes`])
