@@ -293,23 +293,11 @@ fn amd_zen4_guest_l3_is_not_the_ramp_below_it() {
 /// mixture (`detect::one_latency`).
 #[test]
 fn amd_zen4_guest_mixture_told_by_its_loads() {
-    let name = "amd-epyc-zen4-kvm-2026-11-28-spreads.json";
-    let d = detect(name);
-    assert_eq!(names(&d), ["L1", "L2", "L3", "memory"], "{}", describe(&d));
-    check(&d, "L3", Some((3 * M, 16 * M)), (12.0, 16.0));
-    assert!(
-        d.notes
-            .iter()
-            .any(|n| n.contains("mixture of its neighbours")),
-        "{}",
-        describe(&d)
-    );
-    let alone = without_spreads(name);
-    assert_eq!(
-        names(&alone),
-        ["L1", "L2", "L3", "L4", "memory"],
-        "{}",
-        describe(&alone)
+    told_by_its_loads(
+        "amd-epyc-zen4-kvm-2026-11-28-spreads.json",
+        "mixture of its neighbours",
+        (3 * M, 16 * M),
+        (12.0, 16.0),
     );
 }
 
@@ -319,15 +307,23 @@ fn amd_zen4_guest_mixture_told_by_its_loads() {
 /// slowed while the curve was read (`SpreadVerdict::served_as_below`).
 #[test]
 fn amd_zen4_guest_slowed_l2_told_by_its_loads() {
-    let name = "amd-epyc-zen4-kvm-2026-11-28-l2-slowed.json";
+    told_by_its_loads(
+        "amd-epyc-zen4-kvm-2026-11-28-l2-slowed.json",
+        "slowed at times",
+        (2 * M, 8 * M),
+        (14.0, 16.0),
+    );
+}
+
+/// Asserts that fixture `name` reads L1, L2, L3 (its capacity within
+/// `l3_bytes`, its latency within `l3_ns`) and memory, with a note saying
+/// `why` a stretch was set aside by its loads, and a fourth cache from its
+/// curve alone.
+fn told_by_its_loads(name: &str, why: &str, l3_bytes: (u64, u64), l3_ns: (f64, f64)) {
     let d = detect(name);
     assert_eq!(names(&d), ["L1", "L2", "L3", "memory"], "{}", describe(&d));
-    check(&d, "L3", Some((2 * M, 8 * M)), (14.0, 16.0));
-    assert!(
-        d.notes.iter().any(|n| n.contains("slowed at times")),
-        "{}",
-        describe(&d)
-    );
+    check(&d, "L3", Some(l3_bytes), l3_ns);
+    assert!(d.notes.iter().any(|n| n.contains(why)), "{}", describe(&d));
     let alone = without_spreads(name);
     assert_eq!(
         names(&alone),
