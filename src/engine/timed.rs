@@ -28,6 +28,21 @@ pub(super) struct TimerCost {
     resolution_ns: f64,
 }
 
+impl TimerCost {
+    /// `ticks`, each the time of `group` dependent loads, read through this
+    /// timer; no load read faster than `floor_ns`.
+    fn timeline<'a>(&self, ticks: &'a [u32], group: u32, floor_ns: f64) -> Timings<'a> {
+        Timings {
+            ticks,
+            ns_per_tick: self.ns_per_tick,
+            overhead_ns: self.overhead_ns,
+            loads_per_timing: group,
+            resolution_ns: self.resolution_ns,
+            floor_ns,
+        }
+    }
+}
+
 /// Loads per group when measuring the timer's cost (A; the other is 2A).
 const COST_GROUP: u32 = 8;
 
@@ -150,14 +165,7 @@ impl Engine {
         let mut ticks = vec![1u32; timings];
         walker.walk_timed(group, &mut ticks)?;
         dump_for_debugging(&ticks, group, cost);
-        let timeline = Timings {
-            ticks: &ticks,
-            ns_per_tick: cost.ns_per_tick,
-            overhead_ns: cost.overhead_ns,
-            loads_per_timing: group,
-            resolution_ns: cost.resolution_ns,
-            floor_ns: self.l1_floor_ns(),
-        };
+        let timeline = cost.timeline(&ticks, group, self.l1_floor_ns());
         let timer = crate::arch::TIMESTAMP.unwrap_or("none");
         distribution::analyse(&timeline, timer)
             .ok_or_else(|| Error::Invalid("distribution: no load was timed".into()))
@@ -205,14 +213,7 @@ impl Engine {
             for _ in 0..SPREAD_TIMELINES {
                 self.check_stop()?;
                 walker.walk_timed(group, &mut ticks)?;
-                let timeline = Timings {
-                    ticks: &ticks,
-                    ns_per_tick: cost.ns_per_tick,
-                    overhead_ns: cost.overhead_ns,
-                    loads_per_timing: group,
-                    resolution_ns: cost.resolution_ns,
-                    floor_ns: 0.0,
-                };
+                let timeline = cost.timeline(&ticks, group, 0.0);
                 let ns: Vec<f64> = ticks.iter().map(|&t| timeline.load_ns(t)).collect();
                 if let Some(s) = LoadSpread::of(size, group, &ns)
                     && narrowest.is_none_or(|n| s.variance() < n.variance())

@@ -255,17 +255,16 @@ pub(super) fn drop_load_mixtures(
     notes: &mut Vec<String>,
     unresolved: &mut Vec<Unresolved>,
 ) {
+    // The level below's latency before a mixture, each the clearest first.
+    let rank = |v: &SpreadVerdict| {
+        if v.served_as_below() {
+            (0, v.timed_ns / v.below_ns)
+        } else {
+            (1, v.rest_ns / v.middle_ns)
+        }
+    };
     loop {
         let beyond_sysfs = sysfs_count == 0 || levels.len().saturating_sub(1) > sysfs_count;
-        // The level below's latency before a mixture, each the clearest
-        // first.
-        let rank = |v: &SpreadVerdict| {
-            if v.served_as_below() {
-                (0, v.timed_ns / v.below_ns)
-            } else {
-                (1, v.rest_ns / v.middle_ns)
-            }
-        };
         let clearest = (1..levels.len().saturating_sub(1))
             .filter_map(|k| {
                 let stretch = spread_in(points, &levels[k], spreads)?;

@@ -24,8 +24,9 @@ pub(super) fn spread_test(
         return Ok(Vec::new());
     }
     let line = plan.template.line.max(1);
+    let plateaus = d.levels.iter().filter_map(|l| l.plateau_bytes);
     let stretches = d.unresolved.iter().map(|u| [u.from_bytes, u.to_bytes]);
-    let mut sizes: Vec<u64> = (d.levels.iter().filter_map(|l| l.plateau_bytes))
+    let mut sizes: Vec<u64> = plateaus
         .chain(stretches)
         .map(|[from, to]| {
             let middle = ((from as f64) * (to as f64)).sqrt() as u64 / line * line;
