@@ -104,7 +104,16 @@ PY
 echo
 echo "timings (wall s, max RSS MiB), $(uptime | sed 's/.*load/load/')"
 timed() {
-    /usr/bin/time -f "%e %M" -o "$out/time" "$memlat" "$@" >/dev/null 2>&1 || true
+    # Wall seconds and the child's peak RSS in KiB; Python's rusage where
+    # GNU time is not installed (container images often lack it).
+    if [ -x /usr/bin/time ]; then
+        /usr/bin/time -f "%e %M" -o "$out/time" "$memlat" "$@" >/dev/null 2>&1 || true
+    else
+        python3 -c 'import resource, subprocess, sys, time
+t = time.monotonic()
+subprocess.run(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print(f"{time.monotonic() - t:.2f}", resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$out/time" "$memlat" "$@" >"$out/time"
+    fi
     read -r wall rss <"$out/time"
     printf '%-44s %6.2f s %7.0f MiB\n' "memlat $*" "$wall" "$((rss / 1024))"
 }

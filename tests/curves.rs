@@ -465,6 +465,31 @@ fn intel_emerald_rapids_16_cpu_guest_sweeps_give_three_levels() {
     }
 }
 
+/// The same kind of 16-vCPU Emerald Rapids guest a day later, quieter
+/// (README): the core at 3.0 GHz, the L3 at 31-36 ns serving about 12.5
+/// MiB, memory from 12.8-16.6 MiB. Two back-to-back default sweeps and one
+/// on a fresh machine minutes later.
+#[test]
+fn intel_emerald_rapids_16_cpu_guest_quieter_sweeps_give_three_levels() {
+    for name in [
+        "intel-xeon-emr-kvm16-2026-11-28-a.json",
+        "intel-xeon-emr-kvm16-2026-11-28-b.json",
+        "intel-xeon-emr-kvm16-2026-11-28-c.json",
+    ] {
+        let d = detect(name);
+        assert_eq!(
+            names(&d),
+            ["L1", "L2", "L3", "memory"],
+            "{name}: {}",
+            describe(&d)
+        );
+        check(&d, "L1", Some((38 * K, 52 * K)), (1.5, 1.8));
+        check(&d, "L2", Some((1200 * K, 2600 * K)), (5.0, 5.7));
+        check(&d, "L3", Some((9 * M, 17 * M)), (30.0, 42.0));
+        check(&d, "memory", None, (85.0, 130.0));
+    }
+}
+
 /// This project's Zen 3 guest on a quiet morning (README: two default sweeps
 /// of five that all read three levels, 18 s each): L1 32 KiB at 1.3-1.5 ns,
 /// L2 at 4.0-4.4 ns serving to about 250-450 KiB, an L3 share at 15-19 ns
