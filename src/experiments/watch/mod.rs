@@ -65,8 +65,8 @@ pub const MEMORY_WARM_LOADS: u64 = 4096;
 /// timed: on a victim L3 (AMD Zen) one pass leaves the lines split between
 /// L2 and L3 as they were filled, the second settles them as the timed
 /// runs find them. A pass streams (the prefetchers follow address order),
-/// a millisecond for 16 MiB. The edge probes are streamed once, in the
-/// settle pass only (see [`EDGE_WARM_SHARE`]).
+/// a millisecond for 16 MiB. An edge probe is rewritten once instead,
+/// where its whole cycles follow (see [`WARM_CYCLES`]).
 pub const WARM_PASSES: u32 = 2;
 
 /// The share of the duty budget an interval may spend on the edge probes'
@@ -91,10 +91,10 @@ pub const EDGE_WARM_SHARE: f64 = 0.45;
 /// intervals' edge read 1.3 MiB where the settle pass (a streaming pass,
 /// then a cycle) and full-cycle chases read 2.0-2.5 MiB. In the second
 /// cycle the lines that stayed are hit, and kept, as in a chase that
-/// walks cycle after cycle. It narrows the gap, it does not close it: with
-/// two (cut to 1.35 by the budget) the same probes' intervals read 1.3-1.5
-/// MiB against the settle pass's 1.95 (docs/watch.md): the lines the
-/// other probes hit just before still hold part of the share.
+/// walks cycle after cycle. Two narrowed the gap on Zen 4 (1.3-1.5 MiB
+/// against the settle's 1.95, docs/watch.md), not on the 16-vCPU Emerald
+/// Rapids guest (9.5 MiB walked twice: 100-110 ns; the sweep's 32-35 ns),
+/// so such a probe is first rewritten as linking left the sweep's chains.
 pub const WARM_CYCLES: u64 = 2;
 
 /// Chain loads walked after the passes, at most: the chain's own order

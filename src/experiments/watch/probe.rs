@@ -95,9 +95,9 @@ pub(super) fn warm_memory_ns(settle_ns: f64, swept: Option<f64>) -> f64 {
 
 /// One size's reading, its walk going on from where the last one stopped:
 /// the warm-up its role asks for (streaming passes and a short walk for a
-/// level's middle; its own walk for an edge probe, streamed once in the
-/// `settle` pass only; a short walk for memory), then the fastest of the
-/// timed runs.
+/// level's middle; its own walk for an edge probe, after a rewrite pass in
+/// the `settle` pass and where the walk is whole cycles; a short walk for
+/// memory), then the fastest of the timed runs.
 pub(super) fn sample(
     engine: &Engine,
     probe: &mut Probe,
@@ -106,18 +106,23 @@ pub(super) fn sample(
     line: u64,
     settle: bool,
 ) -> Result<f64> {
+    match probe.role {
+        Role::Level => {
+            for _ in 0..WARM_PASSES {
+                probe.workload.touch(probe.size, line);
+            }
+        }
+        // As the sweep found it, just linked (`Workload::rewrite`). Never
+        // before a short walk: its window would time the lines the pass
+        // left last, served whatever the level holds of a cycle (the
+        // `>=35.3 MiB` of issue 36).
+        Role::Edge if settle || probe.warmed_whole() => probe.workload.rewrite(probe.size, line),
+        Role::Edge | Role::Memory => {}
+    }
     let mut walker = probe
         .workload
         .walker_at(&probe.chain, kernel, probe.position);
     let per_trip = kernel.loads_per_trip();
-    let passes = match probe.role {
-        Role::Level => WARM_PASSES,
-        Role::Edge if settle => 1,
-        Role::Edge | Role::Memory => 0,
-    };
-    for _ in 0..passes {
-        probe.workload.touch(probe.size, line);
-    }
     walker.walk(probe.warm.div_ceil(per_trip).max(1))?;
     let timed = engine
         .time(
