@@ -25,7 +25,7 @@ use std::time::{Instant, SystemTime};
 use anyhow::{Context, Result};
 
 pub use crate::units::utc_timestamp;
-pub use result::{SeriesKey, SweepConfig, SweepResult};
+pub use result::{SeriesKey, SweepConfig, SweepPhases, SweepResult};
 pub use stop::{FLAT_BAND, FLAT_POINTS, levelled_beyond_caches, memory_size, reached_memory_size};
 use stop::{reached_dram, reached_memory};
 
@@ -247,6 +247,7 @@ impl SweepPlan {
             noise: None,
             page_test: None,
             load_spreads: Vec::new(),
+            phases: None,
         };
         result.sort_points();
         result
@@ -308,15 +309,22 @@ fn run_sweep(
     let base_seconds = result.total_seconds;
     let mut clock = || base_seconds + started.elapsed().as_secs_f64();
     let watch = crate::experiments::noise::Watch::start(engine, &plan.template);
+    let mut phases = result.phases.take().unwrap_or_default();
+    let stage = Instant::now();
     measure_grid(engine, plan, &mut result, observer, &mut clock)?;
+    phases.grid_s += stage.elapsed().as_secs_f64();
     // The levels are decided (their deciding points measured again) before
     // their edges are refined: refining a level that then goes is wasted.
+    let stage = Instant::now();
     if result.config.refine && !observer.interrupted() {
         remeasure::remeasure(engine, plan, &mut result, observer, &mut clock)?;
     }
+    phases.remeasure_s += stage.elapsed().as_secs_f64();
+    let stage = Instant::now();
     if result.config.refine && !observer.interrupted() {
         refine(engine, plan, &mut result, observer, &mut clock)?;
     }
+    phases.refine_s += stage.elapsed().as_secs_f64();
     let cvs: Vec<f64> = result.points.iter().map(|m| m.ns_per_load.cv).collect();
     result.noise = Some(watch.finish(engine, &plan.template, &cvs));
     // Cut short during remeasuring or refinement, the grid may be whole but
@@ -333,6 +341,7 @@ fn run_sweep(
     // A level serves its loads at one latency: single loads timed inside
     // each cache level's plateau tell a level from a mixture of its
     // neighbours. Read again with them.
+    let stage = Instant::now();
     if !observer.interrupted()
         && result.load_spreads.is_empty()
         && let Some(detection) = &result.detection
@@ -343,8 +352,10 @@ fn run_sweep(
             result.detection = result.detect();
         }
     }
+    phases.spreads_s += stage.elapsed().as_secs_f64();
     // The page test tells the last step and any climb after it: a level,
     // or page walks once the TLBs stop reaching. Read again with it.
+    let stage = Instant::now();
     if !observer.interrupted()
         && result.page_test.is_none()
         && let Some(detection) = &result.detection
@@ -353,6 +364,8 @@ fn run_sweep(
         result.page_test = Some(test);
         result.detection = result.detect();
     }
+    phases.page_test_s += stage.elapsed().as_secs_f64();
+    result.phases = Some(phases);
     if let Some(detection) = &mut result.detection {
         crate::analysis::detect::pool_bounds(detection, &plan.bounds_history);
     }

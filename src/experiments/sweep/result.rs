@@ -244,6 +244,28 @@ pub struct SweepResult {
     /// in memlat, or the file was written before the test).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub load_spreads: Vec<crate::analysis::detect::LoadSpread>,
+    /// Where the sweep's wall time went, by stage (absent in files written
+    /// before stop 53).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phases: Option<SweepPhases>,
+}
+
+/// Seconds of wall time each stage of a sweep took: the grid of sizes, the
+/// deciding points measured again, the refinement inside the capacity
+/// brackets, the one-latency test and the page test. What is left of
+/// `total_seconds` is the noise watch, detection and the checkpoints.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SweepPhases {
+    /// The planned sizes, every series.
+    pub grid_s: f64,
+    /// The points that decide the levels, again with fresh chains.
+    pub remeasure_s: f64,
+    /// Sizes inside the capacity brackets.
+    pub refine_s: f64,
+    /// Single loads timed in groups ([`SweepResult::load_spreads`]).
+    pub spreads_s: f64,
+    /// The other page size at the last step ([`SweepResult::page_test`]).
+    pub page_test_s: f64,
 }
 
 impl SweepResult {
