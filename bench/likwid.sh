@@ -23,13 +23,15 @@ wide=avx2
 grep -qw avx512f /proc/cpuinfo && wide=avx512
 have_likwid=0
 if command -v likwid-bench >/dev/null; then
-    # A likwid-bench that cannot start (one copied from another machine
-    # looks for its access daemon where it was installed) says why once,
-    # rather than leaving every ratio blank.
+    # A likwid-bench that cannot start says why once, rather than leaving
+    # every ratio blank. One unpacked from a .deb elsewhere looks for its
+    # access daemon with `which likwid-accessD` (Debian puts it in
+    # /usr/sbin), even for likwid-bench: with it on PATH it runs.
     if probe=$(likwid-bench -t load -w S0:16kB:1 2>&1); then
         have_likwid=1
     else
         echo "likwid-bench does not run here: $(echo "$probe" | grep -m1 -i error || echo "$probe" | head -1)" >&2
+        echo "$probe" | grep -q accessD && echo "  (put the directory holding likwid-accessD on PATH)" >&2
     fi
 fi
 
@@ -42,8 +44,11 @@ for r in $(seq "$rounds"); do
             suffix=_$w; [ "$w" = avx2 ] && suffix=_avx
             for op in load store; do
                 for s in 16kB 128kB 1GB; do
-                    mbs=$({ likwid-bench -t "$op$suffix" -w "S0:$s:1" 2>/dev/null || true; } | awk '/^MByte\/s:/ {print $2}')
+                    # Bounded, and shown as it comes: on the 16-vCPU Emerald
+                    # Rapids guest each run took about 5 s (a round a minute).
+                    mbs=$({ timeout 60 likwid-bench -t "$op$suffix" -w "S0:$s:1" 2>/dev/null || true; } | awk '/^MByte\/s:/ {print $2}')
                     echo "$w $op $s ${mbs:-nan}" >>"$out/l-$r.txt"
+                    echo "  likwid-bench $op$suffix $s: ${mbs:-nan} MB/s" >&2
                 done
             done
         done
