@@ -710,3 +710,29 @@ fn the_settle_check_is_written_in_the_summary() {
     // Agreeing, it is no note.
     assert!(summary.notes.is_empty());
 }
+
+/// The 16-vCPU Emerald Rapids guest's watch with stop 52's build (README):
+/// every edge probe read memory, though the sweep it was planned from read
+/// 32-35 ns to 9.5 MiB. Read again, no interval may place an edge, nor the
+/// summary invent one: the edge lies below the smallest probe, said so.
+#[test]
+fn a_real_watch_whose_probes_read_memory_places_no_edge() {
+    let (read, summary) = recorded("intel-xeon-emr-kvm16-probes-read-memory.jsonl");
+    assert_eq!(read.intervals.len(), 12);
+    let edge = summary
+        .series
+        .iter()
+        .find(|s| s.name == "L3 edge")
+        .expect("an edge series");
+    assert_eq!(edge.readings, 0, "{edge:?}");
+    let smallest = read.header.plan.edge.as_ref().expect("edge probes").sizes[0] as f64;
+    assert_eq!(edge.below, Some(smallest), "{edge:?}");
+    for i in &read.intervals {
+        assert!(
+            i.edge_bytes.is_none(),
+            "interval {}: {:?}",
+            i.index,
+            i.edge_bytes
+        );
+    }
+}
