@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# The checks the open issues (36, 38, 40) need on a machine other than the
+# development guest: what a session with a borrowed machine (another CPU)
+# runs first. Everything it reads is printed; raw files go to OUT (default:
+# a new temporary folder). In groups, to fit calls of a few minutes each
+# (times from the 16-vCPU Emerald Rapids guest):
+#   sweeps  five default sweeps with their stages' times (1 min)
+#   line    linesize ten times and at 512 MiB (3 min)
+#   edge    how the last level takes lines in, and a 40 s watch (1.5 min)
+#   speed   1 GiB against an independent chase, three rounds (1 min)
+#   quick   characterize --quick five times; levels, loaduse, mlp, assoc (2.5 min)
+#   bandwidth  bench/likwid.sh, three rounds (4 min)
+#
+#   bash bench/device.sh MEMLAT [GROUP...]   # default: every group
+#   OUT=/some/dir bash bench/device.sh target/release/memlat sweeps line
+#
+# A static build travels best: cargo build --release --target x86_64-unknown-linux-musl.
+# likwid-bench is used where it runs (see bench/likwid.sh). Each step has a
+# time limit, so one that hangs costs its limit, not the run.
+set -u
+here=$(cd "$(dirname "$0")/.." && pwd)
+memlat=$(realpath "${1:-$here/target/release/memlat}")
+shift
+groups=${*:-sweeps line edge speed quick bandwidth}
+wants() { [[ " $groups " == *" $1 "* ]]; }
+out=${OUT:-$(mktemp -d)}
+mkdir -p "$out"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work" || exit 1
+
+now() { date +%s.%N; }
+# step LIMIT_S COMMAND...: runs it with its wall time and the load beside it.
+step() {
+    local t0 rc
+    echo "=== $(date +%T) $*"
+    t0=$(now)
+    timeout "$@"
+    rc=$?
+    echo "--- rc=$rc $(awk "BEGIN {printf \"%.2f\", $(now) - $t0}") s, load $(cut -d' ' -f1-3 /proc/loadavg)"
+}
+
+echo "== the machine"
+grep -m1 "model name" /proc/cpuinfo
+grep -m1 -E "^cpu family" /proc/cpuinfo
+grep -m1 -E "^model\s" /proc/cpuinfo
+nproc
+for d in /sys/devices/system/cpu/cpu0/cache/index*; do
+    echo "$(cat "$d"/level "$d"/type "$d"/size "$d"/ways_of_associativity 2>/dev/null | tr '\n' ' ')"
+done
+
+# The main job as a newcomer meets it, on a machine with no remembered sweep.
+step 30 "$memlat"
+
+# Issue 36 and 38: five default sweeps, each one's levels and time by stage.
+wants sweeps && for i in 1 2 3 4 5; do
+    step 40 "$memlat" sweep --no-progress --format json -o "$out/sweep-$i.json" >/dev/null 2>&1
+    "$memlat" detect "$out/sweep-$i.json" 2>/dev/null | sed -n 7,11p
+    python3 -c "import json, sys; d = json.load(open(sys.argv[1])); print('phases', d.get('phases'), 'points', len(d['points']))" "$out/sweep-$i.json"
+done
+
+# Issue 36: the line from the tag, ten times, and at 512 MiB.
+if wants line; then
+    for i in $(seq 10); do
+        step 30 "$memlat" linesize 2>&1 | grep -E "^line( by pass)? " | tr '\n' ' '
+        echo
+    done
+    step 60 "$memlat" linesize -n 512M 2>&1 | grep -E "^line( by pass)? "
+fi
+
+# Issue 36: how the last level takes lines in (written, read back, streamed,
+# rewritten), and the watch's edge against the sweeps' bounds.
+if wants edge; then
+    if cc -O2 -o written_or_read "$here/bench/independent/written_or_read.c" 2>/dev/null; then
+        for mib in 4 8 12 16; do step 60 ./written_or_read "$mib" 6 1; done
+    else
+        echo "no C compiler: written_or_read skipped"
+    fi
+    step 60 "$memlat" watch --duration 40s --plain -o "$out/watch.jsonl"
+fi
+
+# Issue 38: 1 GiB against an independent full-cycle chase, interleaved.
+wants speed && for i in 1 2 3; do
+    step 30 "$memlat" run -n 1G --pattern random --cpu 1 --format json -o "$out/run1g-$i.json" >/dev/null 2>&1
+    python3 -c "import json, sys; d = json.load(open(sys.argv[1])); print('memlat', round(d['ns_per_load']['median'], 1), 'ns', d['phases'])" "$out/run1g-$i.json"
+    if [ -x "$work/full_cycle_chase" ] || cc -O2 -o "$work/full_cycle_chase" "$here/bench/independent/full_cycle_chase.c" 2>/dev/null; then
+        step 60 "$work/full_cycle_chase" $((1 << 30)) 1
+    fi
+done
+
+# Issue 40: the quick characterization five times (its levels against the
+# sweeps'), and memory by each command's default.
+if wants quick; then
+    for i in 1 2 3 4 5; do
+        step 90 "$memlat" characterize --quick -o "$out/char-$i" >/dev/null 2>&1
+        "$memlat" detect "$out/char-$i/sweep.json" 2>/dev/null | sed -n 7,11p
+    done
+    step 60 "$memlat" levels 2>&1 | tail -6
+    step 60 "$memlat" loaduse 2>&1 | tail -4
+    step 60 "$memlat" mlp 2>&1 | tail -4
+    step 60 "$memlat" assoc 2>&1 | grep -E "^(note: memlat assoc|L[0-9] )"
+fi
+
+# Issue 38: bandwidth against likwid-bench, last (it takes the longest).
+wants bandwidth && step 300 env MEMLAT="$memlat" bash "$here/bench/likwid.sh" 3
+echo "== raw files in $out"
