@@ -66,6 +66,27 @@ fn check(d: &Detection, name: &str, size: Option<(u64, u64)>, ns: (f64, f64)) {
     );
 }
 
+/// `name` read as L1, L2, L3 and memory, each cache's capacity and ns
+/// within `caches` (in that order) and memory's ns within `memory_ns`.
+fn three_caches(
+    name: &str,
+    caches: [((u64, u64), (f64, f64)); 3],
+    memory_ns: (f64, f64),
+) -> Detection {
+    let d = detect(name);
+    assert_eq!(
+        names(&d),
+        ["L1", "L2", "L3", "memory"],
+        "{name}\n{}",
+        describe(&d)
+    );
+    for (level, (size, ns)) in ["L1", "L2", "L3"].into_iter().zip(caches) {
+        check(&d, level, Some(size), ns);
+    }
+    check(&d, "memory", None, memory_ns);
+    d
+}
+
 #[test]
 fn intel_golden_cove_guest_from_the_shared_corpus() {
     let d = detect("intel-xeon-glc-kvm-thp.json");
@@ -266,17 +287,15 @@ fn amd_zen4_guest_l3_is_not_the_ramp_below_it() {
         "amd-epyc-zen4-kvm-2026-11-25-ramp.json",
         "amd-epyc-zen4-kvm-2026-11-25-missed.json",
     ] {
-        let d = detect(name);
-        assert_eq!(
-            names(&d),
-            ["L1", "L2", "L3", "memory"],
-            "{name}\n{}",
-            describe(&d)
+        let d = three_caches(
+            name,
+            [
+                ((28 * K, 40 * K), (1.0, 1.2)),
+                ((512 * K, 1200 * K), (3.6, 4.1)),
+                ((1500 * K, 6 * M), (12.0, 16.0)),
+            ],
+            (100.0, 170.0),
         );
-        check(&d, "L1", Some((28 * K, 40 * K)), (1.0, 1.2));
-        check(&d, "L2", Some((512 * K, 1200 * K)), (3.6, 4.1));
-        check(&d, "L3", Some((1500 * K, 6 * M)), (12.0, 16.0));
-        check(&d, "memory", None, (100.0, 170.0));
         let [l3_from, _] = level(&d, "L3").plateau_bytes.unwrap();
         assert!(
             l3_from >= 1200 * K,
@@ -446,17 +465,15 @@ fn intel_emerald_rapids_16_cpu_guest_sweeps_give_three_levels() {
         "intel-xeon-emr-kvm16-2026-11-27-b.json",
         "intel-xeon-emr-kvm16-2026-11-27-c.json",
     ] {
-        let d = detect(name);
-        assert_eq!(
-            names(&d),
-            ["L1", "L2", "L3", "memory"],
-            "{name}: {}",
-            describe(&d)
+        let d = three_caches(
+            name,
+            [
+                ((36 * K, 52 * K), (1.9, 2.3)),
+                ((900 * K, 2600 * K), (6.0, 7.2)),
+                ((3 * M, 8 * M), (37.0, 46.0)),
+            ],
+            (120.0, 150.0),
         );
-        check(&d, "L1", Some((36 * K, 52 * K)), (1.9, 2.3));
-        check(&d, "L2", Some((900 * K, 2600 * K)), (6.0, 7.2));
-        check(&d, "L3", Some((3 * M, 8 * M)), (37.0, 46.0));
-        check(&d, "memory", None, (120.0, 150.0));
         assert!(
             d.translation.is_some(),
             "{name}: the climb past 300 MiB\n{}",
@@ -476,17 +493,15 @@ fn intel_emerald_rapids_16_cpu_guest_quieter_sweeps_give_three_levels() {
         "intel-xeon-emr-kvm16-2026-11-28-b.json",
         "intel-xeon-emr-kvm16-2026-11-28-c.json",
     ] {
-        let d = detect(name);
-        assert_eq!(
-            names(&d),
-            ["L1", "L2", "L3", "memory"],
-            "{name}: {}",
-            describe(&d)
+        three_caches(
+            name,
+            [
+                ((38 * K, 52 * K), (1.5, 1.8)),
+                ((1200 * K, 2600 * K), (5.0, 5.7)),
+                ((9 * M, 17 * M), (30.0, 42.0)),
+            ],
+            (85.0, 130.0),
         );
-        check(&d, "L1", Some((38 * K, 52 * K)), (1.5, 1.8));
-        check(&d, "L2", Some((1200 * K, 2600 * K)), (5.0, 5.7));
-        check(&d, "L3", Some((9 * M, 17 * M)), (30.0, 42.0));
-        check(&d, "memory", None, (85.0, 130.0));
     }
 }
 
