@@ -20,6 +20,7 @@
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 memlat=$(realpath "${1:-$here/target/release/memlat}")
+[ -x "$memlat" ] || { echo "usage: bash bench/device.sh MEMLAT [GROUP...]: no memlat at $memlat" >&2; exit 2; }
 shift
 groups=${*:-sweeps line edge speed quick bandwidth}
 wants() { [[ " $groups " == *" $1 "* ]]; }
@@ -30,14 +31,17 @@ trap 'rm -rf "$work"' EXIT
 cd "$work" || exit 1
 
 now() { date +%s.%N; }
-# step LIMIT_S COMMAND...: runs it with its wall time and the load beside it.
+# step LIMIT_S COMMAND...: runs it with its wall time and the load beside it,
+# those two lines on the script's own output (fd 3), whatever the command's
+# output is redirected to.
+exec 3>&1
 step() {
     local t0 rc
-    echo "=== $(date +%T) $*"
+    echo "=== $(date +%T) $*" >&3
     t0=$(now)
     timeout "$@"
     rc=$?
-    echo "--- rc=$rc $(awk "BEGIN {printf \"%.2f\", $(now) - $t0}") s, load $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "--- rc=$rc $(awk "BEGIN {printf \"%.2f\", $(now) - $t0}") s, load $(cut -d' ' -f1-3 /proc/loadavg)" >&3
 }
 
 echo "== the machine"

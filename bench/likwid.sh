@@ -117,9 +117,9 @@ timed() {
         python3 -c 'import resource, subprocess, sys, time
 t = time.monotonic()
 subprocess.run(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-print(f"{time.monotonic() - t:.2f}", resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$out/time" "$memlat" "$@" >"$out/time"
+print(f"{time.monotonic() - t:.2f}", resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' "$out/time" "$memlat" "$@" >"$out/time" || true
     fi
-    read -r wall rss <"$out/time"
+    read -r wall rss <"$out/time" || { wall=nan; rss=0; }
     printf '%-44s %6.2f s %7.0f MiB\n' "memlat $*" "$wall" "$((rss / 1024))"
 }
 for r in $(seq "$rounds"); do

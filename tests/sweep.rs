@@ -370,6 +370,16 @@ fn ctrl_c_stops_after_a_point_and_resume_finishes_the_sweep() {
     // into some points on a noisy machine.
     assert_eq!(csv_rows(&csv).len(), samples(&resumed));
     assert!(samples(&resumed) >= 2 * (total + refined));
+    // Where the time went, the resumed run's stages added to the first's.
+    let grid = |v: &Value| v["phases"]["grid_s"].as_f64().expect("phases");
+    assert!(grid(&v) > 0.0 && grid(&resumed) > grid(&v));
+    let stages: f64 = resumed["phases"]
+        .as_object()
+        .unwrap()
+        .values()
+        .filter_map(Value::as_f64)
+        .sum();
+    assert!(stages <= resumed["total_seconds"].as_f64().unwrap() + 1e-6);
 }
 
 /// Repeats over every point of a sweep's JSON (the CSV's rows).

@@ -1,7 +1,7 @@
 // An independent check, apart from memlat's code, of whether a last-level
 // cache keeps lines a core only read as it keeps lines it wrote: a random
 // cycle (Sattolo, one 8-byte node per 64-byte line, THP asked for) is timed
-// cycle by cycle in three states:
+// cycle by cycle in four states:
 //   written: right after the chain was linked (every line dirty);
 //   read:    after a 512 MiB read stream pushed it out to memory (its lines
 //            come back clean);
@@ -56,6 +56,7 @@ int main(int argc, char **argv) {
   for (size_t k = 0; k < flush_bytes / 8; k += 512) flush[k] = k;  // fault it in first
   char *buf = map(bytes);
   size_t *perm = malloc(n * sizeof *perm);
+  if (!perm) { perror("malloc"); return 1; }
   for (size_t i = 0; i < n; i++) perm[i] = i;
   uint64_t s = 88172645463325252ull;
   for (size_t i = n - 1; i > 0; i--) {

@@ -247,7 +247,8 @@ impl SweepPlan {
             noise: None,
             page_test: None,
             load_spreads: Vec::new(),
-            phases: None,
+            // A resumed sweep's stages add to the run it continues.
+            phases: resumed.and_then(|r| r.phases.clone()),
         };
         result.sort_points();
         result

@@ -250,10 +250,11 @@ pub struct SweepResult {
     pub phases: Option<SweepPhases>,
 }
 
-/// Seconds of wall time each stage of a sweep took: the grid of sizes, the
-/// deciding points measured again, the refinement inside the capacity
-/// brackets, the one-latency test and the page test. What is left of
-/// `total_seconds` is the noise watch, detection and the checkpoints.
+/// Seconds of wall time each stage of a sweep took (summed over the runs
+/// of a resumed sweep): the grid of sizes, the deciding points measured
+/// again, the refinement inside the capacity brackets, the one-latency test
+/// and the page test, each with its checkpoints. What is left of
+/// `total_seconds` is the noise watch and detection.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SweepPhases {
     /// The planned sizes, every series.

@@ -65,8 +65,8 @@ pub const MEMORY_WARM_LOADS: u64 = 4096;
 /// timed: on a victim L3 (AMD Zen) one pass leaves the lines split between
 /// L2 and L3 as they were filled, the second settles them as the timed
 /// runs find them. A pass streams (the prefetchers follow address order),
-/// a millisecond for 16 MiB. An edge probe is rewritten once instead,
-/// where its whole cycles follow (see [`WARM_CYCLES`]).
+/// a millisecond for 16 MiB. An edge probe is rewritten instead, in each
+/// interval whose walk of it is whole cycles (see [`WARM_CYCLES`]).
 pub const WARM_PASSES: u32 = 2;
 
 /// The share of the duty budget an interval may spend on the edge probes'
@@ -362,11 +362,12 @@ impl Watch {
             .filter(|p| p.role == Role::Edge)
             .map(|p| p.warm as f64 / p.chain.len().max(1) as f64)
             .collect();
+        let whole = self.edge_walked_whole(false); // before the walks are re-planned
         // The duty cycle is what the watch takes from the CPU, not the
         // time it waited for it while other tasks ran.
         self.fit_budget(cpu.unwrap_or(spent));
         let (level_ns, edge_ns) = self.split(&ns);
-        let edge = self.edge_of(&level_ns, &edge_ns, false);
+        let edge = self.edge_of(&level_ns, &edge_ns, &whole);
         let now = CpuTimes::read(self.engine.cpu());
         let steal = match (&self.steal, &now) {
             (Some(a), Some(b)) => b.steal_since(a),
@@ -404,41 +405,40 @@ impl Watch {
         (level_ns, ns[caches..caches + edge_count].to_vec())
     }
 
+    /// Whether each edge probe's walk is whole ([`Probe::walks_whole`]).
+    fn edge_walked_whole(&self, settle: bool) -> Vec<bool> {
+        let edges = self.probes.iter().filter(|p| p.role == Role::Edge);
+        edges.map(|p| p.walks_whole(settle)).collect()
+    }
+
     /// The edge from one interval's readings against its level middle and
-    /// a miss at the probes' footprint ([`edge::miss_reference`]). Outside
-    /// the settle pass (every probe walks a whole cycle) a probe walked
-    /// short of [`WARM_CYCLES`] cycles counts only where the level served
-    /// half its loads: its misses may be lines its walk never brought in.
-    fn edge_of(&self, level_ns: &[f64], edge_ns: &[f64], settle: bool) -> Option<EdgeReading> {
+    /// a miss at the probes' footprint ([`edge::miss_reference`]). A probe
+    /// whose walk was not `whole` counts only where the level served half
+    /// its loads: its misses may be lines its walk never brought in.
+    fn edge_of(&self, level_ns: &[f64], edge_ns: &[f64], whole: &[bool]) -> Option<EdgeReading> {
         let e = self.plan.edge.as_ref()?;
         let level = self.plan.levels.iter().position(|l| l.name == e.level)?;
         let (level_ns, memory_ns) = (level_ns[level], *level_ns.last()?);
-        let whole: Vec<bool> = self
-            .probes
-            .iter()
-            .filter(|p| p.role == Role::Edge)
-            .map(|p| settle || p.warmed_whole())
-            .collect();
-        let miss_ns = edge::miss_reference(edge_ns, &whole, level_ns, memory_ns);
-        let judged = edge::judged(edge_ns, &whole, level_ns, miss_ns);
+        let miss_ns = edge::miss_reference(edge_ns, whole, level_ns, memory_ns);
+        let judged = edge::judged(edge_ns, whole, level_ns, miss_ns);
         edge_reading(&e.sizes, &judged, level_ns, miss_ns)
     }
 
-    /// One pass over every probe before the first interval: it streams
-    /// every probe's buffer in once, walks each edge probe's whole cycle
-    /// (at most [`SETTLE_WARM_LOADS`]),
-    /// sets each probe's run length, and leaves the caches, TLB and clock
-    /// as an interval finds them rather than as building hundreds of MiB of
-    /// chains left them. Without it the first interval's L3 read 24-45 ns
-    /// against 14-15 after, in each of six 40 s watches on the Zen 4 guest.
-    /// Its edge (every probe after a whole cycle) is checked against the
+    /// One pass over every probe before the first interval: it streams the
+    /// levels' buffers, rewrites each edge probe and walks its whole cycle
+    /// (at most [`SETTLE_WARM_LOADS`]), sets each probe's run length, and
+    /// leaves the caches, TLB and clock as an interval finds them rather
+    /// than as building hundreds of MiB of chains left them: without it the
+    /// first interval's L3 read 24-45 ns against 14-15 after, in each of six
+    /// 40 s watches on the Zen 4 guest. Its edge is checked against the
     /// sweep's pooled bounds, and a note says when they disagree; then the
     /// edge probes' warm walks are fitted to the budget.
     fn settle(&mut self) -> Result<()> {
+        let whole = self.edge_walked_whole(true);
         let ns = self.sample_all(true)?;
         let (level_ns, edge_ns) = self.split(&ns);
         if let Some(plan) = &self.plan.edge {
-            let reading = self.edge_of(&level_ns, &edge_ns, true);
+            let reading = self.edge_of(&level_ns, &edge_ns, &whole);
             let bounds = self
                 .header
                 .plateaus

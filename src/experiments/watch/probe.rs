@@ -48,6 +48,17 @@ impl Probe {
     pub(super) fn warmed_whole(&self) -> bool {
         self.warm >= self.chain.len().saturating_mul(WARM_CYCLES)
     }
+
+    /// Whether this probe's next warm walk is whole: [`Probe::warmed_whole`],
+    /// or in the `settle` pass one whole cycle (a probe past
+    /// [`super::SETTLE_WARM_LOADS`] walks less).
+    pub(super) fn walks_whole(&self, settle: bool) -> bool {
+        if settle {
+            self.warm >= self.chain.len()
+        } else {
+            self.warmed_whole()
+        }
+    }
 }
 
 /// The shortest warm walk of a chain of `cycle` loads: [`MAX_WARM_LOADS`]
@@ -116,7 +127,7 @@ pub(super) fn sample(
         // before a short walk: its window would time the lines the pass
         // left last, served whatever the level holds of a cycle (the
         // `>=35.3 MiB` of issue 36).
-        Role::Edge if settle || probe.warmed_whole() => probe.workload.rewrite(probe.size, line),
+        Role::Edge if probe.walks_whole(settle) => probe.workload.rewrite(probe.size, line),
         Role::Edge | Role::Memory => {}
     }
     let mut walker = probe
