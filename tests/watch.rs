@@ -10,7 +10,7 @@ use assert_cmd::Command;
 use memlat::experiments::plateaus::{LevelSize, MeasuredLevels, Plateau};
 use memlat::experiments::watch::record::{Tagged, summarise};
 use memlat::experiments::watch::{
-    EdgePlan, Interval, WARM_CYCLES, WatchFile, WatchHeader, WatchPlan, edge, edge_reading,
+    EdgePlan, Interval, WARM_CYCLES, WatchFile, WatchHeader, WatchPlan, edge,
 };
 
 fn header() -> WatchHeader {
@@ -744,9 +744,7 @@ fn a_real_watch_whose_probes_read_memory_places_no_edge() {
             .iter()
             .map(|&c| c >= WARM_CYCLES as f64)
             .collect();
-        let miss_ns = edge::miss_reference(&i.edge_ns, &whole, level_ns, memory_ns);
-        let judged = edge::judged(&i.edge_ns, &whole, level_ns, miss_ns);
-        let again = edge_reading(&plan.sizes, &judged, level_ns, miss_ns);
+        let again = edge::interval_edge(&plan.sizes, &i.edge_ns, &whole, level_ns, memory_ns);
         let placed = again.as_ref().and_then(|e| e.edge_bytes());
         assert!(placed.is_none(), "interval {}: {again:?}", i.index);
     }

@@ -10,7 +10,7 @@
 
 use memlat::analysis::detect;
 use memlat::experiments::plateaus::MeasuredLevels;
-use memlat::experiments::watch::edge::{judged, miss_reference};
+use memlat::experiments::watch::edge::interval_edge;
 use memlat::experiments::watch::probe::warm_shares;
 use memlat::experiments::watch::{EdgeReading, WARM_CYCLES, edge_reading, plan};
 
@@ -153,9 +153,7 @@ fn short_interval(
         })
         .collect();
     let level = noise.jitter(model::latency(row, &d, *middle), NOISE);
-    let miss = miss_reference(&ns, &whole, level, far);
-    let read = judged(&ns, &whole, level, miss);
-    edge_reading(sizes, &read, level, miss).map(|r| (r, whole))
+    interval_edge(sizes, &ns, &whole, level, far).map(|r| (r, whole))
 }
 
 /// Whether a reading's bracket is true of `cache` serving `share` bytes,

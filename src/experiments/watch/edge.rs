@@ -158,6 +158,26 @@ pub fn judged(ns: &[f64], whole: &[bool], level_ns: f64, memory_ns: f64) -> Vec<
         .collect()
 }
 
+/// The edge from one interval's probes, each read after a warm walk that
+/// was whole cycles or not (`whole`): the miss they cost
+/// ([`miss_reference`]), the readings that may count ([`judged`]), and
+/// where half the loads stop being served ([`edge_reading`]).
+pub fn interval_edge(
+    sizes: &[u64],
+    ns: &[f64],
+    whole: &[bool],
+    level_ns: f64,
+    memory_ns: f64,
+) -> Option<EdgeReading> {
+    let miss_ns = miss_reference(ns, whole, level_ns, memory_ns);
+    edge_reading(
+        sizes,
+        &judged(ns, whole, level_ns, miss_ns),
+        level_ns,
+        miss_ns,
+    )
+}
+
 /// The edge from one interval's readings: `sizes` ascending, `ns` each
 /// one's latency, `level_ns` and `memory_ns` the same interval's readings
 /// of the level's middle and of memory. `None` when the references do not

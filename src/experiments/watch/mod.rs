@@ -419,9 +419,7 @@ impl Watch {
         let e = self.plan.edge.as_ref()?;
         let level = self.plan.levels.iter().position(|l| l.name == e.level)?;
         let (level_ns, memory_ns) = (level_ns[level], *level_ns.last()?);
-        let miss_ns = edge::miss_reference(edge_ns, whole, level_ns, memory_ns);
-        let judged = edge::judged(edge_ns, whole, level_ns, miss_ns);
-        edge_reading(&e.sizes, &judged, level_ns, miss_ns)
+        edge::interval_edge(&e.sizes, edge_ns, whole, level_ns, memory_ns)
     }
 
     /// One pass over every probe before the first interval: it streams the

@@ -45,19 +45,11 @@ impl Probe {
     /// whole cycles of its chain: only then does a reading that misses
     /// the level say the level cannot hold it (a shorter walk leaves lines
     /// it never brought in, which miss whatever the level holds).
-    pub(super) fn warmed_whole(&self) -> bool {
-        self.warm >= self.chain.len().saturating_mul(WARM_CYCLES)
-    }
-
-    /// Whether this probe's next warm walk is whole: [`Probe::warmed_whole`],
-    /// or in the `settle` pass one whole cycle (a probe past
+    /// In the `settle` pass one whole cycle is asked for (a probe past
     /// [`super::SETTLE_WARM_LOADS`] walks less).
     pub(super) fn walks_whole(&self, settle: bool) -> bool {
-        if settle {
-            self.warm >= self.chain.len()
-        } else {
-            self.warmed_whole()
-        }
+        let cycles = if settle { 1 } else { WARM_CYCLES };
+        self.warm >= self.chain.len().saturating_mul(cycles)
     }
 }
 
