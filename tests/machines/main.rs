@@ -9,6 +9,7 @@
 
 mod climb;
 mod clock;
+mod end;
 mod fetch;
 mod loaded;
 mod loaduse;
@@ -78,7 +79,8 @@ fn every_row_over(what: &str, draws: u64, check: impl Fn(&Row, u64) -> Result<()
     );
 }
 
-/// What sysfs would list: each level at the most it serves.
+/// What sysfs would list: each level whole (a guest's share of a shared
+/// level is served, the whole is listed).
 fn claims(row: &Row) -> Vec<CacheInfo> {
     row.caches
         .iter()
@@ -90,7 +92,7 @@ fn claims(row: &Row) -> Vec<CacheInfo> {
             } else {
                 CacheKind::Unified
             },
-            size_bytes: c.serves.1,
+            size_bytes: c.listed,
             line_bytes: Some(row.line),
             ways: Some(u64::from(c.ways)),
         })

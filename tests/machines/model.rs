@@ -177,14 +177,9 @@ pub fn detect_swept(row: &Row, seed: u64) -> Detection {
 }
 
 /// The sizes of a default sweep: 1 KiB up by 1.3x to four times the
-/// largest level (and past any far tier), at most 4 GiB.
+/// largest level listed (and past any far tier), at most 4 GiB.
 pub fn sweep_sizes(row: &Row) -> Vec<u64> {
-    let largest = row
-        .caches
-        .iter()
-        .map(|c| c.serves.1)
-        .max()
-        .unwrap_or(1 << 20);
+    let largest = row.caches.iter().map(|c| c.listed).max().unwrap_or(1 << 20);
     let far = row.beyond.map_or(0, |(from, _)| 2 * from);
     let cap = (4 * largest).max(512 << 20).max(far).min(4 << 30);
     let mut sizes = Vec::new();

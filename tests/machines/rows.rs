@@ -35,6 +35,19 @@ pub struct Cache {
     /// Whether `assoc`'s lines one way apart share one set (false for
     /// sliced, hashed last levels).
     pub one_set: bool,
+    /// Bytes sysfs lists: the whole cache, where a guest is served a share.
+    pub listed: u64,
+}
+
+impl Cache {
+    /// The cache as sysfs lists `bytes` of it (a guest's share of a larger
+    /// shared level).
+    const fn listing(self, bytes: u64) -> Cache {
+        Cache {
+            listed: bytes,
+            ..self
+        }
+    }
 }
 
 /// How a line arrives from the level that serves a lone load beyond L2.
@@ -92,6 +105,7 @@ const fn lru(serves: (u64, u64), ways: u32, ns: (f64, f64)) -> Cache {
         ns,
         policy: Policy::Lru,
         one_set: true,
+        listed: serves.1,
     }
 }
 
@@ -107,6 +121,7 @@ const fn shared(serves: (u64, u64), ways: u32, ns: (f64, f64)) -> Cache {
         ns,
         policy: Policy::Lru,
         one_set: false,
+        listed: serves.1,
     }
 }
 
@@ -133,7 +148,7 @@ pub fn rows() -> Vec<Row> {
             caches: vec![
                 intel_l1,
                 intel_l2,
-                shared((7 * M, 10 * M), 16, (33.0, 39.0)),
+                shared((7 * M, 10 * M), 16, (33.0, 39.0)).listing(105 * M),
             ],
             memory_ns: (165.0, 178.0),
             beyond: None,
@@ -163,7 +178,7 @@ pub fn rows() -> Vec<Row> {
             caches: vec![
                 intel_l1,
                 intel_l2,
-                shared((9 * M, 13 * M), 16, (32.0, 37.0)),
+                shared((9 * M, 13 * M), 16, (32.0, 37.0)).listing(260 * M),
             ],
             memory_ns: (126.0, 145.0),
             beyond: None,
@@ -225,7 +240,7 @@ pub fn rows() -> Vec<Row> {
             caches: vec![
                 lru((32 * K, 32 * K), 8, (1.25, 1.4)),
                 lru((384 * K, 512 * K), 8, (3.8, 4.1)),
-                shared((3 * M, 4 * M), 16, (15.0, 17.0)),
+                shared((3 * M, 4 * M), 16, (15.0, 17.0)).listing(32 * M),
             ],
             memory_ns: (105.0, 160.0),
             beyond: None,
@@ -316,7 +331,7 @@ pub fn rows() -> Vec<Row> {
             caches: vec![
                 lru((48 * K, 48 * K), 12, (0.93, 0.95)),
                 lru((M, M), 16, (3.2, 3.4)),
-                shared((4 * M, 8 * M), 16, (10.0, 13.0)),
+                shared((4 * M, 8 * M), 16, (10.0, 13.0)).listing(32 * M),
             ],
             memory_ns: (145.0, 180.0),
             beyond: None,
@@ -477,6 +492,7 @@ pub fn rows() -> Vec<Row> {
                     ns: (15.0, 25.0),
                     policy: Policy::Random,
                     one_set: true,
+                    listed: 2 * M,
                 },
             ],
             memory_ns: (150.0, 200.0),
@@ -566,7 +582,7 @@ pub fn rows() -> Vec<Row> {
             caches: vec![
                 lru((48 * K, 48 * K), 12, (0.93, 0.95)),
                 lru((M, M), 16, (3.2, 3.4)),
-                shared((4 * M, 8 * M), 16, (10.0, 13.0)),
+                shared((4 * M, 8 * M), 16, (10.0, 13.0)).listing(32 * M),
             ],
             memory_ns: (145.0, 180.0),
             beyond: None,
@@ -606,6 +622,7 @@ pub fn rows() -> Vec<Row> {
                     ns: (8.0, 11.0),
                     policy: Policy::Random,
                     one_set: true,
+                    listed: M,
                 },
             ],
             memory_ns: (110.0, 150.0),

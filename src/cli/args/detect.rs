@@ -20,7 +20,8 @@ pub struct DetectArgs {
 
     /// Quick sweep: largest size [default: until the latency has levelled
     /// beyond the caches sysfs lists, or past memory's size (4x the largest,
-    /// 256M to 1G), at most a quarter of available memory and 4G].
+    /// 256M to 1G; 4x the last level measured once as many levels have
+    /// ended as sysfs lists), at most a quarter of available memory and 4G].
     #[arg(long, value_name = "BYTES", value_parser = parse_size)]
     pub to: Option<u64>,
 

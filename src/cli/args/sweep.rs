@@ -16,8 +16,9 @@ pub struct SweepArgs {
 
     /// Largest size [default: keep going until the latency has been level
     /// for 4 sizes beyond the largest cache sysfs lists, or past memory's
-    /// size (4x that cache, 256M to 1G), at most a quarter of available
-    /// memory and 4G].
+    /// size (4x that cache, 256M to 1G; 4x the last level measured once as
+    /// many levels have ended as sysfs lists), at most a quarter of
+    /// available memory and 4G].
     #[arg(long, value_name = "BYTES", value_parser = parse_size)]
     pub to: Option<u64>,
 

@@ -26,8 +26,10 @@ use anyhow::{Context, Result};
 
 pub use crate::units::utc_timestamp;
 pub use result::{SeriesKey, SweepConfig, SweepPhases, SweepResult};
-pub use stop::{FLAT_BAND, FLAT_POINTS, levelled_beyond_caches, memory_size, reached_memory_size};
-use stop::{reached_dram, reached_memory};
+pub use stop::{
+    FLAT_BAND, FLAT_POINTS, end_of, end_reason, levelled_beyond_caches, memory_size,
+    passed_measured_levels, reached_memory_size,
+};
 
 use crate::analysis::detect::{refinement_sizes, tail};
 use crate::chain::Pattern;
@@ -496,11 +498,7 @@ fn measure_grid(
         if !result.config.adaptive() || !size_done(result, spec.size) {
             return false;
         }
-        let reason = if reached_dram(result) {
-            "flat-dram"
-        } else if reached_memory(result) {
-            "memory-size"
-        } else {
+        let Some(reason) = end_reason(result, crate::platform::mem_available_bytes()) else {
             return false;
         };
         // The sizes end here, at the last one measured.

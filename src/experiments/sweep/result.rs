@@ -69,7 +69,9 @@ pub struct SweepConfig {
     /// `flat-dram` (the latency was level for a few sizes beyond every
     /// cache sysfs lists: memory, by where it lies, not by its latency),
     /// `memory-size` (past the size every command measures memory at,
-    /// before the latency levelled) or `cap` (the largest size memlat plans
+    /// before the latency levelled), `measured-memory-size` (past memory's
+    /// size for the last level measured, every level sysfs lists seen to
+    /// end: a guest's share of a far larger L3) or `cap` (the largest size memlat plans
     /// without `--to`).
     #[serde(default = "range_end_to")]
     pub range_end_reason: String,

@@ -3,7 +3,9 @@
 //! last level, known by where it lies, not by a latency.
 
 use super::SweepResult;
+use crate::analysis::detect::CurvePoint;
 use crate::experiments::memory::{self, Last, MemorySize};
+use crate::platform::caches::CacheInfo;
 
 /// Points of the curve that must be level, beyond every cache sysfs
 /// lists, to end a sweep: at the default ratio of 1.3 they span 2.2x in
@@ -58,47 +60,137 @@ pub fn reached_memory_size(
     curve.last().is_some_and(|p| p.0 >= memory_size) && beyond >= FLAT_POINTS
 }
 
-/// Whether the detection series' curve has levelled beyond the caches
-/// sysfs lists ([`levelled_beyond_caches`]).
-pub(super) fn reached_dram(result: &SweepResult) -> bool {
-    let largest = largest_listed(result).map(|c| c.size_bytes);
-    levelled_beyond_caches(&detection_curve(result), largest)
+/// Whether the curve has passed every cache level sysfs lists, each seen
+/// to end, and reached memory's size for the last of them as measured.
+/// sysfs says how many levels a core has; only the curve says where the
+/// last one ends for this process: a guest given 13 MiB of a 300 MiB L3
+/// has left it by 40 MiB, and sweeping on past the claimed 300 MiB (to
+/// 1 GiB, a fifth of an Emerald Rapids guest's sweep) measures nothing
+/// new. `measured_caches` counts the detector's levels below memory on the
+/// curve so far, `listed_levels` the distinct data-cache levels sysfs
+/// lists; `last_high` is the last measured level's upper capacity bound
+/// and `memory_size` memory's size for its measured capacity
+/// ([`crate::experiments::memory`]). Fewer levels measured than listed (a
+/// whole L3 still serving, its end not yet reached) leaves the claim's
+/// rules to end the sweep.
+pub fn passed_measured_levels(
+    curve: &[(u64, f64)],
+    measured_caches: usize,
+    listed_levels: usize,
+    last_high: u64,
+    memory_size: u64,
+) -> bool {
+    listed_levels > 0
+        && measured_caches >= listed_levels
+        && reached_memory_size(curve, Some(last_high), memory_size)
 }
 
-/// Whether the detection series' curve has reached memory's size
-/// ([`reached_memory_size`]).
-pub(super) fn reached_memory(result: &SweepResult) -> bool {
-    let size = memory_size(result, crate::platform::mem_available_bytes()).size;
-    let largest = largest_listed(result).map(|c| c.size_bytes);
-    reached_memory_size(&detection_curve(result), largest, size)
+/// Why a sweep without `--to` ends at its last point, if it does:
+/// `flat-dram` ([`levelled_beyond_caches`]), `memory-size`
+/// ([`reached_memory_size`] for the largest cache `sysfs` lists) or
+/// `measured-memory-size` ([`passed_measured_levels`]). `curve` is the
+/// grid's detection series so far; `page` and `unit` (bytes) are the
+/// sweep's page and line; `available` bytes of memory bound memory's size.
+pub fn end_of(
+    curve: &[CurvePoint],
+    sysfs: &[CacheInfo],
+    page: u64,
+    unit: u64,
+    available: Option<u64>,
+) -> Option<&'static str> {
+    let points: Vec<(u64, f64)> = curve.iter().map(|p| (p.size_bytes, p.ns)).collect();
+    let largest = largest_listed(sysfs);
+    let claimed = claimed_memory_size(sysfs, page, unit, available).size;
+    if levelled_beyond_caches(&points, largest.map(|c| c.size_bytes)) {
+        Some("flat-dram")
+    } else if reached_memory_size(&points, largest.map(|c| c.size_bytes), claimed) {
+        Some("memory-size")
+    } else if reached_measured_memory(curve, &points, sysfs, page, unit, available) {
+        Some("measured-memory-size")
+    } else {
+        None
+    }
+}
+
+/// [`end_of`] for the sweep `result` so far.
+pub fn end_reason(result: &SweepResult, available: Option<u64>) -> Option<&'static str> {
+    end_of(
+        &result.curve(),
+        &result.sysfs_caches,
+        memory::page_bytes(result.config.pages),
+        result.config.unit,
+        available,
+    )
+}
+
+/// [`passed_measured_levels`] for the levels detected on `curve` so far.
+fn reached_measured_memory(
+    curve: &[CurvePoint],
+    points: &[(u64, f64)],
+    sysfs: &[CacheInfo],
+    page: u64,
+    unit: u64,
+    available: Option<u64>,
+) -> bool {
+    // Memory's size is the floor at least: detect nothing before it.
+    if points.last().is_none_or(|p| p.0 < memory::FLOOR) {
+        return false;
+    }
+    let detection = crate::analysis::detect::detect(curve, sysfs);
+    let caches: Vec<_> = detection
+        .levels
+        .iter()
+        .filter_map(|l| Some((l.name.as_str(), l.size_bytes?, l.size_bracket_bytes?[1])))
+        .collect();
+    let Some(&(name, capacity, high)) = caches.last() else {
+        return false;
+    };
+    let size = memory::size(Last::Measured(name, capacity), page, available, unit).size;
+    passed_measured_levels(points, caches.len(), listed_levels(sysfs), high, size)
+}
+
+/// How many distinct data-cache levels `sysfs` lists.
+fn listed_levels(sysfs: &[CacheInfo]) -> usize {
+    let mut levels: Vec<u32> = sysfs
+        .iter()
+        .filter(|c| c.holds_data())
+        .map(|c| c.level)
+        .collect();
+    levels.sort_unstable();
+    levels.dedup();
+    levels.len()
 }
 
 /// The size every command measures memory at, for this sweep's pages and
 /// the largest cache sysfs lists (claimed: the sweep has not detected its
 /// levels yet, and a claim is rarely smaller than what serves).
 pub fn memory_size(result: &SweepResult, available: Option<u64>) -> MemorySize {
-    let largest = largest_listed(result).map(|c| (c.name(), c.size_bytes));
+    claimed_memory_size(
+        &result.sysfs_caches,
+        memory::page_bytes(result.config.pages),
+        result.config.unit,
+        available,
+    )
+}
+
+/// Memory's size for the largest cache `sysfs` lists.
+fn claimed_memory_size(
+    sysfs: &[CacheInfo],
+    page: u64,
+    unit: u64,
+    available: Option<u64>,
+) -> MemorySize {
+    let largest = largest_listed(sysfs).map(|c| (c.name(), c.size_bytes));
     let last = match &largest {
         Some((name, bytes)) => Last::Claimed(name, *bytes),
         None => Last::Unknown,
     };
-    let page = memory::page_bytes(result.config.pages);
-    memory::size(last, page, available, result.config.unit)
-}
-
-/// The detection series' curve as (size, ns).
-fn detection_curve(result: &SweepResult) -> Vec<(u64, f64)> {
-    result
-        .curve()
-        .iter()
-        .map(|p| (p.size_bytes, p.ns))
-        .collect()
+    memory::size(last, page, available, unit)
 }
 
 /// The largest data cache sysfs lists.
-fn largest_listed(result: &SweepResult) -> Option<&crate::platform::caches::CacheInfo> {
-    result
-        .sysfs_caches
+fn largest_listed(sysfs: &[CacheInfo]) -> Option<&CacheInfo> {
+    sysfs
         .iter()
         .filter(|c| c.holds_data())
         .max_by_key(|c| c.size_bytes)
@@ -169,5 +261,24 @@ mod tests {
         assert!(!reached_memory_size(&creep, Some(m(250)), m(256)));
         // Nothing listed: every point counts.
         assert!(reached_memory_size(&creep, None, m(256)));
+    }
+
+    #[test]
+    fn a_share_of_a_larger_cache_ends_at_memorys_size_once_every_level_has_ended() {
+        let m = |k: u64| k << 20;
+        // Memory past a 13 MiB share of a 300 MiB L3, to 287 MiB.
+        let curve: Vec<(u64, f64)> = [40, 52, 68, 88, 115, 150, 195, 254, 287]
+            .iter()
+            .map(|&s| (m(s), 120.0))
+            .collect();
+        assert!(passed_measured_levels(&curve, 3, 3, m(17), m(256)));
+        // Two levels ended where three are listed: the third may be
+        // serving still, whatever the latency.
+        assert!(!passed_measured_levels(&curve, 2, 3, m(17), m(256)));
+        // Short of memory's size, or too few points past the level's end.
+        assert!(!passed_measured_levels(&curve[..7], 3, 3, m(17), m(256)));
+        assert!(!passed_measured_levels(&curve, 3, 3, m(200), m(256)));
+        // Nothing listed: nothing to have passed.
+        assert!(!passed_measured_levels(&curve, 3, 0, m(17), m(256)));
     }
 }

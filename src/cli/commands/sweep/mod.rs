@@ -125,7 +125,7 @@ pub fn run(args: &SweepArgs) -> Result<()> {
     files.draw(&result)?;
     if matches!(
         result.config.range_end_reason.as_str(),
-        "flat-dram" | "memory-size"
+        "flat-dram" | "memory-size" | "measured-memory-size"
     ) {
         crate::cli::plateaus::remember(&result);
     }
@@ -274,7 +274,7 @@ fn range(args: &SweepArgs, notes: &mut Vec<String>) -> Result<sweep::Range> {
         None => {
             let cap = sweep::default_cap(platform::mem_available_bytes());
             notes.push(format!(
-                "without --to the sweep goes on until the latency has been level for {} sizes beyond the largest cache sysfs lists, or past memory's size ({}x that cache, {} at least), at most to {}",
+                "without --to the sweep goes on until the latency has been level for {} sizes beyond the largest cache sysfs lists, or past memory's size ({}x that cache, or of the last level measured once as many levels have ended as sysfs lists; {} at least), at most to {}",
                 sweep::FLAT_POINTS,
                 crate::experiments::memory::FACTOR,
                 HumanBytes(crate::experiments::memory::FLOOR),
