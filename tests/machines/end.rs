@@ -24,10 +24,7 @@ fn the_sweep_ends_past_every_level_and_its_cut_curve_reads_them_all() {
         };
         let cut = detect::detect(&curve[..end], &sysfs);
         let names: Vec<&str> = cut.levels.iter().map(|l| l.name.as_str()).collect();
-        let want: Vec<String> = (1..=row.caches.len())
-            .map(|i| format!("L{i}"))
-            .chain(["memory".to_string()])
-            .collect();
+        let want = super::level_names(row);
         if names != want {
             return Err(format!(
                 "ended at {} ({reason}): levels {names:?}, want {want:?}\n{}",

@@ -109,16 +109,21 @@ fn the_catalogue_has_every_machine_the_issue_names() {
     }
 }
 
+/// The levels a sweep of `row` must read: L1 up to its last cache, then memory.
+fn level_names(row: &Row) -> Vec<String> {
+    (1..=row.caches.len())
+        .map(|i| format!("L{i}"))
+        .chain(["memory".to_string()])
+        .collect()
+}
+
 #[test]
 fn levels_and_memory_from_the_sweep() {
     every_row("levels", |row, seed| {
         let d = model::detect_swept(row, seed);
         let table = memlat::output::detect::table(&d);
         let names: Vec<&str> = d.levels.iter().map(|l| l.name.as_str()).collect();
-        let want: Vec<String> = (1..=row.caches.len())
-            .map(|i| format!("L{i}"))
-            .chain(["memory".to_string()])
-            .collect();
+        let want = level_names(row);
         if names != want {
             return Err(format!("levels {names:?}, want {want:?}\n{table}"));
         }

@@ -343,7 +343,7 @@ fn plateau_levels(
 
 /// How many cache levels sysfs lists data (or unified) caches at: the prior
 /// on how many levels the curve shows.
-fn sysfs_cache_levels(sysfs: &[CacheInfo]) -> usize {
+pub fn sysfs_cache_levels(sysfs: &[CacheInfo]) -> usize {
     let mut levels: Vec<u32> = sysfs
         .iter()
         .filter(|c| c.holds_data())

@@ -146,19 +146,13 @@ fn reached_measured_memory(
         return false;
     };
     let size = memory::size(Last::Measured(name, capacity), page, available, unit).size;
-    passed_measured_levels(points, caches.len(), listed_levels(sysfs), high, size)
-}
-
-/// How many distinct data-cache levels `sysfs` lists.
-fn listed_levels(sysfs: &[CacheInfo]) -> usize {
-    let mut levels: Vec<u32> = sysfs
-        .iter()
-        .filter(|c| c.holds_data())
-        .map(|c| c.level)
-        .collect();
-    levels.sort_unstable();
-    levels.dedup();
-    levels.len()
+    passed_measured_levels(
+        points,
+        caches.len(),
+        crate::analysis::detect::sysfs_cache_levels(sysfs),
+        high,
+        size,
+    )
 }
 
 /// The size every command measures memory at, for this sweep's pages and
