@@ -29,6 +29,28 @@ impl<T: PartialEq + Copy + std::fmt::Display> Agreement<T> {
         }
     }
 
+    /// The reading more passes gave than any other (a pass that read
+    /// nothing is not a reading); None on a tie or without readings. Where
+    /// passes disagree this is what a headline leads with, never the first
+    /// pass's reading for being first.
+    pub fn most_read(&self) -> Option<T> {
+        let count = |v: T| self.readings.iter().filter(|r| **r == Some(v)).count();
+        let mut best: Option<(T, usize)> = None;
+        let mut tie = false;
+        for v in self.readings.iter().flatten().copied() {
+            let n = count(v);
+            match best {
+                Some((b, m)) if b == v || n < m => {}
+                Some((_, m)) if n == m => tie = true,
+                _ => {
+                    best = Some((v, n));
+                    tie = false;
+                }
+            }
+        }
+        best.filter(|_| !tie).map(|(v, _)| v)
+    }
+
     /// `3 of 3 passes` or `inconclusive: the passes read 64, 128, 64`, with `unit`.
     pub fn describe(&self, unit: &str) -> String {
         if self.agree {
@@ -69,5 +91,16 @@ mod tests {
         assert!(!c.agree && c.value.is_none());
         assert!(c.describe("").contains("none, none"));
         assert!(!Agreement::<u64>::of(Vec::new()).agree);
+    }
+
+    #[test]
+    fn the_reading_most_passes_gave_leads_and_a_tie_gives_none() {
+        let most = |r: Vec<Option<u64>>| Agreement::of(r).most_read();
+        assert_eq!(most(vec![Some(32), Some(64), Some(64)]), Some(64));
+        assert_eq!(most(vec![Some(64), Some(64), Some(64)]), Some(64));
+        assert_eq!(most(vec![None, None, Some(32)]), Some(32));
+        assert_eq!(most(vec![Some(32), Some(64), None]), None);
+        assert_eq!(most(vec![Some(32), Some(64), Some(32), Some(64)]), None);
+        assert_eq!(most(vec![None, None]), None);
     }
 }
