@@ -6,9 +6,10 @@
 # (times from the 16-vCPU Emerald Rapids guest):
 #   sweeps  five default sweeps with their stages' times (1 min)
 #   line    linesize ten times and at 512 MiB (3 min)
-#   edge    how the last level takes lines in, and a 40 s watch (1.5 min)
+#   edge    how the last level takes lines in, a quiet 40 s watch between
+#           full-cycle chases, and one with a neighbour from 15 s to 25 s (3 min)
 #   speed   1 GiB against an independent chase, three rounds (1 min)
-#   quick   characterize --quick five times; levels, loaduse, mlp, assoc (2.5 min)
+#   quick   characterize --quick five times; levels, loaduse, mlp, loaded, assoc (3 min)
 #   bandwidth  bench/likwid.sh, three rounds (4 min)
 #
 #   bash bench/device.sh MEMLAT [GROUP...]   # default: every group
@@ -60,7 +61,7 @@ step 30 "$memlat"
 wants sweeps && for i in 1 2 3 4 5; do
     step 40 "$memlat" sweep --no-progress --format json -o "$out/sweep-$i.json" >/dev/null 2>&1
     "$memlat" detect "$out/sweep-$i.json" 2>/dev/null | sed -n 7,11p
-    python3 -c "import json, sys; d = json.load(open(sys.argv[1])); print('phases', d.get('phases'), 'points', len(d['points']))" "$out/sweep-$i.json"
+    python3 -c "import json, sys; d = json.load(open(sys.argv[1])); c = d['config']; print('ended', c['range_end_reason'], 'at', max(c['sizes']) >> 20, 'MiB,', len(c['sizes']), 'sizes,', round(d['total_seconds'], 2), 's; phases', d.get('phases'), 'points', len(d['points']))" "$out/sweep-$i.json"
 done
 
 # Issue 36: the line from the tag, ten times, and at 512 MiB.
@@ -80,7 +81,21 @@ if wants edge; then
     else
         echo "no C compiler: written_or_read skipped"
     fi
-    step 60 "$memlat" watch --duration 40s --plain -o "$out/watch.jsonl"
+    # Quiet: the edge against independent full-cycle chases on the watch's CPU.
+    cc -O2 -o full_cycle_chase "$here/bench/independent/full_cycle_chase.c" 2>/dev/null
+    chases() { [ -x full_cycle_chase ] && for mib in 6 9 12 16 24; do ./full_cycle_chase $((mib << 20)) 1 | head -1; done; }
+    chases
+    step 60 "$memlat" watch --duration 40s --cpu 1 --plain -o "$out/watch.jsonl"
+    chases
+    # A neighbour: a random chase twice the L3 the last sweep measured, on
+    # CPU 0 from 15 s to 25 s of a watch on CPU 1 (issue 36 asks for an
+    # event within two intervals of each end).
+    l3=$(python3 -c "import json, sys; d = json.load(open(sys.argv[1])); print(max(l['size_bytes'] for l in d['detection']['levels'] if l.get('size_bytes')))" "$out/sweep-1.json" 2>/dev/null || echo $((12 << 20)))
+    if cc -O2 -o neighbour_chase "$here/bench/independent/neighbour_chase.c" 2>/dev/null; then
+        (sleep 15; ./neighbour_chase $((2 * l3)) 10 0) &
+        step 60 "$memlat" watch --duration 40s --cpu 1 --plain -o "$out/watch-neighbour.jsonl"
+        wait
+    fi
 fi
 
 # Issue 38: 1 GiB against an independent full-cycle chase, interleaved.
@@ -102,6 +117,8 @@ if wants quick; then
     step 60 "$memlat" levels 2>&1 | tail -6
     step 60 "$memlat" loaduse 2>&1 | tail -4
     step 60 "$memlat" mlp 2>&1 | tail -4
+    step 60 "$memlat" loaded --format json -o "$out/loaded.json" >/dev/null 2>&1
+    python3 -c "import json, sys; d = json.load(open(sys.argv[1])); print('loaded: idle', round(d['idle_latency_ns'], 1), 'ns at', d['chase_size_bytes'] >> 20, 'MiB')" "$out/loaded.json"
     step 60 "$memlat" assoc 2>&1 | grep -E "^(note: memlat assoc|L[0-9] )"
 fi
 
