@@ -1,6 +1,8 @@
 //! Where a sweep without `--to` stops: where the curve has levelled beyond
-//! every cache sysfs lists, or has reached memory's size. Memory is the
-//! last level, known by where it lies, not by a latency.
+//! every cache sysfs lists, or has reached memory's size, for the largest
+//! cache sysfs lists or, once as many levels have ended as it lists, for
+//! the last one measured. Memory is the last level, known by where it
+//! lies, not by a latency.
 
 use super::SweepResult;
 use crate::analysis::detect::CurvePoint;
