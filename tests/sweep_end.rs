@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use memlat::analysis::detect::Detection;
-use memlat::experiments::sweep::{SweepResult, end_reason};
+use memlat::experiments::sweep::{SweepResult, end_reason, past_levels};
 
 /// Every stored curve, by file name.
 fn curves() -> Vec<(String, SweepResult)> {
@@ -152,4 +152,38 @@ fn a_whole_l3_still_serving_does_not_end_the_sweep_inside_it() {
         "{name}: ended inside the L3 at {size} ({reason})"
     );
     assert_ne!(reason, "measured-memory-size");
+}
+
+/// Where the grid first shows every listed level ended, as the sweep
+/// replays it after each size: the bytes past which its chains ask
+/// memory's precision.
+fn replayed_past_levels(result: &SweepResult) -> Option<(u64, u64)> {
+    let mut sizes = result.config.sizes.clone();
+    sizes.sort_unstable();
+    sizes.into_iter().find_map(|s| {
+        let grid = grid_up_to(result, s);
+        past_levels(&grid.curve(), &grid.sysfs_caches).map(|b| (s, b))
+    })
+}
+
+/// Memory's precision starts past every level the whole curve places:
+/// never at a size its last cache's bracket still covers.
+#[test]
+fn memorys_precision_starts_past_the_last_level_of_every_stored_curve() {
+    let mut set = 0;
+    for (name, result) in curves() {
+        let Some((at, past)) = replayed_past_levels(&result) else {
+            continue;
+        };
+        let whole = result.detect().expect("a curve");
+        let Some((level, _, [_, high])) = caches(&whole).into_iter().last() else {
+            continue;
+        };
+        assert!(
+            at.max(past) >= high,
+            "{name}: memory's precision from {past} (set at {at}), inside {level}'s bracket to {high}"
+        );
+        set += 1;
+    }
+    assert!(set >= 15, "set on {set} curves only");
 }

@@ -100,6 +100,9 @@ pub struct Engine {
     /// Bytes a new buffer may grow to ([`Engine::set_room`]): a sweep's
     /// climbing sizes grow one buffer rather than fault a new one each.
     room: Option<u64>,
+    /// Bytes past which a chain lies beyond every level the caller measured
+    /// ([`Engine::set_past_levels`]).
+    past_levels: Option<u64>,
     /// Raised by the caller to abandon the point in progress ([`EngineBuilder::stop_on`]).
     stop: Option<Arc<AtomicBool>>,
 }
@@ -218,6 +221,7 @@ impl Engine {
             spare: None,
             retired: None,
             room: None,
+            past_levels: None,
             stop: None,
         })
     }
@@ -337,7 +341,7 @@ impl Engine {
         // and linking a fresh one per repeat costs more than it tells.
         let mut reuse = (point.pattern != Pattern::Stride && chain.len() >= REUSE_CHAIN_NODES)
             .then_some(ChainReuse::Large);
-        let target = precision_target(point.size, self.cpu);
+        let target = precision_target(point.size, self.cpu, self.past_levels);
         while repeat < point.repeats || more_repeats(point, &samples, target) {
             if point.until_precise && repeat >= 2 && precise(&samples, target) {
                 break;

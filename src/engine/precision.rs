@@ -8,19 +8,32 @@ use super::{Point, Sample};
 pub const PRECISION_CACHES: f64 = 0.01;
 
 /// Repeats agree to this fraction for a chain larger than every data cache
-/// sysfs lists: every load then misses them all, and DRAM's own variation
-/// (row hits and misses, refresh) spreads the timings more.
+/// sysfs lists, or past every level a sweep measured to end
+/// ([`super::Engine::set_past_levels`]): every load then misses them all,
+/// and DRAM's own variation (row hits and misses, refresh) spreads the
+/// timings more.
 pub const PRECISION_MEMORY: f64 = 0.02;
 
 /// The precision a chain of `size` bytes asks for, by where it lies (larger
-/// than every data cache of `cpu` that sysfs lists, or not), never by its
-/// latency: no figure in ns says which level serves it.
-pub(super) fn precision_target(size: u64, cpu: usize) -> f64 {
+/// than every data cache of `cpu` that sysfs lists, or than `past_levels`,
+/// where the caller measured every listed level to end; or not), never by
+/// its latency: no figure in ns says which level serves it.
+pub(super) fn precision_target(size: u64, cpu: usize, past_levels: Option<u64>) -> f64 {
     let largest = crate::platform::caches::data_caches(cpu)
         .iter()
         .map(|c| c.size_bytes)
         .max();
-    if largest.is_some_and(|c| size > c) {
+    target_past(size, largest, past_levels)
+}
+
+/// [`precision_target`] for the largest cache claimed and the size past
+/// every level measured.
+fn target_past(size: u64, largest: Option<u64>, past_levels: Option<u64>) -> f64 {
+    let memory_from = match (largest, past_levels) {
+        (Some(claimed), Some(measured)) => Some(claimed.min(measured)),
+        (claimed, measured) => claimed.or(measured),
+    };
+    if memory_from.is_some_and(|c| size > c) {
         PRECISION_MEMORY
     } else {
         PRECISION_CACHES
@@ -47,6 +60,22 @@ pub(super) fn precise(samples: &[Sample], target: f64) -> bool {
     median > 0.0 && (hi - lo) / median <= target
 }
 
+impl super::Engine {
+    /// Chains larger than `bytes` lie past every cache level: a sweep sets
+    /// it once its own curve shows every level sysfs lists ended there
+    /// (a guest's share of a far larger L3), and their repeats then ask
+    /// memory's precision, not a cache's (`None`: the claimed caches
+    /// decide).
+    pub fn set_past_levels(&mut self, bytes: Option<u64>) {
+        self.past_levels = bytes;
+    }
+
+    /// Whether [`Engine::set_past_levels`] has set a size.
+    pub fn knows_past_levels(&self) -> bool {
+        self.past_levels.is_some()
+    }
+}
+
 /// Repeats an adaptive point may add beyond its plan when it is noisy.
 pub const EXTRA_REPEATS: u32 = 2;
 
@@ -56,4 +85,32 @@ pub const EXTRA_REPEATS: u32 = 2;
 pub(super) fn more_repeats(point: &Point, samples: &[Sample], target: f64) -> bool {
     let n = samples.len() as u32;
     point.until_precise && n < point.repeats + EXTRA_REPEATS && !precise(samples, 2.0 * target)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memorys_precision_past_the_claimed_caches_or_the_measured_levels() {
+        let m = |k: u64| k << 20;
+        // A 300 MiB L3 claimed, nothing measured: a cache's precision to it.
+        assert_eq!(target_past(m(100), Some(m(300)), None), PRECISION_CACHES);
+        assert_eq!(target_past(m(400), Some(m(300)), None), PRECISION_MEMORY);
+        // Every level measured to end by 17 MiB: memory's past it.
+        assert_eq!(
+            target_past(m(100), Some(m(300)), Some(m(17))),
+            PRECISION_MEMORY
+        );
+        assert_eq!(
+            target_past(m(16), Some(m(300)), Some(m(17))),
+            PRECISION_CACHES
+        );
+        // A measured end past the claim moves nothing.
+        assert_eq!(
+            target_past(m(40), Some(m(32)), Some(m(64))),
+            PRECISION_MEMORY
+        );
+        assert_eq!(target_past(m(40), None, None), PRECISION_CACHES);
+    }
 }

@@ -5,7 +5,7 @@
 //! level's end, fails here.
 
 use memlat::analysis::detect;
-use memlat::experiments::sweep::end_of;
+use memlat::experiments::sweep::{end_of, past_levels};
 
 use super::model;
 use super::{claims, every_row};
@@ -43,6 +43,39 @@ fn the_sweep_ends_past_every_level_and_its_cut_curve_reads_them_all() {
                     c.name
                 ));
             }
+        }
+        Ok(())
+    });
+}
+
+/// The grid's sizes after the sweep sees every level end ask memory's
+/// precision (`Engine::set_past_levels`): none may be a size the whole
+/// curve's last level still serves part of.
+#[test]
+fn memorys_precision_starts_past_the_last_level_on_every_row() {
+    every_row("past the levels", |row, seed| {
+        let curve = model::sweep(row, seed);
+        let sysfs = claims(row);
+        let Some((n, past)) =
+            (1..=curve.len()).find_map(|n| past_levels(&curve[..n], &sysfs).map(|b| (n, b)))
+        else {
+            return Ok(());
+        };
+        let whole = detect::detect(&curve, &sysfs);
+        let high = whole
+            .levels
+            .iter()
+            .filter_map(|l| l.size_bracket_bytes)
+            .map(|[_, high]| high)
+            .next_back()
+            .unwrap_or(0);
+        // The grid goes on from the size it was set at, every later size
+        // above `past`: none may lie inside the whole curve's last bracket.
+        let at = curve[n - 1].size_bytes;
+        if at.max(past) < high {
+            return Err(format!(
+                "memory's precision from {past} (set at {at}), inside the last level's bracket to {high}"
+            ));
         }
         Ok(())
     });

@@ -28,7 +28,7 @@ pub use crate::units::utc_timestamp;
 pub use result::{SeriesKey, SweepConfig, SweepPhases, SweepResult};
 pub use stop::{
     FLAT_BAND, FLAT_POINTS, end_of, end_reason, levelled_beyond_caches, memory_size,
-    passed_measured_levels, reached_memory_size,
+    passed_measured_levels, past_levels, reached_memory_size,
 };
 
 use crate::analysis::detect::{refinement_sizes, tail};
@@ -298,6 +298,7 @@ pub fn run(
     engine.set_room(plan.config.sizes.iter().max().copied());
     let result = run_sweep(engine, plan, observer);
     engine.set_room(None);
+    engine.set_past_levels(None);
     result
 }
 
@@ -315,6 +316,8 @@ fn run_sweep(
     let mut phases = result.phases.take().unwrap_or_default();
     let stage = Instant::now();
     measure_grid(engine, plan, &mut result, observer, &mut clock)?;
+    // Remeasuring and refining time the edges, at a cache's precision.
+    engine.set_past_levels(None);
     phases.grid_s += stage.elapsed().as_secs_f64();
     // The levels are decided (their deciding points measured again) before
     // their edges are refined: refining a level that then goes is wasted.
@@ -447,7 +450,7 @@ fn measure_each(
     result: &mut SweepResult,
     observer: &mut dyn Observer<SweepResult>,
     clock: &mut dyn FnMut() -> f64,
-    stop: &mut dyn FnMut(&mut SweepResult, &Point) -> bool,
+    stop: &mut dyn FnMut(&mut Engine, &mut SweepResult, &Point) -> bool,
 ) -> Result<()> {
     let labels: Vec<String> = points.iter().map(describe).collect();
     let costs: Vec<(String, u64)> = points
@@ -475,7 +478,7 @@ fn measure_each(
         result.sort_points();
         result.total_seconds = clock();
         result.finished = Some(utc_timestamp(SystemTime::now()));
-        let done = stop(result, spec);
+        let done = stop(engine, result, spec);
         observer.checkpoint(result)?;
         observer.end(&step);
         if done {
@@ -494,8 +497,17 @@ fn measure_grid(
     observer: &mut dyn Observer<SweepResult>,
     clock: &mut dyn FnMut() -> f64,
 ) -> Result<()> {
-    let mut at_dram = |result: &mut SweepResult, spec: &Point| {
-        if !result.config.adaptive() || !size_done(result, spec.size) {
+    let mut at_dram = |engine: &mut Engine, result: &mut SweepResult, spec: &Point| {
+        if !size_done(result, spec.size) {
+            return false;
+        }
+        // Past every level measured, a chain's repeats ask memory's precision.
+        if !engine.knows_past_levels()
+            && let Some(bytes) = stop::past_levels(&result.curve(), &result.sysfs_caches)
+        {
+            engine.set_past_levels(Some(bytes));
+        }
+        if !result.config.adaptive() {
             return false;
         }
         let Some(reason) = end_reason(result, crate::platform::mem_available_bytes()) else {
@@ -549,7 +561,7 @@ fn refine(
             break;
         }
         let points: Vec<Point> = sizes.iter().map(|&s| plan.point(s, key)).collect();
-        let mut record = |result: &mut SweepResult, spec: &Point| {
+        let mut record = |_: &mut Engine, result: &mut SweepResult, spec: &Point| {
             let refined = &mut result.config.refined_sizes;
             refined.push(spec.size);
             refined.sort_unstable();

@@ -113,7 +113,7 @@ pub(super) fn remeasure(
         &mut second,
         observer,
         clock,
-        &mut |_, _| false,
+        &mut |_, _, _| false,
     )?;
     for m in second.points {
         if let Some(existing) = result

@@ -138,23 +138,78 @@ fn reached_measured_memory(
     if points.last().is_none_or(|p| p.0 < memory::FLOOR) {
         return false;
     }
-    let detection = crate::analysis::detect::detect(curve, sysfs);
-    let caches: Vec<_> = detection
-        .levels
-        .iter()
-        .filter_map(|l| Some((l.name.as_str(), l.size_bytes?, l.size_bracket_bytes?[1])))
-        .collect();
-    let Some(&(name, capacity, high)) = caches.last() else {
+    let (count, last) = measured_caches(curve, sysfs);
+    let Some(last) = last else {
         return false;
     };
-    let size = memory::size(Last::Measured(name, capacity), page, available, unit).size;
+    let size = memory::size(
+        Last::Measured(&last.name, last.capacity),
+        page,
+        available,
+        unit,
+    );
     passed_measured_levels(
         points,
-        caches.len(),
+        count,
         crate::analysis::detect::sysfs_cache_levels(sysfs),
-        high,
-        size,
+        last.high,
+        size.size,
     )
+}
+
+/// The last cache level the detector finds on a curve.
+struct LastCache {
+    name: String,
+    /// Its capacity, bytes.
+    capacity: u64,
+    /// The upper end of its capacity's bracket, bytes.
+    high: u64,
+}
+
+/// How many cache levels (memory aside) the detector finds on `curve`, and
+/// the last of them.
+fn measured_caches(curve: &[CurvePoint], sysfs: &[CacheInfo]) -> (usize, Option<LastCache>) {
+    let detection = crate::analysis::detect::detect(curve, sysfs);
+    let caches: Vec<LastCache> = detection
+        .levels
+        .into_iter()
+        .filter_map(|l| {
+            Some(LastCache {
+                capacity: l.size_bytes?,
+                high: l.size_bracket_bytes?[1],
+                name: l.name,
+            })
+        })
+        .collect();
+    (caches.len(), caches.into_iter().last())
+}
+
+/// Where the curve so far shows every cache level sysfs lists to have
+/// ended: the last one's upper capacity bound, past which a chain lies in
+/// memory (a guest's 13 MiB share of a 300 MiB L3 ends by 17 MiB), with
+/// [`FLAT_POINTS`] sizes beyond it. None while fewer levels have ended
+/// than sysfs lists, or before the curve reaches twice the second-largest
+/// listed level (no last level can have ended before that: nothing to
+/// detect).
+pub fn past_levels(curve: &[CurvePoint], sysfs: &[CacheInfo]) -> Option<u64> {
+    let listed = crate::analysis::detect::sysfs_cache_levels(sysfs);
+    let mut sizes: Vec<u64> = sysfs
+        .iter()
+        .filter(|c| c.holds_data())
+        .map(|c| c.size_bytes)
+        .collect();
+    sizes.sort_unstable();
+    let second = sizes.iter().rev().nth(1).copied().unwrap_or(0);
+    if listed == 0 || curve.last().is_none_or(|p| p.size_bytes < 2 * second) {
+        return None;
+    }
+    let (count, last) = measured_caches(curve, sysfs);
+    let high = last?.high;
+    // The last level's end stands only with the curve gone on past it, as
+    // the end rule asks: a level whose bracket ends at the last point has
+    // not been seen to end.
+    let beyond = curve.iter().filter(|p| p.size_bytes > high).count();
+    (count >= listed && beyond >= FLAT_POINTS).then_some(high)
 }
 
 /// The size every command measures memory at, for this sweep's pages and
