@@ -151,12 +151,14 @@ pub enum InputError {
         source: std::io::Error,
     },
     /// Not a regular file (a directory, a FIFO, a device, a socket).
-    #[error("{path}: not a regular file ({what}); give a file, or - for standard input")]
+    #[error("{path}: not a regular file ({what}); give a file, or - for standard input{hint}")]
     NotRegular {
         /// The file.
         path: String,
         /// What it is instead.
         what: &'static str,
+        /// For a directory, how to name the results in it.
+        hint: String,
     },
     /// Larger than the bound (alone, or with the inputs read before it).
     #[error(
@@ -265,9 +267,19 @@ pub fn read_text(path: &Path) -> Result<String, InputError> {
         source,
     })?;
     if !meta.is_file() {
+        // A directory is likely a command's output folder (`characterize -o`).
+        let hint = if meta.is_dir() {
+            format!(
+                " (the results in it: {}/*.json)",
+                name.trim_end_matches('/')
+            )
+        } else {
+            String::new()
+        };
         return Err(InputError::NotRegular {
             path: name,
             what: kind_of(&meta),
+            hint,
         });
     }
     if meta.len() > max_bytes() || !reserve(meta.len()) {

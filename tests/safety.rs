@@ -90,6 +90,10 @@ fn inputs_are_bounded_regular_memlat_files() {
     let started = Instant::now();
     refused(memlat().args(["detect", "/dev/zero"]), "not a regular file");
     refused(memlat().args(["report", "/dev/zero"]), "not a regular file");
+    // An output folder: the refusal names the files in it.
+    let folder = format!("{}/", dir.path().display());
+    let files = format!("{}/*.json", dir.path().display());
+    refused(memlat().args(["report", &folder]), &files);
     let fifo = dir.path().join("fifo");
     assert!(
         std::process::Command::new("mkfifo")
