@@ -48,13 +48,19 @@ fn cut_at(result: &SweepResult, size: u64) -> SweepResult {
     cut
 }
 
-/// Where the sweep's end rule stops `result`'s grid, and why.
-fn replayed_end(result: &SweepResult) -> Option<(u64, &'static str)> {
+/// The first grid size, in order, at which `rule` (given the grid up to
+/// there) answers, with its answer.
+fn replay<T>(result: &SweepResult, rule: impl Fn(&SweepResult) -> Option<T>) -> Option<(u64, T)> {
     let mut sizes = result.config.sizes.clone();
     sizes.sort_unstable();
     sizes
         .into_iter()
-        .find_map(|s| end_reason(&grid_up_to(result, s), None).map(|r| (s, r)))
+        .find_map(|s| rule(&grid_up_to(result, s)).map(|r| (s, r)))
+}
+
+/// Where the sweep's end rule stops `result`'s grid, and why.
+fn replayed_end(result: &SweepResult) -> Option<(u64, &'static str)> {
+    replay(result, |grid| end_reason(grid, None))
 }
 
 fn caches(d: &Detection) -> Vec<(String, u64, [u64; 2])> {
@@ -158,11 +164,8 @@ fn a_whole_l3_still_serving_does_not_end_the_sweep_inside_it() {
 /// replays it after each size: the bytes past which its chains ask
 /// memory's precision.
 fn replayed_past_levels(result: &SweepResult) -> Option<(u64, u64)> {
-    let mut sizes = result.config.sizes.clone();
-    sizes.sort_unstable();
-    sizes.into_iter().find_map(|s| {
-        let grid = grid_up_to(result, s);
-        past_levels(&grid.curve(), &grid.sysfs_caches).map(|b| (s, b))
+    replay(result, |grid| {
+        past_levels(&grid.curve(), &grid.sysfs_caches)
     })
 }
 
