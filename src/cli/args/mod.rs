@@ -436,6 +436,9 @@ pub enum Command {
     /// sparklines, on a terminal); at the end a summary per level (median,
     /// p5-p95) and the events: shifts of 10% or more beyond the series' own
     /// noise, lasting two intervals or more. Ctrl-C ends it with the summary.
+    /// A workload moves the shared level's edge only from a CPU that shares
+    /// it with --cpu; in a VM the vCPUs can move between core complexes
+    /// (`memlat c2c --cpus A,B` says how far apart two are now).
     ///
     /// Examples:
     ///   memlat watch --duration 10m -o w.jsonl --plot w.png
