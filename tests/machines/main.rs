@@ -315,9 +315,14 @@ fn render(rows: &[Row]) -> String {
             .enumerate()
             .map(|(i, c)| {
                 format!(
-                    "L{} {} {}-way {}..{} ns {:?}{}",
+                    "L{} {}{} {}-way {}..{} ns {:?}{}",
                     i + 1,
                     range(c.serves),
+                    if c.listed == c.serves.1 {
+                        String::new()
+                    } else {
+                        format!(" (of {} listed)", bytes(c.listed))
+                    },
                     c.ways,
                     c.ns.0,
                     c.ns.1,
