@@ -137,7 +137,7 @@ pub fn rows() -> Vec<Row> {
                 "AnandTech SPR review: L2 2M 16 cyc",
                 "Mess-Results Systems/MN5: memory 110-117 ns",
                 "cpunews.net Golden Cove analysis: 16 fill buffers; memlat mlp on the guest: about 13 misses in flight at DRAM",
-                "memlat, guest: curve intel-xeon-glc-kvm-thp (L3 plateau 3-8M at 35-39 ns, 88 ns at 12M; memory 165-178)",
+                "memlat, guest: curve intel-xeon-glc-kvm-thp (L3 plateau 3-8M at 35-39 ns, 88 ns at 12M; memory 165-178; sysfs lists a 480 MiB L3)",
             ],
             line: 64,
             fill: Fill {
@@ -148,7 +148,7 @@ pub fn rows() -> Vec<Row> {
             caches: vec![
                 intel_l1,
                 intel_l2,
-                shared((7 * M, 10 * M), 16, (33.0, 39.0)).listing(105 * M),
+                shared((7 * M, 10 * M), 16, (33.0, 39.0)).listing(480 * M),
             ],
             memory_ns: (165.0, 178.0),
             beyond: None,
