@@ -270,7 +270,7 @@ pub fn read_text(path: &Path) -> Result<String, InputError> {
         // A directory is likely a command's output folder (`characterize -o`).
         let hint = if meta.is_dir() {
             format!(
-                " (the results in it: {}/*.json)",
+                " (for the results in a folder: {}/*.json)",
                 name.trim_end_matches('/')
             )
         } else {

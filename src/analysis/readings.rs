@@ -31,8 +31,8 @@ impl<T: PartialEq + Copy + std::fmt::Display> Agreement<T> {
 
     /// The reading more passes gave than any other (a pass that read
     /// nothing is not a reading); None on a tie or without readings. Where
-    /// passes disagree this is what a headline leads with, never the first
-    /// pass's reading for being first.
+    /// passes disagree a headline leads with it rather than with the first
+    /// pass's reading; on a tie nothing outvotes the first.
     pub fn most_read(&self) -> Option<T> {
         let count = |v: T| self.readings.iter().filter(|r| **r == Some(v)).count();
         let mut best: Option<(T, usize)> = None;

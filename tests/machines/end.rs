@@ -4,24 +4,47 @@
 //! levels. A rule that stops inside a cache that sysfs lists, or before a
 //! level's end, fails here.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use memlat::analysis::detect;
-use memlat::experiments::sweep::{end_of, past_levels};
+use memlat::experiments::sweep::{Pages, end_of, past_levels};
 
 use super::model;
+use super::rows::Row;
 use super::{claims, every_row};
+
+/// The row's sweep pages (its huge page where it has one) and the reach of
+/// its second-level TLB with them.
+fn pages(row: &Row) -> Pages {
+    let bytes = row.huge_page.unwrap_or(row.base_page);
+    Pages {
+        bytes,
+        reach: row.l2_tlb * bytes,
+    }
+}
 
 #[test]
 fn the_sweep_ends_past_every_level_and_its_cut_curve_reads_them_all() {
+    let ended = AtomicUsize::new(0);
     every_row("sweep end", |row, seed| {
         let curve = model::sweep(row, seed);
         let sysfs = claims(row);
-        let page = row.huge_page.unwrap_or(row.base_page);
         let Some((end, reason)) = (1..=curve.len())
-            .find_map(|n| end_of(&curve[..n], &sysfs, page, row.line, None).map(|r| (n, r)))
+            .find_map(|n| end_of(&curve[..n], &sysfs, pages(row), row.line, None).map(|r| (n, r)))
         else {
             // The model's sweep ends before the rule does: no cut to read.
             return Ok(());
         };
+        ended.fetch_add(1, Ordering::Relaxed);
+        // The guests listed a far larger L3 than they were served (480 and
+        // 260 MiB): memory's size for the share measured ends their sweeps.
+        let last = row.caches.last().expect("a cache");
+        if last.listed > 16 * last.serves.1 && reason != "measured-memory-size" {
+            return Err(format!(
+                "ended at {} by {reason}, not by the levels measured",
+                curve[end - 1].size_bytes
+            ));
+        }
         let cut = detect::detect(&curve[..end], &sysfs);
         let names: Vec<&str> = cut.levels.iter().map(|l| l.name.as_str()).collect();
         let want = super::level_names(row);
@@ -46,18 +69,23 @@ fn the_sweep_ends_past_every_level_and_its_cut_curve_reads_them_all() {
         }
         Ok(())
     });
+    let ended = ended.into_inner();
+    assert!(
+        ended >= 60,
+        "the rule ended only {ended} of 80 model sweeps"
+    );
 }
 
 /// The grid's sizes after the sweep sees every level end ask memory's
 /// precision (`Engine::set_past_levels`): none may be a size the whole
 /// curve's last level still serves part of.
 #[test]
-fn memorys_precision_starts_past_the_last_level_on_every_row() {
+fn the_grid_asks_memorys_precision_only_past_the_last_level_on_every_row() {
     every_row("past the levels", |row, seed| {
         let curve = model::sweep(row, seed);
         let sysfs = claims(row);
-        let Some((n, past)) =
-            (1..=curve.len()).find_map(|n| past_levels(&curve[..n], &sysfs).map(|b| (n, b)))
+        let Some((n, past)) = (1..=curve.len())
+            .find_map(|n| past_levels(&curve[..n], &sysfs, pages(row)).map(|b| (n, b)))
         else {
             return Ok(());
         };

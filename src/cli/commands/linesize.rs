@@ -215,13 +215,13 @@ pub fn run(args: &LinesizeArgs) -> Result<()> {
     );
     // Where the passes disagree, the headline leads with the chunk most of
     // them read (a 0.5 ns "rest of the line" in one pass of a Zen 4 guest,
-    // whole lines in the other two), the disagreement said beside it.
+    // whole lines in the other two), the first pass's on a tie, the
+    // disagreement said beside it.
     let most_read = chunk.most_read();
     let fill_reading = readings
         .iter()
         .filter_map(|r| r.fill.as_ref())
-        .find(|f| most_read.is_none() || f.chunk_bytes == most_read)
-        .or_else(|| readings.iter().find_map(|r| r.fill.as_ref()));
+        .find(|f| most_read.is_none() || f.chunk_bytes == most_read);
     let fill = match (fill_reading, chunk.agree) {
         (Some(f), true) => f.sentence.clone(),
         (Some(f), false) => format!("{} ({})", f.sentence, chunk.describe(" B")),

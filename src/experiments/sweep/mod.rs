@@ -27,8 +27,8 @@ use anyhow::{Context, Result};
 pub use crate::units::utc_timestamp;
 pub use result::{SeriesKey, SweepConfig, SweepPhases, SweepResult};
 pub use stop::{
-    FLAT_BAND, FLAT_POINTS, end_of, end_reason, levelled_beyond_caches, memory_size,
-    passed_measured_levels, past_levels, reached_memory_size,
+    FLAT_BAND, FLAT_POINTS, Pages, end_of, end_reason, ended_memory_size, levelled_beyond_caches,
+    memory_size, passed_measured_levels, past_levels, reached_memory_size,
 };
 
 use crate::analysis::detect::{refinement_sizes, tail};
@@ -488,8 +488,9 @@ fn measure_each(
     Ok(())
 }
 
-/// The grid: every pending size x series, ending early at flat DRAM when
-/// the range is adaptive.
+/// The grid: every pending size x series. After each size: memory's
+/// precision from where every level has ended ([`stop::past_levels`]), and,
+/// when the range is adaptive, the end ([`end_reason`]).
 fn measure_grid(
     engine: &mut Engine,
     plan: &SweepPlan,
@@ -497,13 +498,14 @@ fn measure_grid(
     observer: &mut dyn Observer<SweepResult>,
     clock: &mut dyn FnMut() -> f64,
 ) -> Result<()> {
-    let mut at_dram = |engine: &mut Engine, result: &mut SweepResult, spec: &Point| {
+    let mut after_each = |engine: &mut Engine, result: &mut SweepResult, spec: &Point| {
         if !size_done(result, spec.size) {
             return false;
         }
         // Past every level measured, a chain's repeats ask memory's precision.
         if !engine.knows_past_levels()
-            && let Some(bytes) = stop::past_levels(&result.curve(), &result.sysfs_caches)
+            && let Some(bytes) =
+                stop::past_levels(&result.curve(), &result.sysfs_caches, Pages::of(result))
         {
             engine.set_past_levels(Some(bytes));
         }
@@ -524,7 +526,7 @@ fn measure_grid(
         result,
         observer,
         clock,
-        &mut at_dram,
+        &mut after_each,
     )
 }
 

@@ -74,7 +74,11 @@ pub fn reached_memory_size(
 /// and `memory_size` memory's size for its measured capacity
 /// ([`crate::experiments::memory`]). Fewer levels measured than listed (a
 /// whole L3 still serving, its end not yet reached) leaves the claim's
-/// rules to end the sweep.
+/// rules to end the sweep, as do pages whose TLB reach falls inside the
+/// largest listed cache (the count may include the walks' step). A step
+/// inside a whole cache that is neither (a mixture the detector keeps as a
+/// level) would end the sweep early: no stored curve or catalogue row
+/// shows one, and the JSON's `range_end_reason` says which rule ended it.
 pub fn passed_measured_levels(
     curve: &[(u64, f64)],
     measured_caches: usize,
@@ -91,26 +95,48 @@ pub fn passed_measured_levels(
 /// `flat-dram` ([`levelled_beyond_caches`]), `memory-size`
 /// ([`reached_memory_size`] for the largest cache `sysfs` lists) or
 /// `measured-memory-size` ([`passed_measured_levels`]). `curve` is the
-/// grid's detection series so far; `page` and `unit` (bytes) are the
-/// sweep's page and line; `available` bytes of memory bound memory's size.
+/// grid's detection series so far; `pages` its page size and the data
+/// TLBs' reach with it, `unit` its line (bytes); `available` bytes of
+/// memory bound memory's size.
 pub fn end_of(
     curve: &[CurvePoint],
     sysfs: &[CacheInfo],
-    page: u64,
+    pages: Pages,
     unit: u64,
     available: Option<u64>,
 ) -> Option<&'static str> {
     let points: Vec<(u64, f64)> = curve.iter().map(|p| (p.size_bytes, p.ns)).collect();
     let largest = largest_listed(sysfs);
-    let claimed = claimed_memory_size(sysfs, page, unit, available).size;
+    let claimed = claimed_memory_size(sysfs, pages.bytes, unit, available).size;
     if levelled_beyond_caches(&points, largest.map(|c| c.size_bytes)) {
         Some("flat-dram")
     } else if reached_memory_size(&points, largest.map(|c| c.size_bytes), claimed) {
         Some("memory-size")
-    } else if reached_measured_memory(curve, &points, sysfs, page, unit, available) {
+    } else if reached_measured_memory(curve, &points, sysfs, pages, unit, available) {
         Some("measured-memory-size")
     } else {
         None
+    }
+}
+
+/// A sweep's page size and the data TLBs' reach with it, bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pages {
+    /// The page size.
+    pub bytes: u64,
+    /// The TLBs' entries times the page size: past it every load may walk
+    /// the page tables, a step in the curve that is no cache's end.
+    pub reach: u64,
+}
+
+impl Pages {
+    /// The pages `result` asked for, with this machine's TLB reach.
+    pub fn of(result: &SweepResult) -> Pages {
+        let bytes = memory::page_bytes(result.config.pages);
+        Pages {
+            bytes,
+            reach: memory::tlb_reach(bytes),
+        }
     }
 }
 
@@ -119,10 +145,18 @@ pub fn end_reason(result: &SweepResult, available: Option<u64>) -> Option<&'stat
     end_of(
         &result.curve(),
         &result.sysfs_caches,
-        memory::page_bytes(result.config.pages),
+        Pages::of(result),
         result.config.unit,
         available,
     )
+}
+
+/// Whether a step the detector counts as a cache's end may instead be the
+/// TLBs' reach: where the pages reach less than the largest cache sysfs
+/// lists, the first walks fall inside it (4 KiB pages: 6-8 MiB of a
+/// 300 MiB L3), and a level count proves nothing about where it ends.
+fn counts_can_mislead(sysfs: &[CacheInfo], pages: Pages) -> bool {
+    largest_listed(sysfs).is_some_and(|c| pages.reach < c.size_bytes)
 }
 
 /// [`passed_measured_levels`] for the levels detected on `curve` so far.
@@ -130,21 +164,24 @@ fn reached_measured_memory(
     curve: &[CurvePoint],
     points: &[(u64, f64)],
     sysfs: &[CacheInfo],
-    page: u64,
+    pages: Pages,
     unit: u64,
     available: Option<u64>,
 ) -> bool {
-    // Memory's size is the floor at least: detect nothing before it.
-    if points.last().is_none_or(|p| p.0 < memory::FLOOR) {
+    // Memory's size is the floor at least (or a quarter of memory, where
+    // that is less): detect nothing before it.
+    let least = available.map_or(memory::FLOOR, |a| memory::FLOOR.min(a / 4));
+    if points.last().is_none_or(|p| p.0 < least) || counts_can_mislead(sysfs, pages) {
         return false;
     }
     let (count, last) = measured_caches(curve, sysfs);
     let Some(last) = last else {
         return false;
     };
-    let size = memory::size(
+    let size = memory::size_with(
         Last::Measured(&last.name, last.capacity),
-        page,
+        pages.bytes,
+        pages.reach,
         available,
         unit,
     );
@@ -188,10 +225,14 @@ fn measured_caches(curve: &[CurvePoint], sysfs: &[CacheInfo]) -> (usize, Option<
 /// ended: the last one's upper capacity bound, past which a chain lies in
 /// memory (a guest's 13 MiB share of a 300 MiB L3 ends by 17 MiB), with
 /// [`FLAT_POINTS`] sizes beyond it. None while fewer levels have ended
-/// than sysfs lists, or before the curve reaches twice the second-largest
+/// than sysfs lists, before the curve reaches twice the second-largest
 /// listed level (no last level can have ended before that: nothing to
-/// detect).
-pub fn past_levels(curve: &[CurvePoint], sysfs: &[CacheInfo]) -> Option<u64> {
+/// detect), or where `pages` reach less than the largest listed cache
+/// (a count may include the TLBs' step).
+pub fn past_levels(curve: &[CurvePoint], sysfs: &[CacheInfo], pages: Pages) -> Option<u64> {
+    if counts_can_mislead(sysfs, pages) {
+        return None;
+    }
     let listed = crate::analysis::detect::sysfs_cache_levels(sysfs);
     let mut sizes: Vec<u64> = sysfs
         .iter()
@@ -222,6 +263,25 @@ pub fn memory_size(result: &SweepResult, available: Option<u64>) -> MemorySize {
         result.config.unit,
         available,
     )
+}
+
+/// Memory's size where the sweep `result` ended: for the last level it
+/// measured where that ended it (`measured-memory-size`), else for the
+/// largest cache sysfs lists ([`memory_size`]).
+pub fn ended_memory_size(result: &SweepResult, available: Option<u64>) -> MemorySize {
+    if result.config.range_end_reason == "measured-memory-size"
+        && let (_, Some(last)) = measured_caches(&result.curve(), &result.sysfs_caches)
+    {
+        let pages = Pages::of(result);
+        return memory::size_with(
+            Last::Measured(&last.name, last.capacity),
+            pages.bytes,
+            pages.reach,
+            available,
+            result.config.unit,
+        );
+    }
+    memory_size(result, available)
 }
 
 /// Memory's size for the largest cache `sysfs` lists.

@@ -329,7 +329,10 @@ pub(crate) fn check_memory(plan: &SweepPlan, resume: Option<&Path>) -> Result<()
 /// For a sweep that ended at memory's size before its latency levelled:
 /// what the last sizes read and how to measure farther.
 fn still_rising(result: &SweepResult) -> Option<String> {
-    if result.config.range_end_reason != "memory-size" {
+    if !matches!(
+        result.config.range_end_reason.as_str(),
+        "memory-size" | "measured-memory-size"
+    ) {
         return None;
     }
     let curve = result.curve();
@@ -337,7 +340,11 @@ fn still_rising(result: &SweepResult) -> Option<String> {
     let (first, last) = (tail.first()?, tail.last()?);
     let lo = tail.iter().map(|p| p.ns).fold(f64::INFINITY, f64::min);
     let hi = tail.iter().map(|p| p.ns).fold(0.0, f64::max);
-    let memory = sweep::memory_size(result, platform::mem_available_bytes());
+    // Ended by the measured levels, the curve may well have levelled.
+    if hi <= lo * sweep::FLAT_BAND {
+        return None;
+    }
+    let memory = sweep::ended_memory_size(result, platform::mem_available_bytes());
     Some(format!(
         "the sweep ended at memory's size ({}: {}) before the latency levelled: {:.0}..{:.0} ns from {} to {}, more than {:.0}% apart; a rise past memory's size is page walks (the page test tells) or a farther tier; --to {} measures farther",
         HumanBytes(memory.size),
