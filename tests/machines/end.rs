@@ -13,14 +13,10 @@ use super::model;
 use super::rows::Row;
 use super::{claims, every_row};
 
-/// The row's sweep pages (its huge page where it has one) and the reach of
-/// its second-level TLB with them.
+/// The row's sweep pages ([`Row::sweep_pages`]) as the end rule takes them.
 fn pages(row: &Row) -> Pages {
-    let bytes = row.huge_page.unwrap_or(row.base_page);
-    Pages {
-        bytes,
-        reach: row.l2_tlb * bytes,
-    }
+    let (bytes, reach) = row.sweep_pages();
+    Pages { bytes, reach }
 }
 
 #[test]

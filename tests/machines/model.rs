@@ -131,8 +131,7 @@ pub fn latency(row: &Row, d: &Draw, size: u64) -> f64 {
     let memory = (1.0 - far) * d.memory_ns + far * d.beyond_ns;
     ns += (1.0 - served_before) * memory;
     // Loads whose page the second-level TLB does not hold pay a walk.
-    let page = row.huge_page.unwrap_or(row.base_page);
-    let reach = (row.l2_tlb * page) as f64;
+    let reach = row.sweep_pages().1 as f64;
     ns + (1.0 - reach / size as f64).max(0.0) * row.walk_ns
 }
 

@@ -98,6 +98,15 @@ pub struct Row {
     pub timer: Timer,
 }
 
+impl Row {
+    /// The page a default sweep's chains get (its huge page where it has
+    /// one) and its second-level TLB's reach with it, bytes.
+    pub fn sweep_pages(&self) -> (u64, u64) {
+        let page = self.huge_page.unwrap_or(self.base_page);
+        (page, self.l2_tlb * page)
+    }
+}
+
 const fn lru(serves: (u64, u64), ways: u32, ns: (f64, f64)) -> Cache {
     Cache {
         serves,

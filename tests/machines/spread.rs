@@ -51,8 +51,7 @@ fn one_load(row: &Row, levels: &[(f64, f64)], size: u64, noise: &mut Noise) -> f
         .iter()
         .find(|(served, _)| u < *served)
         .map_or(levels[levels.len() - 1].1, |l| l.1);
-    let page = row.huge_page.unwrap_or(row.base_page);
-    let walked = (1.0 - (row.l2_tlb * page) as f64 / size as f64).max(0.0);
+    let walked = (1.0 - row.sweep_pages().1 as f64 / size as f64).max(0.0);
     let walk = if uniform(noise) < walked {
         row.walk_ns
     } else {
