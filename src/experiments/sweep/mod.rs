@@ -27,8 +27,8 @@ use anyhow::{Context, Result};
 pub use crate::units::utc_timestamp;
 pub use result::{SeriesKey, SweepConfig, SweepPhases, SweepResult};
 pub use stop::{
-    FLAT_BAND, FLAT_POINTS, Pages, end_of, end_reason, ended_memory_size, levelled_beyond_caches,
-    memory_size, passed_measured_levels, past_levels, reached_memory_size,
+    FLAT_BAND, FLAT_POINTS, Pages, end_of, ended_memory_size, levelled_beyond_caches, memory_size,
+    passed_measured_levels, past_levels, reached_memory_size,
 };
 
 use crate::analysis::detect::{refinement_sizes, tail};
@@ -488,9 +488,8 @@ fn measure_each(
     Ok(())
 }
 
-/// The grid: every pending size x series. After each size: memory's
-/// precision from where every level has ended ([`stop::past_levels`]), and,
-/// when the range is adaptive, the end ([`end_reason`]).
+/// The grid: every pending size x series, each whole size then handed to
+/// [`stop::after_grid_size`] (memory's precision, and the end).
 fn measure_grid(
     engine: &mut Engine,
     plan: &SweepPlan,
@@ -498,27 +497,10 @@ fn measure_grid(
     observer: &mut dyn Observer<SweepResult>,
     clock: &mut dyn FnMut() -> f64,
 ) -> Result<()> {
+    // The sweep's pages, and the TLBs' reach with them, hold for all of it.
+    let pages = Pages::of(result);
     let mut after_each = |engine: &mut Engine, result: &mut SweepResult, spec: &Point| {
-        if !size_done(result, spec.size) {
-            return false;
-        }
-        // Past every level measured, a chain's repeats ask memory's precision.
-        if !engine.knows_past_levels()
-            && let Some(bytes) =
-                stop::past_levels(&result.curve(), &result.sysfs_caches, Pages::of(result))
-        {
-            engine.set_past_levels(Some(bytes));
-        }
-        if !result.config.adaptive() {
-            return false;
-        }
-        let Some(reason) = end_reason(result, crate::platform::mem_available_bytes()) else {
-            return false;
-        };
-        // The sizes end here, at the last one measured.
-        result.config.sizes.retain(|&s| s <= spec.size);
-        result.config.range_end_reason = reason.into();
-        true
+        size_done(result, spec.size) && stop::after_grid_size(engine, result, pages, spec.size)
     };
     measure_each(
         engine,

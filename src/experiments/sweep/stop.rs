@@ -6,6 +6,7 @@
 
 use super::SweepResult;
 use crate::analysis::detect::CurvePoint;
+use crate::engine::Engine;
 use crate::experiments::memory::{self, Last, MemorySize};
 use crate::platform::caches::CacheInfo;
 
@@ -119,6 +120,36 @@ pub fn end_of(
     }
 }
 
+/// After each whole size of the grid (every series measured at `size`):
+/// past every level measured, a chain's repeats ask memory's precision
+/// ([`past_levels`]); and when the range is adaptive, the sweep ends where
+/// [`end_of`] says, its sizes cut there and the reason kept. Whether it
+/// ends.
+pub(super) fn after_grid_size(
+    engine: &mut Engine,
+    result: &mut SweepResult,
+    pages: Pages,
+    size: u64,
+) -> bool {
+    let curve = result.curve();
+    if !engine.knows_past_levels()
+        && let Some(bytes) = past_levels(&curve, &result.sysfs_caches, pages)
+    {
+        engine.set_past_levels(Some(bytes));
+    }
+    if !result.config.adaptive() {
+        return false;
+    }
+    let available = crate::platform::mem_available_bytes();
+    let unit = result.config.unit;
+    let Some(reason) = end_of(&curve, &result.sysfs_caches, pages, unit, available) else {
+        return false;
+    };
+    result.config.sizes.retain(|&s| s <= size);
+    result.config.range_end_reason = reason.into();
+    true
+}
+
 /// A sweep's page size and the data TLBs' reach with it, bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Pages {
@@ -138,17 +169,6 @@ impl Pages {
             reach: memory::tlb_reach(bytes),
         }
     }
-}
-
-/// [`end_of`] for the sweep `result` so far.
-pub fn end_reason(result: &SweepResult, available: Option<u64>) -> Option<&'static str> {
-    end_of(
-        &result.curve(),
-        &result.sysfs_caches,
-        Pages::of(result),
-        result.config.unit,
-        available,
-    )
 }
 
 /// Whether a step the detector counts as a cache's end may instead be the
@@ -178,19 +198,12 @@ fn reached_measured_memory(
     let Some(last) = last else {
         return false;
     };
-    let size = memory::size_with(
-        Last::Measured(&last.name, last.capacity),
-        pages.bytes,
-        pages.reach,
-        available,
-        unit,
-    );
     passed_measured_levels(
         points,
         count,
         crate::analysis::detect::sysfs_cache_levels(sysfs),
         last.high,
-        size.size,
+        last.memory_size(pages, unit, available).size,
     )
 }
 
@@ -201,6 +214,19 @@ struct LastCache {
     capacity: u64,
     /// The upper end of its capacity's bracket, bytes.
     high: u64,
+}
+
+impl LastCache {
+    /// Memory's size for this level as measured.
+    fn memory_size(&self, pages: Pages, unit: u64, available: Option<u64>) -> MemorySize {
+        memory::size_with(
+            Last::Measured(&self.name, self.capacity),
+            pages.bytes,
+            pages.reach,
+            available,
+            unit,
+        )
+    }
 }
 
 /// How many cache levels (memory aside) the detector finds on `curve`, and
@@ -272,14 +298,7 @@ pub fn ended_memory_size(result: &SweepResult, available: Option<u64>) -> Memory
     if result.config.range_end_reason == "measured-memory-size"
         && let (_, Some(last)) = measured_caches(&result.curve(), &result.sysfs_caches)
     {
-        let pages = Pages::of(result);
-        return memory::size_with(
-            Last::Measured(&last.name, last.capacity),
-            pages.bytes,
-            pages.reach,
-            available,
-            result.config.unit,
-        );
+        return last.memory_size(Pages::of(result), result.config.unit, available);
     }
     memory_size(result, available)
 }
