@@ -32,7 +32,7 @@ pub struct Sample {
     pub ticks_a: Option<f64>,
     /// ISA counter ticks for the 2A loads (when the clock is an ISA counter).
     pub ticks_2a: Option<f64>,
-    /// Rounds of A and 2A runs timed (3, more when the machine was busy).
+    /// Rounds of A and 2A runs timed (2, more when the machine was busy).
     #[serde(default)]
     pub rounds: u32,
     /// No round was undisturbed: figures are the 2A run over 2A loads, not the difference.

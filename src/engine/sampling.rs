@@ -28,7 +28,11 @@ use crate::platform::counters::GroupReading;
 /// measurable: six default sweeps with three and six with two, interleaved
 /// on the Zen 4 guest, gave the same curve (medians within the sweeps'
 /// own spread at every size) and the same levels, in 7.1-8.0 s of
-/// sweeping against 8.7-11.3 s.
+/// sweeping against 8.7-11.3 s. One round is not enough: five default
+/// sweeps with one and five with two, interleaved on the same guest
+/// (2026-11-28), took 5.1-6.4 s against 6.4-7.4 s, but the sweeps' medians
+/// at each size spread twice as far between sweeps (median spread 8.0%
+/// against 3.6%; the 30 KiB random point read 2.6x its own median once).
 pub const ROUNDS: u32 = 2;
 
 /// Rounds at most, when the machine is so busy that every round is disturbed.
