@@ -27,6 +27,9 @@ groups=${*:-sweeps line edge speed quick bandwidth}
 wants() { [[ " $groups " == *" $1 "* ]]; }
 out=${OUT:-$(mktemp -d)}
 mkdir -p "$out"
+# Everything printed is kept in OUT too: a remote call returns only the
+# tail of its output.
+exec > >(tee -a "$out/log.txt") 2>&1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work" || exit 1
