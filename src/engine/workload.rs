@@ -130,24 +130,6 @@ impl Workload {
         Ok(())
     }
 
-    /// Reads one word of every `line` bytes of the first `size` bytes, in
-    /// address order: puts a buffer that fits a cache back into it at
-    /// streaming speed (the prefetchers follow the order), where walking
-    /// its chain takes one dependent load per line (a 16 MiB chain's cycle
-    /// is 262,144 loads at L3 or memory latency, 20-40 ms).
-    pub fn touch(&self, size: u64, line: u64) -> u64 {
-        let words = (size.min(self.size()) / 8) as usize;
-        let step = (line / 8).max(1) as usize;
-        let base = self.buffer.as_ptr();
-        let mut sum = 0u64;
-        for k in (0..words).step_by(step) {
-            // SAFETY: k < words <= the buffer's length in words, inside the
-            // live mapping; a volatile read so the loop is not optimised out.
-            sum = sum.wrapping_add(unsafe { std::ptr::read_volatile(base.add(k)) });
-        }
-        std::hint::black_box(sum)
-    }
-
     /// Reads and writes back one word of every `line` bytes of the first
     /// `size` bytes, in address order: the buffer's lines as linking left
     /// them (each written, in address order), the state a sweep times a
@@ -156,8 +138,11 @@ impl Workload {
     /// loads read 60-150 ns for six cycles, the same cycle read 15-18 ns
     /// after one pass in address order, read or rewritten alike
     /// (`bench/independent/written_or_read.c`); on Emerald Rapids a read
-    /// pass did not do it, a rewrite is not yet measured there. The values
-    /// stay as they were.
+    /// pass did not do it, a rewrite is not yet measured there. A pass
+    /// streams (the prefetchers follow address order), where walking a
+    /// chain takes one dependent load per line (a 16 MiB chain's cycle is
+    /// 262,144 loads at L3 or memory latency, 20-40 ms). The values stay as
+    /// they were.
     pub fn rewrite(&mut self, size: u64, line: u64) {
         let step = (line / 8).max(1) as usize;
         let words = self.buffer.words_mut();

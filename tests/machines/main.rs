@@ -299,7 +299,7 @@ fn bytes(b: u64) -> String {
 /// and its sources.
 fn render(rows: &[Row]) -> String {
     let mut out = String::from(
-        "| # | machine | line | fill: first chunk, rest after, next line | caches: serves, ways, ns, replacement | memory ns | beyond memory | pages: base; huge | L2 TLB, walk ns | misses in flight | GHz |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
+        "| # | machine | line | fill: first chunk, rest after, next line | caches: serves, ways, ns, replacement, lines kept where not every one | memory ns | beyond memory | pages: base; huge | L2 TLB, walk ns | misses in flight | GHz |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
     );
     for r in rows {
         let range = |(a, b): (u64, u64)| {
@@ -315,7 +315,7 @@ fn render(rows: &[Row]) -> String {
             .enumerate()
             .map(|(i, c)| {
                 format!(
-                    "L{} {}{} {}-way {}..{} ns {:?}{}",
+                    "L{} {}{} {}-way {}..{} ns {:?}{}{}",
                     i + 1,
                     range(c.serves),
                     if c.listed == c.serves.1 {
@@ -327,7 +327,11 @@ fn render(rows: &[Row]) -> String {
                     c.ns.0,
                     c.ns.1,
                     c.policy,
-                    if c.one_set { "" } else { " hashed" }
+                    if c.one_set { "" } else { " hashed" },
+                    match c.keeps {
+                        rows::Keeps::Every => "",
+                        rows::Keeps::Written => ", keeps written lines",
+                    }
                 )
             })
             .collect();

@@ -19,6 +19,19 @@ pub enum Policy {
     Random,
 }
 
+/// Which lines a level keeps when the level above lets them go.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Keeps {
+    /// Every line, however it came in: an inclusive level, or a victim
+    /// level that takes whatever the level above evicts.
+    Every,
+    /// Only lines a core wrote (as linking leaves a chain): a line read
+    /// back from memory and left clean is let go, whether a walk's own
+    /// loads or a read pass in address order brought it. A non-inclusive
+    /// L3 filled by L2 victims that drops the clean ones it predicts dead.
+    Written,
+}
+
 /// One cache level as it serves this machine's core (a guest's share of a
 /// shared level, not the claim).
 #[derive(Debug, Clone, Copy)]
@@ -37,6 +50,8 @@ pub struct Cache {
     pub one_set: bool,
     /// Bytes sysfs lists: the whole cache, where a guest is served a share.
     pub listed: u64,
+    /// Which lines it keeps.
+    pub keeps: Keeps,
 }
 
 impl Cache {
@@ -45,6 +60,14 @@ impl Cache {
     const fn listing(self, bytes: u64) -> Cache {
         Cache {
             listed: bytes,
+            ..self
+        }
+    }
+
+    /// The cache keeping only the lines a core wrote ([`Keeps::Written`]).
+    const fn keeping_written(self) -> Cache {
+        Cache {
+            keeps: Keeps::Written,
             ..self
         }
     }
@@ -115,6 +138,7 @@ const fn lru(serves: (u64, u64), ways: u32, ns: (f64, f64)) -> Cache {
         policy: Policy::Lru,
         one_set: true,
         listed: serves.1,
+        keeps: Keeps::Every,
     }
 }
 
@@ -131,6 +155,7 @@ const fn shared(serves: (u64, u64), ways: u32, ns: (f64, f64)) -> Cache {
         policy: Policy::Lru,
         one_set: false,
         listed: serves.1,
+        keeps: Keeps::Every,
     }
 }
 
@@ -142,6 +167,7 @@ pub fn rows() -> Vec<Row> {
             id: 1,
             name: "Intel Golden Cove (Sapphire Rapids 8480+), KVM guest",
             sources: &[
+                "L3 keeps only what a core wrote: unverified, row 2's design (non-inclusive, filled by L2 victims, since Skylake-SP)",
                 "Chips and Cheese, Going Armchair Quarterback on Golden Cove's Caches (2022): 48K/12/5 cyc",
                 "AnandTech SPR review: L2 2M 16 cyc",
                 "Mess-Results Systems/MN5: memory 110-117 ns",
@@ -157,7 +183,9 @@ pub fn rows() -> Vec<Row> {
             caches: vec![
                 intel_l1,
                 intel_l2,
-                shared((7 * M, 10 * M), 16, (33.0, 39.0)).listing(480 * M),
+                shared((7 * M, 10 * M), 16, (33.0, 39.0))
+                    .listing(480 * M)
+                    .keeping_written(),
             ],
             memory_ns: (165.0, 178.0),
             beyond: None,
@@ -177,6 +205,7 @@ pub fn rows() -> Vec<Row> {
             sources: &[
                 "techpowerup.com/308138 and Tom's Hardware 5th Gen Xeon review: 5 MB L3 a core, DDR5-5600",
                 "memlat, guest: curve intel-xeon-emr-kvm-thp and its pair timings (+32 waits 2.36 ns from L3)",
+                "memlat watch, 16-vCPU guest (docs/watch.md): a 9.5 MiB chain read back by two cycles of its own walk 86-114 ns, after a read pass and a cycle 98-110, just linked 32-35 (the L3 keeps what a core wrote)",
             ],
             line: 64,
             fill: Fill {
@@ -187,7 +216,9 @@ pub fn rows() -> Vec<Row> {
             caches: vec![
                 intel_l1,
                 intel_l2,
-                shared((9 * M, 13 * M), 16, (32.0, 37.0)).listing(260 * M),
+                shared((9 * M, 13 * M), 16, (32.0, 37.0))
+                    .listing(260 * M)
+                    .keeping_written(),
             ],
             memory_ns: (126.0, 145.0),
             beyond: None,
@@ -205,6 +236,7 @@ pub fn rows() -> Vec<Row> {
             id: 3,
             name: "Intel Xeon Max 9480, HBM as a memory-side cache",
             sources: &[
+                "L3 keeps only what a core wrote: unverified, row 2's design (non-inclusive, filled by L2 victims, since Skylake-SP)",
                 "ServeTheHome, Intel Xeon Max 9480 Deep-Dive: 4 x 16 GB HBM2e, cache mode",
                 "Mess-Results Systems/MN5/MN5-HBM: 129 ns idle HBM",
                 "HBM miss to DDR5 1.3-1.5x a hit (unverified)",
@@ -218,7 +250,7 @@ pub fn rows() -> Vec<Row> {
             caches: vec![
                 intel_l1,
                 intel_l2,
-                shared((56 * M, 112 * M), 15, (30.0, 36.0)),
+                shared((56 * M, 112 * M), 15, (30.0, 36.0)).keeping_written(),
             ],
             // Within the sweep's reach the HBM cache is what serves: memory as measured.
             memory_ns: (125.0, 135.0),
@@ -502,6 +534,7 @@ pub fn rows() -> Vec<Row> {
                     policy: Policy::Random,
                     one_set: true,
                     listed: 2 * M,
+                    keeps: Keeps::Every,
                 },
             ],
             memory_ns: (150.0, 200.0),
@@ -520,6 +553,7 @@ pub fn rows() -> Vec<Row> {
             id: 13,
             name: "CXL memory tier behind local DRAM (Emerald Rapids host)",
             sources: &[
+                "L3 keeps only what a core wrote: unverified, row 2's design (non-inclusive, filled by L2 victims, since Skylake-SP)",
                 "Sun et al., Demystifying CXL Memory (MICRO 2023, arXiv 2303.15375): CXL 2.3-3.6x local",
                 "The Next Platform, Just How Bad Is CXL Memory Latency? (2022)",
             ],
@@ -532,7 +566,7 @@ pub fn rows() -> Vec<Row> {
             caches: vec![
                 intel_l1,
                 intel_l2,
-                shared((160 * M, 320 * M), 16, (32.0, 37.0)),
+                shared((160 * M, 320 * M), 16, (32.0, 37.0)).keeping_written(),
             ],
             memory_ns: (110.0, 125.0),
             beyond: Some((2 * G, (260.0, 400.0))),
@@ -550,6 +584,7 @@ pub fn rows() -> Vec<Row> {
             id: 14,
             name: "2-socket NUMA server (Sapphire Rapids over UPI), spilling to the remote node",
             sources: &[
+                "L3 keeps only what a core wrote: unverified, row 2's design (non-inclusive, filled by L2 victims, since Skylake-SP)",
                 "Mess-Results: local idle 110-117 ns on SPR",
                 "Chips and Cheese, Arm's Neoverse V2 in AWS's Graviton 4: cross-socket 138.6 ns; remote 1.5-2x local (unverified)",
             ],
@@ -562,7 +597,7 @@ pub fn rows() -> Vec<Row> {
             caches: vec![
                 intel_l1,
                 intel_l2,
-                shared((52 * M, 105 * M), 15, (33.0, 39.0)),
+                shared((52 * M, 105 * M), 15, (33.0, 39.0)).keeping_written(),
             ],
             memory_ns: (110.0, 117.0),
             beyond: Some((2 * G, (170.0, 230.0))),
@@ -632,6 +667,7 @@ pub fn rows() -> Vec<Row> {
                     policy: Policy::Random,
                     one_set: true,
                     listed: M,
+                    keeps: Keeps::Every,
                 },
             ],
             memory_ns: (110.0, 150.0),

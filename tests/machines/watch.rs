@@ -6,17 +6,46 @@
 //! memory and the edge probes, every probe a full cycle of its chain. The
 //! level serves its whole share when the machine is quiet and its least
 //! when a neighbour takes the rest; the edge must follow, to within a
-//! probe's step of the model's own half-served size.
+//! probe's step of the model's own half-served size. A level serves a
+//! probe only in a state it keeps (`rows::Keeps`), as the watch prepares
+//! it (`probe::preparation`).
 
 use memlat::analysis::detect;
 use memlat::experiments::plateaus::MeasuredLevels;
 use memlat::experiments::watch::edge::interval_edge;
-use memlat::experiments::watch::probe::warm_shares;
+use memlat::experiments::watch::probe::{Preparation, Role, preparation, warm_shares};
 use memlat::experiments::watch::{EdgeReading, WARM_CYCLES, edge_reading, plan};
 
-use super::model::{self, Noise};
-use super::rows::{Cache, G, Row};
-use super::{claims, every_row};
+use super::model::{self, Draw, Noise};
+use super::rows::{Cache, G, Keeps, Row, rows};
+use super::{DRAWS, claims, every_row};
+
+/// How the watch prepares a probe of a role, walked whole cycles or not.
+type Prepare = fn(Role, bool) -> Preparation;
+
+/// What a probe of `role` over `size` bytes reads in draw `d`, prepared by
+/// `prepare` and walked `whole` cycles or not: a full-cycle chase's
+/// latency where the last level keeps the lines in the state the probe
+/// leaves them, else that latency with the last level serving none of them
+/// (since the probe's last interval the edge probes, spanning past the
+/// share, have put their own lines in: walked on a level that keeps every
+/// line, rewritten on one that keeps only written lines).
+fn reading(row: &Row, d: &Draw, size: u64, role: Role, whole: bool, prepare: Prepare) -> f64 {
+    let (_, _, last) = *d.caches.last().expect("a cache");
+    let kept = match (last.keeps, prepare(role, whole)) {
+        (Keeps::Every, _) | (Keeps::Written, Preparation::Rewrite { .. }) => true,
+        (Keeps::Written, Preparation::None) => false,
+    };
+    if kept {
+        return model::latency(row, d, size);
+    }
+    let without = Draw {
+        caches: d.caches[..d.caches.len() - 1].to_vec(),
+        memory_ns: d.memory_ns,
+        beyond_ns: d.beyond_ns,
+    };
+    model::latency(row, &without, size)
+}
 
 /// The plan from a sweep: the edge probes' sizes, the level's middle and
 /// memory's probe size.
@@ -39,20 +68,22 @@ const NOISE: f64 = 0.02;
 
 /// One interval's edge while the last level serves `share` bytes: three
 /// kinds of reading (the probes, the level's middle, memory), each within
-/// [`NOISE`] of itself.
+/// [`NOISE`] of itself, every probe prepared by `prepare`.
 pub fn interval(
     row: &Row,
     seed: u64,
     share: u64,
     plan: &(Vec<u64>, u64, u64),
+    prepare: Prepare,
 ) -> Option<EdgeReading> {
     let mut noise = Noise::new(seed ^ 0xED6E);
     let mut d = model::draw(row, &mut noise);
     d.caches.last_mut().expect("a cache").0 = share;
-    let mut read = |size: u64| noise.jitter(model::latency(row, &d, size), NOISE);
+    let mut read =
+        |size: u64, role: Role| noise.jitter(reading(row, &d, size, role, true, prepare), NOISE);
     let (sizes, middle, memory) = plan;
-    let ns: Vec<f64> = sizes.iter().map(|&s| read(s)).collect();
-    let (level, far) = (read(*middle), read(*memory));
+    let ns: Vec<f64> = sizes.iter().map(|&s| read(s, Role::Edge)).collect();
+    let (level, far) = (read(*middle, Role::Level), read(*memory, Role::Memory));
     edge_reading(sizes, &ns, level, far)
 }
 
@@ -94,10 +125,11 @@ fn the_watch_edge_is_where_half_the_loads_stop_being_served_and_moves_with_the_s
         let plan = plan(row, seed).ok_or("no cache level to watch")?;
         let cache = row.caches.last().expect("a cache");
         let (least, most) = cache.serves;
-        let quiet = interval(row, seed, most, &plan).ok_or("no quiet reading")?;
+        let quiet = interval(row, seed, most, &plan, preparation).ok_or("no quiet reading")?;
         true_of(&quiet, &plan.0, most, cache)
             .map_err(|e| format!("quiet: {e} (probes {:?})", plan.0))?;
-        let busy = interval(row, seed + 1000, least, &plan).ok_or("no busy reading")?;
+        let busy =
+            interval(row, seed + 1000, least, &plan, preparation).ok_or("no busy reading")?;
         true_of(&busy, &plan.0, least, cache)
             .map_err(|e| format!("with a neighbour: {e} (probes {:?})", plan.0))?;
         // A share that moves by more than the probes' noise moves the edge
@@ -111,6 +143,40 @@ fn the_watch_edge_is_where_half_the_loads_stop_being_served_and_moves_with_the_s
         }
         Ok(())
     });
+}
+
+#[test]
+fn a_level_that_keeps_only_written_lines_serves_the_watch_only_after_a_rewrite() {
+    // The watch of stops 53 to 55 rewrote the edge probes it walked whole
+    // and streamed the level's middle by reads: on a level that keeps only
+    // written lines the rewritten edge probes, spanning past the share,
+    // flush the middle between its intervals, and a read stream does not
+    // bring it back, so those rows read no quiet edge at all with them (the
+    // rows must be able to fail the watch).
+    fn edges_rewritten(role: Role, whole: bool) -> Preparation {
+        match role {
+            Role::Edge if whole => Preparation::Rewrite { passes: 1 },
+            _ => Preparation::None,
+        }
+    }
+    let written: Vec<Row> = rows()
+        .into_iter()
+        .filter(|r| r.caches.last().is_some_and(|c| c.keeps == Keeps::Written))
+        .collect();
+    assert!(!written.is_empty(), "no row keeps only written lines");
+    for row in &written {
+        let cache = row.caches.last().expect("a cache");
+        for seed in 1..=DRAWS {
+            let plan = plan(row, seed).expect("a plan");
+            // No edge at all: the middle reads as memory does.
+            let read = interval(row, seed, cache.serves.1, &plan, edges_rewritten);
+            assert!(
+                read.is_none(),
+                "row {} draw {seed}: read an edge: {read:?}",
+                row.id
+            );
+        }
+    }
 }
 
 /// One interval whose duty budget let only the smallest probe walk its
@@ -144,7 +210,8 @@ fn short_interval(
         .iter()
         .zip(&whole)
         .map(|(&s, &whole)| {
-            let full = noise.jitter(model::latency(row, &d, s), NOISE);
+            let served = reading(row, &d, s, Role::Edge, whole, preparation);
+            let full = noise.jitter(served, NOISE);
             if whole {
                 full
             } else {
@@ -152,7 +219,10 @@ fn short_interval(
             }
         })
         .collect();
-    let level = noise.jitter(model::latency(row, &d, *middle), NOISE);
+    let level = noise.jitter(
+        reading(row, &d, *middle, Role::Level, true, preparation),
+        NOISE,
+    );
     interval_edge(sizes, &ns, &whole, level, far).map(|r| (r, whole))
 }
 

@@ -5,13 +5,14 @@
 //! is made, and each probe's walk goes on from where the last interval
 //! left it: an interval never times the lines the one before timed, and
 //! the timed windows move through each whole cycle. An interval costs only
-//! its samples: for a level's middle, two streaming passes over its buffer
-//! (putting it back after the memory chain evicted it) and a short walk of
-//! its chain for the TLB; for memory, a few thousand loads for its page
-//! walks; for an edge probe, a walk of its own chain, two whole cycles where
-//! the duty budget allows (no streaming: a line streamed in just before it
-//! is timed says what a burst can grab, not what the level keeps for a
-//! walk, see [`edge`]); then the fastest of [`SAMPLE_ROUNDS`] timed runs.
+//! its samples: for a level's middle, two rewrites of its buffer in address
+//! order (putting it back, as linking left it, after the other probes
+//! evicted it) and a short walk of its chain for the TLB; for memory, a few
+//! thousand loads for its page walks; for an edge probe, a walk of its own
+//! chain, two whole cycles where the duty budget allows, rewritten first
+//! only then (a line put in just before a short walk times it says what a
+//! pass can bring in, not what the level keeps for a walk, see [`edge`]);
+//! then the fastest of [`SAMPLE_ROUNDS`] timed runs ([`probe::preparation`]).
 //! The runs' length is set on the first interval so that all of it fits
 //! the duty cycle, and shortened when an interval spends more.
 //!
@@ -61,12 +62,13 @@ pub const SAMPLE_ROUNDS: u32 = 3;
 /// caches for its pages, far fewer than its cycle (millions of misses).
 pub const MEMORY_WARM_LOADS: u64 = 4096;
 
-/// Sequential passes over a level's middle probe's buffer before it is
-/// timed: on a victim L3 (AMD Zen) one pass leaves the lines split between
-/// L2 and L3 as they were filled, the second settles them as the timed
-/// runs find them. A pass streams (the prefetchers follow address order),
-/// a millisecond for 16 MiB. An edge probe is rewritten instead, in each
-/// interval whose walk of it is whole cycles (see [`WARM_CYCLES`]).
+/// Rewrites in address order of a level's middle probe's buffer before it
+/// is timed: on a victim L3 (AMD Zen) one pass leaves the lines split
+/// between L2 and L3 as they were filled, the second settles them as the
+/// timed runs find them. A pass streams (the prefetchers follow address
+/// order), a millisecond or two for 16 MiB. An edge probe is rewritten
+/// once, in each interval whose walk of it is whole cycles (see
+/// [`WARM_CYCLES`], [`probe::preparation`]).
 pub const WARM_PASSES: u32 = 2;
 
 /// The share of the duty budget an interval may spend on the edge probes'
@@ -422,9 +424,9 @@ impl Watch {
         edge::interval_edge(&e.sizes, edge_ns, whole, level_ns, memory_ns)
     }
 
-    /// One pass over every probe before the first interval: it streams the
-    /// levels' buffers, rewrites each edge probe and walks its whole cycle
-    /// (at most [`SETTLE_WARM_LOADS`]), sets each probe's run length, and
+    /// One pass over every probe before the first interval: it prepares
+    /// each as an interval does ([`probe::preparation`]), walks each edge
+    /// probe's whole cycle (at most [`SETTLE_WARM_LOADS`]), sets each probe's run length, and
     /// leaves the caches, TLB and clock as an interval finds them rather
     /// than as building hundreds of MiB of chains left them: without it the
     /// first interval's L3 read 24-45 ns against 14-15 after, in each of six

@@ -12,13 +12,50 @@ use crate::kernels::Kernel;
 
 /// What a probe is for, which sets how it is warmed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Role {
-    /// A level's middle: streamed in, then a short walk.
+pub enum Role {
+    /// A level's middle: rewritten, then a short walk.
     Level,
-    /// Across the last level's edge: its own walk only.
+    /// Across the last level's edge: its own walk, rewritten first where
+    /// the walk is whole cycles.
     Edge,
     /// Memory: a short walk for the page walks.
     Memory,
+}
+
+/// What a probe's lines go through before its warm walk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Preparation {
+    /// Rewrites in address order (`Workload::rewrite`): each line read and
+    /// written back, the state linking leaves a sweep's chains in.
+    Rewrite {
+        /// Passes over the buffer.
+        passes: u32,
+    },
+    /// Nothing: the walk finds the lines where the other probes left them.
+    None,
+}
+
+/// How a probe of `role` is prepared, `whole`: whether its warm walk is
+/// whole cycles (`Probe::walks_whole`). A probe is timed in the state the
+/// sweep timed its chain in, just linked, because a level does not keep
+/// lines by their addresses alone: on the 16-vCPU Emerald Rapids guest a
+/// 9.5 MiB chain read back by two cycles of its own walk read 86-114 ns, and
+/// 98-110 after a read pass in address order and a cycle, where the
+/// sweep's just-linked chains read 32-35 ns; the L3's middle, streamed by
+/// reads, read 37-51 ns there against the sweep's 32-36. A level's middle
+/// is rewritten in every interval (the edge probes' rewrites have been
+/// through the level since); an edge probe only before whole cycles, never
+/// before a short walk: its window would time the lines the pass left last,
+/// served whatever the level holds of a cycle (the `>=35.3 MiB` of issue
+/// 36).
+pub fn preparation(role: Role, whole: bool) -> Preparation {
+    match role {
+        Role::Level => Preparation::Rewrite {
+            passes: WARM_PASSES,
+        },
+        Role::Edge if whole => Preparation::Rewrite { passes: 1 },
+        Role::Edge | Role::Memory => Preparation::None,
+    }
 }
 
 /// One size measured every interval, with its chain kept and where its
@@ -97,10 +134,9 @@ pub(super) fn warm_memory_ns(settle_ns: f64, swept: Option<f64>) -> f64 {
 }
 
 /// One size's reading, its walk going on from where the last one stopped:
-/// the warm-up its role asks for (streaming passes and a short walk for a
-/// level's middle; its own walk for an edge probe, after a rewrite pass in
-/// the `settle` pass and where the walk is whole cycles; a short walk for
-/// memory), then the fastest of the timed runs.
+/// its [`preparation`], the warm walk its role asks for (a short walk for a
+/// level's middle and for memory; its own walk for an edge probe, whole
+/// cycles in the `settle` pass), then the fastest of the timed runs.
 pub(super) fn sample(
     engine: &Engine,
     probe: &mut Probe,
@@ -109,18 +145,10 @@ pub(super) fn sample(
     line: u64,
     settle: bool,
 ) -> Result<f64> {
-    match probe.role {
-        Role::Level => {
-            for _ in 0..WARM_PASSES {
-                probe.workload.touch(probe.size, line);
-            }
+    if let Preparation::Rewrite { passes } = preparation(probe.role, probe.walks_whole(settle)) {
+        for _ in 0..passes {
+            probe.workload.rewrite(probe.size, line);
         }
-        // As the sweep found it, just linked (`Workload::rewrite`). Never
-        // before a short walk: its window would time the lines the pass
-        // left last, served whatever the level holds of a cycle (the
-        // `>=35.3 MiB` of issue 36).
-        Role::Edge if probe.walks_whole(settle) => probe.workload.rewrite(probe.size, line),
-        Role::Edge | Role::Memory => {}
     }
     let mut walker = probe
         .workload
