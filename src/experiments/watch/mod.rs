@@ -14,7 +14,7 @@
 //! pass can bring in, not what the level keeps for a walk, see [`edge`]);
 //! then the fastest of [`SAMPLE_ROUNDS`] timed runs ([`probe::preparation`]).
 //! The runs' length is set on the first interval so that all of it fits
-//! the duty cycle, and shortened when an interval spends more.
+//! the duty cycle, then fitted to what each interval spends.
 //!
 //! ```no_run
 //! # fn main() -> anyhow::Result<()> {
@@ -38,7 +38,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{Context, Result};
 
-use probe::{Probe, Role, sample, warm_floor, warm_memory_ns, warm_shares};
+use probe::{Probe, Role, fitted, sample, warm_floor, warm_memory_ns, warm_shares};
 
 pub use edge::{EdgeReading, SettleEdge, edge_reading};
 pub use plan::{DEFAULT_DUTY, EdgePlan, WatchPlan, edge_bytes};
@@ -77,10 +77,9 @@ pub const WARM_PASSES: u32 = 2;
 /// used one cycle of its own loads before (the reuse a full-cycle chase
 /// sees) rather than an interval ago, after the other probes went through
 /// the level. The smallest probes get their cycles first (the lines they
-/// time are the ones the level can hold); each load is costed at the mean
-/// of this interval's memory latency and the probe's own (the first cycle
-/// starts on lines the other probes evicted, the second finds what the
-/// first left), so the share is about what it spends. The timed runs take
+/// time are the ones the level can hold); each load is costed at what the
+/// settle pass read of the probe ([`probe::warm_ns_per_load`]), so the
+/// share is about what it spends. The timed runs take
 /// a quarter of the budget and the other warm walks a few percent, so the
 /// whole stays within [`BUDGET_TARGET`].
 pub const EDGE_WARM_SHARE: f64 = 0.45;
@@ -151,6 +150,9 @@ pub struct Watch {
     next: u64,
     steal: Option<CpuTimes>,
     sample_time: Duration,
+    /// Seconds of warm walks the edge probes share now, and at most.
+    warm_s: f64,
+    warm_plan_s: f64,
     stop: Box<dyn Fn() -> bool>,
 }
 
@@ -218,6 +220,7 @@ impl Watch {
                 workload,
                 chain,
                 trips: None,
+                planned_trips: None,
                 position: 0,
                 warm,
                 warm_ns_per_load: 0.0,
@@ -247,6 +250,8 @@ impl Watch {
             started: None,
             next: 0,
             sample_time,
+            warm_s: 0.0,
+            warm_plan_s: 0.0,
             stop: Box::new(|| false),
         })
     }
@@ -459,6 +464,9 @@ impl Watch {
             }
             self.header.settle_edge = Some(check);
         }
+        for probe in &mut self.probes {
+            probe.planned_trips = probe.trips;
+        }
         let settle_memory = level_ns.last().copied().unwrap_or(f64::NAN);
         let memory_ns = warm_memory_ns(settle_memory, self.header.plateaus.memory_ns);
         self.plan_warm(&edge_ns, memory_ns);
@@ -467,23 +475,19 @@ impl Watch {
 
     /// Fits the edge probes' warm walks to [`EDGE_WARM_SHARE`] of the duty
     /// budget, given the settle pass's readings (`edge_ns` per edge probe,
-    /// `memory_ns`): each load is reckoned at the mean of memory's latency
-    /// and the probe's own, and the walks are shared out by
-    /// [`Watch::share_warm`].
+    /// `memory_ns`): each load is reckoned by [`probe::warm_ns_per_load`],
+    /// and the walks are shared out by [`Watch::share_warm`].
     fn plan_warm(&mut self, edge_ns: &[f64], memory_ns: f64) {
         if !(memory_ns.is_finite() && memory_ns > 0.0) {
             return;
         }
         let edges = self.probes.iter_mut().filter(|p| p.role == Role::Edge);
         for (probe, &ns) in edges.zip(edge_ns) {
-            let own = if ns.is_finite() && ns > 0.0 {
-                ns.min(memory_ns)
-            } else {
-                memory_ns
-            };
-            probe.warm_ns_per_load = (memory_ns + own) / 2.0;
+            probe.warm_ns_per_load = probe::warm_ns_per_load(ns, memory_ns);
         }
-        self.share_warm(self.plan.duty * self.plan.interval_s * EDGE_WARM_SHARE);
+        self.warm_plan_s = self.plan.duty * self.plan.interval_s * EDGE_WARM_SHARE;
+        self.warm_s = self.warm_plan_s;
+        self.share_warm(self.warm_s);
     }
 
     /// Shares `seconds` of warm walks among the edge probes, smallest
@@ -530,37 +534,33 @@ impl Watch {
             .collect()
     }
 
-    /// Shortens every timed run, and every edge probe's warm walk, when an
-    /// interval spent more than [`BUDGET_TARGET`] of what the duty cycle
-    /// allows.
+    /// Fits every timed run and the edge probes' warm walks to
+    /// [`BUDGET_TARGET`] of the duty cycle by the ratio of that aim to what
+    /// the interval `spent`: shrunk when it spent more, grown back when it
+    /// spent less, never past what the settle pass planned ([`fitted`]).
+    /// Shrunk only, one burst cut them for the rest of a watch (docs/watch.md).
     fn fit_budget(&mut self, spent: f64) {
-        let budget = self.plan.duty * self.plan.interval_s * BUDGET_TARGET;
-        if spent <= budget {
+        if spent.is_nan() || spent <= 0.0 {
             return;
         }
-        let scale = budget / spent;
-        let mut warm_s = 0.0;
+        let scale = self.plan.duty * self.plan.interval_s * BUDGET_TARGET / spent;
         for probe in &mut self.probes {
             if let Some(trips) = &mut probe.trips {
-                *trips = ((*trips as f64 * scale) as u64).max(MIN_TRIPS);
+                let most = probe.planned_trips.unwrap_or(*trips);
+                *trips = fitted(*trips as f64, scale, MIN_TRIPS as f64, most as f64) as u64;
             }
-            if probe.role == Role::Edge {
-                if probe.warm_ns_per_load > 0.0 {
-                    warm_s += probe.warm as f64 * probe.warm_ns_per_load * 1e-9;
-                } else {
-                    // No cost reckoned (the settle pass read no memory
-                    // latency): cut alike, or a whole settle cycle would stay.
-                    let floor = warm_floor(probe.chain.len());
-                    probe.warm = ((probe.warm as f64 * scale) as u64).max(floor);
-                }
+            if probe.role == Role::Edge && probe.warm_ns_per_load <= 0.0 && scale < 1.0 {
+                // No cost reckoned (the settle pass read no memory
+                // latency): cut alike, or a whole settle cycle would stay.
+                let floor = warm_floor(probe.chain.len());
+                probe.warm = ((probe.warm as f64 * scale) as u64).max(floor);
             }
         }
-        // The warm walks shrink as a whole and are shared out again, the
-        // smallest probes' whole cycles first: cut alike, every probe fell
-        // short of a cycle (0.78, 0.44, 0.23 and 0.12 cycles on the Zen 4
-        // guest) and even the smallest read memory's latency where a
-        // full-cycle chase read the L3's.
-        self.share_warm(warm_s * scale);
+        // Shared out again, the smallest probes' whole cycles first: cut
+        // alike, every probe fell short of a cycle on the Zen 4 guest (0.78
+        // to 0.12) and even the smallest read memory where a chase read L3.
+        self.warm_s = fitted(self.warm_s, scale, 0.0, self.warm_plan_s);
+        self.share_warm(self.warm_s);
     }
 
     /// The intervals so far and the time measured, summarised.

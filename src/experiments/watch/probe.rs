@@ -66,6 +66,8 @@ pub(super) struct Probe {
     pub(super) workload: Workload,
     pub(super) chain: Chain,
     pub(super) trips: Option<u64>,
+    /// Trips the settle pass calibrated: the most a run grows back to.
+    pub(super) planned_trips: Option<u64>,
     /// Loads walked so far, modulo the chain's length: the next interval
     /// goes on from here.
     pub(super) position: u64,
@@ -119,6 +121,13 @@ pub fn warm_shares(walks: &[(u64, f64)], seconds: f64) -> Vec<Option<u64>> {
         .collect()
 }
 
+/// `current` times `scale`, within `least..=most` (`most` below `least`
+/// counts as `least`): a timed run's trips or the warm walks' seconds
+/// fitted to an interval's budget (`Watch::fit_budget`).
+pub(super) fn fitted(current: f64, scale: f64, least: f64, most: f64) -> f64 {
+    (current * scale).min(most).max(least)
+}
+
 /// The memory latency the warm walks are costed at: the lower of the
 /// settle pass's reading and the sweep's memory plateau (`swept`), either
 /// where the other is missing. A
@@ -130,6 +139,26 @@ pub(super) fn warm_memory_ns(settle_ns: f64, swept: Option<f64>) -> f64 {
         Some(swept) if settle_ns.is_finite() => settle_ns.min(swept),
         Some(swept) => swept,
         None => settle_ns,
+    }
+}
+
+/// What one load of an edge probe's warm walk is reckoned to cost, ns:
+/// what the settle pass read of it (`settle_ns`, rewritten and walked a
+/// whole cycle, as an interval walks it whole), at most `memory_ns`, or
+/// `memory_ns` where it read nothing. Its whole cycles cost no more than
+/// that: the rewrite before them puts back what the level can hold of the
+/// probe, so even the first cycle finds it in (on the Zen 4 guest a
+/// rewritten 4-8 MiB cycle read 15-18 ns from its first cycle,
+/// `bench/independent/written_or_read.c`). Reckoned at the mean of that and
+/// memory's latency, as before the rewrite, a 2026-11-28 watch there spent
+/// a median 60 ms of its 80 ms aim an interval while its 10.4 MiB probe,
+/// which chases read at 18-32 ns, was walked 0.7-1.3 cycles, and 38 of 40
+/// intervals read only a lower bound.
+pub fn warm_ns_per_load(settle_ns: f64, memory_ns: f64) -> f64 {
+    if settle_ns.is_finite() && settle_ns > 0.0 {
+        settle_ns.min(memory_ns)
+    } else {
+        memory_ns
     }
 }
 
@@ -197,6 +226,27 @@ mod tests {
         assert_eq!(shares[0], Some(80_000));
         // A probe whose cost is not known yet keeps its walk.
         assert_eq!(warm_shares(&[(1000, 0.0)], 1.0), [None]);
+    }
+
+    #[test]
+    fn a_burst_cuts_the_budget_and_a_quiet_interval_gives_it_back_up_to_the_plan() {
+        // 108 ms spent of an 80 ms aim, then 50 ms: cut, then back to the plan.
+        let cut = fitted(45.0, 80.0 / 108.0, 0.0, 45.0);
+        assert!((cut - 33.3).abs() < 0.1, "{cut}");
+        assert_eq!(fitted(cut, 80.0 / 50.0, 0.0, 45.0), 45.0);
+        // Trips never under their floor, nor over what was calibrated.
+        assert_eq!(fitted(150.0, 0.5, 100.0, 4000.0), 100.0);
+        assert_eq!(fitted(3000.0, 2.0, 100.0, 4000.0), 4000.0);
+        assert_eq!(fitted(3000.0, 2.0, 100.0, 50.0), 100.0);
+    }
+
+    #[test]
+    fn a_warm_load_is_costed_at_the_probes_own_settle_reading() {
+        assert_eq!(warm_ns_per_load(18.0, 170.0), 18.0);
+        // Slower than memory (a burst in the settle pass): memory's.
+        assert_eq!(warm_ns_per_load(400.0, 170.0), 170.0);
+        assert_eq!(warm_ns_per_load(f64::NAN, 170.0), 170.0);
+        assert_eq!(warm_ns_per_load(0.0, 170.0), 170.0);
     }
 
     #[test]
