@@ -431,13 +431,13 @@ impl Watch {
 
     /// One pass over every probe before the first interval: it prepares
     /// each as an interval does ([`probe::preparation`]), walks each edge
-    /// probe's whole cycle (at most [`SETTLE_WARM_LOADS`]), sets each probe's run length, and
-    /// leaves the caches, TLB and clock as an interval finds them rather
-    /// than as building hundreds of MiB of chains left them: without it the
-    /// first interval's L3 read 24-45 ns against 14-15 after, in each of six
-    /// 40 s watches on the Zen 4 guest. Its edge is checked against the
-    /// sweep's pooled bounds, and a note says when they disagree; then the
-    /// edge probes' warm walks are fitted to the budget.
+    /// probe's whole cycle (at most [`SETTLE_WARM_LOADS`]), sets each
+    /// probe's run length, and leaves the caches, TLB and clock as an
+    /// interval finds them rather than as building hundreds of MiB of
+    /// chains left them: without it the first interval's L3 read 24-45 ns
+    /// against 14-15 after, in each of six 40 s watches on the Zen 4 guest.
+    /// Its edge is checked against the sweep's pooled bounds, and a note
+    /// says when they disagree; then the edge probes' warm walks are fitted.
     fn settle(&mut self) -> Result<()> {
         let whole = self.edge_walked_whole(true);
         let ns = self.sample_all(true)?;
