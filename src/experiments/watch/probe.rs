@@ -121,13 +121,6 @@ pub fn warm_shares(walks: &[(u64, f64)], seconds: f64) -> Vec<Option<u64>> {
         .collect()
 }
 
-/// `current` times `scale`, within `least..=most` (`most` below `least`
-/// counts as `least`): a timed run's trips or the warm walks' seconds
-/// fitted to an interval's budget (`Watch::fit_budget`).
-pub(super) fn fitted(current: f64, scale: f64, least: f64, most: f64) -> f64 {
-    (current * scale).min(most).max(least)
-}
-
 /// The memory latency the warm walks are costed at: the lower of the
 /// settle pass's reading and the sweep's memory plateau (`swept`), either
 /// where the other is missing. A
@@ -226,18 +219,6 @@ mod tests {
         assert_eq!(shares[0], Some(80_000));
         // A probe whose cost is not known yet keeps its walk.
         assert_eq!(warm_shares(&[(1000, 0.0)], 1.0), [None]);
-    }
-
-    #[test]
-    fn a_burst_cuts_the_budget_and_a_quiet_interval_gives_it_back_up_to_the_plan() {
-        // 108 ms spent of an 80 ms aim, then 50 ms: cut, then back to the plan.
-        let cut = fitted(45.0, 80.0 / 108.0, 0.0, 45.0);
-        assert!((cut - 33.3).abs() < 0.1, "{cut}");
-        assert_eq!(fitted(cut, 80.0 / 50.0, 0.0, 45.0), 45.0);
-        // Trips never under their floor, nor over what was calibrated.
-        assert_eq!(fitted(150.0, 0.5, 100.0, 4000.0), 100.0);
-        assert_eq!(fitted(3000.0, 2.0, 100.0, 4000.0), 4000.0);
-        assert_eq!(fitted(3000.0, 2.0, 100.0, 50.0), 100.0);
     }
 
     #[test]

@@ -1,0 +1,101 @@
+//! What an interval may spend: the edge probes' warm walks planned from the
+//! settle pass and shared out smallest probe first, and the timed runs and
+//! warm walks fitted to what each interval spent.
+
+use super::probe::{self, Probe, Role, warm_floor, warm_shares};
+use super::{BUDGET_TARGET, EDGE_WARM_SHARE, MIN_TRIPS, Watch};
+
+impl Watch {
+    /// Fits the edge probes' warm walks to [`EDGE_WARM_SHARE`] of the duty
+    /// budget, given the settle pass's readings (`edge_ns` per edge probe,
+    /// `memory_ns`): each load is reckoned by [`probe::warm_ns_per_load`],
+    /// and the walks are shared out by [`Watch::share_warm`].
+    pub(super) fn plan_warm(&mut self, edge_ns: &[f64], memory_ns: f64) {
+        if !(memory_ns.is_finite() && memory_ns > 0.0) {
+            return;
+        }
+        let edges = self.probes.iter_mut().filter(|p| p.role == Role::Edge);
+        for (probe, &ns) in edges.zip(edge_ns) {
+            probe.warm_ns_per_load = probe::warm_ns_per_load(ns, memory_ns);
+        }
+        self.warm_plan_s = self.plan.duty * self.plan.interval_s * EDGE_WARM_SHARE;
+        self.warm_s = self.warm_plan_s;
+        self.share_warm(self.warm_s);
+    }
+
+    /// Shares `seconds` of warm walks among the edge probes, smallest
+    /// first: [`WARM_CYCLES`] whole cycles each while the time lasts (the
+    /// lines a level can hold are the smallest probes'; a probe walked less
+    /// can only show that it was served, see [`Watch::edge_of`]), then what
+    /// is left, each at least [`MAX_WARM_LOADS`] (the TLB's warm walk) or
+    /// one cycle.
+    fn share_warm(&mut self, seconds: f64) {
+        let mut edges: Vec<&mut Probe> = self
+            .probes
+            .iter_mut()
+            .filter(|p| p.role == Role::Edge)
+            .collect();
+        let walks: Vec<(u64, f64)> = edges
+            .iter()
+            .map(|p| (p.chain.len(), p.warm_ns_per_load))
+            .collect();
+        for (probe, warm) in edges.iter_mut().zip(warm_shares(&walks, seconds)) {
+            if let Some(warm) = warm {
+                probe.warm = warm;
+            }
+        }
+    }
+
+    /// Fits every timed run and the edge probes' warm walks to
+    /// [`BUDGET_TARGET`] of the duty cycle by the ratio of that aim to what
+    /// the interval `spent`: shrunk when it spent more, grown back when it
+    /// spent less, never past what the settle pass planned ([`fitted`]).
+    /// Shrunk only, one burst cut them for the rest of a watch (docs/watch.md).
+    pub(super) fn fit_budget(&mut self, spent: f64) {
+        if spent.is_nan() || spent <= 0.0 {
+            return;
+        }
+        let scale = self.plan.duty * self.plan.interval_s * BUDGET_TARGET / spent;
+        for probe in &mut self.probes {
+            if let Some(trips) = &mut probe.trips {
+                let most = probe.planned_trips.unwrap_or(*trips);
+                *trips = fitted(*trips as f64, scale, MIN_TRIPS as f64, most as f64) as u64;
+            }
+            if probe.role == Role::Edge && probe.warm_ns_per_load <= 0.0 && scale < 1.0 {
+                // No cost reckoned (the settle pass read no memory
+                // latency): cut alike, or a whole settle cycle would stay.
+                let floor = warm_floor(probe.chain.len());
+                probe.warm = ((probe.warm as f64 * scale) as u64).max(floor);
+            }
+        }
+        // Shared out again, the smallest probes' whole cycles first: cut
+        // alike, every probe fell short of a cycle on the Zen 4 guest (0.78
+        // to 0.12) and even the smallest read memory where a chase read L3.
+        self.warm_s = fitted(self.warm_s, scale, 0.0, self.warm_plan_s);
+        self.share_warm(self.warm_s);
+    }
+}
+
+/// `current` times `scale`, within `least..=most` (`most` below `least`
+/// counts as `least`): a timed run's trips or the warm walks' seconds
+/// fitted to an interval's budget ([`Watch::fit_budget`]).
+fn fitted(current: f64, scale: f64, least: f64, most: f64) -> f64 {
+    (current * scale).min(most).max(least)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_burst_cuts_the_budget_and_a_quiet_interval_gives_it_back_up_to_the_plan() {
+        // 108 ms spent of an 80 ms aim, then 50 ms: cut, then back to the plan.
+        let cut = fitted(45.0, 80.0 / 108.0, 0.0, 45.0);
+        assert!((cut - 33.3).abs() < 0.1, "{cut}");
+        assert_eq!(fitted(cut, 80.0 / 50.0, 0.0, 45.0), 45.0);
+        // Trips never under their floor, nor over what was calibrated.
+        assert_eq!(fitted(150.0, 0.5, 100.0, 4000.0), 100.0);
+        assert_eq!(fitted(3000.0, 2.0, 100.0, 4000.0), 4000.0);
+        assert_eq!(fitted(3000.0, 2.0, 100.0, 50.0), 100.0);
+    }
+}
