@@ -18,9 +18,14 @@ impl Watch {
         for (probe, &ns) in edges.zip(edge_ns) {
             probe.warm_ns_per_load = probe::warm_ns_per_load(ns, memory_ns);
         }
-        self.warm_plan_s = self.plan.duty * self.plan.interval_s * EDGE_WARM_SHARE;
-        self.warm_s = self.warm_plan_s;
+        self.warm_s = self.warm_plan_s();
         self.share_warm(self.warm_s);
+    }
+
+    /// Seconds of warm walks the settle pass plans for the edge probes:
+    /// [`EDGE_WARM_SHARE`] of the duty budget, the most they grow back to.
+    fn warm_plan_s(&self) -> f64 {
+        self.plan.duty * self.plan.interval_s * EDGE_WARM_SHARE
     }
 
     /// Shares `seconds` of warm walks among the edge probes, smallest
@@ -71,7 +76,7 @@ impl Watch {
         // Shared out again, the smallest probes' whole cycles first: cut
         // alike, every probe fell short of a cycle on the Zen 4 guest (0.78
         // to 0.12) and even the smallest read memory where a chase read L3.
-        self.warm_s = fitted(self.warm_s, scale, 0.0, self.warm_plan_s);
+        self.warm_s = fitted(self.warm_s, scale, 0.0, self.warm_plan_s());
         self.share_warm(self.warm_s);
     }
 }

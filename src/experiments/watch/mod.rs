@@ -151,9 +151,9 @@ pub struct Watch {
     next: u64,
     steal: Option<CpuTimes>,
     sample_time: Duration,
-    /// Seconds of warm walks the edge probes share now, and at most.
+    /// Seconds of warm walks the edge probes share now (0 until the
+    /// settle pass costs them).
     warm_s: f64,
-    warm_plan_s: f64,
     stop: Box<dyn Fn() -> bool>,
 }
 
@@ -252,7 +252,6 @@ impl Watch {
             next: 0,
             sample_time,
             warm_s: 0.0,
-            warm_plan_s: 0.0,
             stop: Box::new(|| false),
         })
     }
