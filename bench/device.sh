@@ -7,7 +7,8 @@
 #   sweeps  five default sweeps with their stages' times (1 min)
 #   line    linesize ten times and at 512 MiB (3 min)
 #   edge    how the last level takes lines in, a quiet 40 s watch between
-#           full-cycle chases, and one with a neighbour from 15 s to 25 s (3 min)
+#           full-cycle chases, and two with a neighbour from 15 s to 25 s
+#           (a random chase, then a stream) (4 min)
 #   speed   1 GiB against an independent chase, three rounds (1 min)
 #   quick   characterize --quick five times; levels, loaduse, mlp, loaded, assoc (3 min)
 #   bandwidth  bench/likwid.sh, three rounds (4 min)
@@ -98,10 +99,30 @@ if wants edge; then
     # move: on the Zen 4 guest CAS read 95 ns at one time, 32 ns at another).
     step 30 "$memlat" c2c --cpus 0,1 2>&1 | grep -E "^\s+0 "
     if cc -O2 -o neighbour_chase "$here/bench/independent/neighbour_chase.c" 2>/dev/null; then
-        (sleep 15; ./neighbour_chase $((2 * l3)) 10 0) &
+        (sleep 15; echo "neighbour from $(date -u +%T.%N)"; ./neighbour_chase $((2 * l3)) 10 0; echo "neighbour to $(date -u +%T.%N)") &
+        neighbour=$!
         step 60 "$memlat" watch --duration 40s --cpu 1 --plain -o "$out/watch-neighbour.jsonl"
-        wait
+        # By its pid: a bare wait also waits for the tee above, for ever.
+        wait $neighbour
+        # Whether that neighbour takes the level from a walker at all: a
+        # full-cycle chase of half the L3, alone and beside it. On the Zen 4
+        # guest it did not (docs/watch.md), and then no walk can show it.
+        half=$((l3 / 2))
+        [ -x full_cycle_chase ] && ./full_cycle_chase $half 1 | head -1
+        ./neighbour_chase $((2 * l3)) 4 0 &
+        neighbour=$!
+        sleep 1
+        [ -x full_cycle_chase ] && ./full_cycle_chase $half 1 | head -1
+        wait $neighbour
     fi
+    # A neighbour that does take it there: one core streaming 64 MiB.
+    if cc -O2 -o neighbour_stream "$here/bench/independent/neighbour_stream.c" 2>/dev/null; then
+        (sleep 15; echo "neighbour from $(date -u +%T.%N)"; ./neighbour_stream $((64 << 20)) 10 0; echo "neighbour to $(date -u +%T.%N)") &
+        neighbour=$!
+        step 60 "$memlat" watch --duration 40s --cpu 1 --plain -o "$out/watch-stream.jsonl"
+        wait $neighbour
+    fi
+    step 30 "$memlat" c2c --cpus 0,1 2>&1 | grep -E "^\s+0 "
 fi
 
 # Issue 38: 1 GiB against an independent full-cycle chase, interleaved.
