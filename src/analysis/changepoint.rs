@@ -13,8 +13,12 @@
 //! 4. neighbouring segments closer than [`MIN_SHIFT`] or [`NOISE_Z`] noise
 //!    widths are merged; what remains becomes events: a departure from a
 //!    settled level that comes back is one excursion (start and end), one
-//!    that does not is a lasting step, and short segments between two
-//!    settled levels (a ramp) belong to the one transition.
+//!    that does not is a lasting step. Short segments between two settled
+//!    levels that lead on to the new level are its transition (a ramp);
+//!    those that came back to the level before, or lay on its other side,
+//!    are excursions of their own: on a shared host the other tenants move
+//!    a level for a few seconds before or after a neighbour, and such a
+//!    dip is not where the neighbour started.
 
 use serde::{Deserialize, Serialize};
 
@@ -266,57 +270,127 @@ fn events(segs: &[Segment], threshold: f64) -> Vec<Shift> {
         return out;
     };
     let mut anchor = first.mean;
-    // Whether the last event is a step whose settled level is `anchor`.
-    let mut step_open = false;
+    // The step, if any, whose settled level is `anchor` and that nothing
+    // has happened since: a step back to where it came from ends it.
+    let mut open_step: Option<usize> = None;
     let mut i = 1;
     while i < segs.len() {
         // The next settled segment: the transition ends there.
         let k = (i..segs.len())
             .find(|&k| segs[k].len() >= SETTLED || k + 1 == segs.len())
             .unwrap_or(segs.len() - 1);
-        let start = segs[i].from;
-        if (segs[k].mean - anchor).abs() < threshold {
-            // Back at the level it left: short segments between were an excursion.
-            if k > i {
-                let far = segs[i..k]
-                    .iter()
-                    .map(|s| s.mean)
-                    .max_by(|a, b| (a - anchor).abs().total_cmp(&(b - anchor).abs()))
-                    .unwrap_or(anchor);
-                out.push(Shift {
-                    start,
-                    end: Some(segs[k].from - 1),
-                    before: anchor.exp(),
-                    after: far.exp(),
-                });
-                step_open = false;
+        let target = segs[k].mean;
+        let runs: Vec<(usize, usize)> = away_runs(&segs[i..k], anchor, threshold)
+            .into_iter()
+            .map(|(a, b)| (a + i, b + i))
+            .collect();
+        if (target - anchor).abs() < threshold {
+            // Back at the level it left: each run away was an excursion.
+            if !runs.is_empty() {
+                out.extend(runs.iter().map(|&r| excursion(segs, r, anchor)));
+                open_step = None;
             }
-        } else {
-            let step = Shift {
-                start,
-                end: None,
-                before: anchor.exp(),
-                after: segs[k].mean.exp(),
-            };
+            i = k + 1;
+            continue;
+        }
+        // The level moved. The last run is its ramp when it leads into the
+        // settled segment on the side the level moves to; runs that came
+        // back before it were excursions of their own (the host's other
+        // tenants), not the start of this move.
+        let leads =
+            |r: &&(usize, usize)| r.1 == k && (segs[r.0].mean > anchor) == (target > anchor);
+        let ramp = runs.last().filter(leads).copied();
+        let lone = &runs[..runs.len() - usize::from(ramp.is_some())];
+        let back = open_step
+            .filter(|&p| lone.is_empty() && (out[p].before.ln() - target).abs() < threshold);
+        if let Some(p) = back {
             // A step back to where the previous step came from ends that
             // step as one excursion (a neighbour came and went).
-            let back = step_open
-                && out.last().is_some_and(|prev| {
-                    prev.end.is_none() && (prev.before.ln() - segs[k].mean).abs() < threshold
-                });
-            if back {
-                let prev = out.last_mut().expect("checked");
-                prev.end = Some(start - 1);
-                step_open = false;
-            } else {
-                out.push(step);
-                step_open = true;
-            }
-            anchor = segs[k].mean;
+            let (last_away, after) = step_back(segs, (i, k), anchor, threshold);
+            out[p].end = Some(last_away.max(out[p].start + 1) - 1);
+            out.extend(after);
+            open_step = None;
+        } else {
+            out.extend(lone.iter().map(|&r| excursion(segs, r, anchor)));
+            out.push(Shift {
+                start: ramp.map_or(segs[k].from, |r| segs[r.0].from),
+                end: None,
+                before: anchor.exp(),
+                after: target.exp(),
+            });
+            open_step = Some(out.len() - 1);
         }
+        anchor = target;
         i = k + 1;
     }
     out
+}
+
+/// For a step back from `anchor` through the short segments `from..to`
+/// into the settled `segs[to]`: one past the last interval still short of
+/// that level (on the anchor's side of it), and what overshot it or left it
+/// again, as excursions of their own from it.
+fn step_back(
+    segs: &[Segment],
+    (from, to): (usize, usize),
+    anchor: f64,
+    threshold: f64,
+) -> (usize, Vec<Shift>) {
+    let level = segs[to].mean;
+    let short_of = |j: usize| {
+        let m = segs[j].mean;
+        (m - level).abs() >= threshold && (m > level) == (anchor > level)
+    };
+    let leading = (from..to).find(|&j| !short_of(j)).unwrap_or(to);
+    let last_away = if leading > from {
+        segs[leading - 1].to
+    } else {
+        segs[from].from
+    };
+    let after = away_runs(&segs[leading..to], level, threshold)
+        .into_iter()
+        .map(|(a, b)| excursion(segs, (a + leading, b + leading), level))
+        .collect();
+    (last_away, after)
+}
+
+/// The runs of `transition` away from `anchor` (by `threshold` or more),
+/// as `(first, one past the last)` indices into it: a run ends where a
+/// segment is back at the anchor or the next lies on the other side of it.
+fn away_runs(transition: &[Segment], anchor: f64, threshold: f64) -> Vec<(usize, usize)> {
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    // The open run's first index and side (above the anchor or not).
+    let mut open: Option<(usize, bool)> = None;
+    for (j, seg) in transition.iter().enumerate() {
+        let side = ((seg.mean - anchor).abs() >= threshold).then_some(seg.mean > anchor);
+        if let Some((from, open_side)) = open {
+            if side == Some(open_side) {
+                continue;
+            }
+            runs.push((from, j));
+        }
+        open = side.map(|above| (j, above));
+    }
+    if let Some((from, _)) = open {
+        runs.push((from, transition.len()));
+    }
+    runs
+}
+
+/// The excursion of the segments `run` (`(first, one past the last)`)
+/// from `anchor`: its ends, and the level farthest from the anchor.
+fn excursion(segs: &[Segment], run: (usize, usize), anchor: f64) -> Shift {
+    let far = segs[run.0..run.1]
+        .iter()
+        .map(|s| s.mean)
+        .max_by(|a, b| (a - anchor).abs().total_cmp(&(b - anchor).abs()))
+        .unwrap_or(anchor);
+    Shift {
+        start: segs[run.0].from,
+        end: Some(segs[run.1 - 1].to - 1),
+        before: anchor.exp(),
+        after: far.exp(),
+    }
 }
 
 #[cfg(test)]

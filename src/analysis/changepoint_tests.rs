@@ -169,3 +169,71 @@ fn a_spike_in_the_first_or_last_interval_is_not_an_event() {
     two[1] = 300.0;
     assert_eq!(shifts(&two).len(), 1);
 }
+
+#[test]
+fn a_dip_that_came_back_before_a_neighbour_is_not_its_start() {
+    // The shape of a real watch's edge (tests/fixtures/watch, stream
+    // neighbour 2): 10 MiB, a dip to 8 for four intervals and back for two,
+    // then 3.8 MiB for ten intervals from 15, then 10 again.
+    for seed in 0..20 {
+        let levels = [(9, 10.0), (4, 8.0), (2, 10.0), (10, 3.8), (15, 10.0)];
+        let s = Noise::new(300 + seed).series(&levels, 0.01);
+        let found = shifts(&s);
+        let fall = found
+            .iter()
+            .find(|e| e.change() < -0.5)
+            .unwrap_or_else(|| panic!("seed {seed}: {found:?}"));
+        assert!(fall.start.abs_diff(15) <= 1, "seed {seed}: {found:?}");
+        assert!(
+            fall.end.is_some_and(|e| e.abs_diff(24) <= 1),
+            "seed {seed}: {found:?}"
+        );
+        let dip = found.iter().find(|e| e.start < 15);
+        assert!(
+            dip.is_none_or(|d| d.end.is_some_and(|e| e < 15)),
+            "seed {seed}: the dip runs into the fall: {found:?}"
+        );
+    }
+}
+
+#[test]
+fn an_overshoot_after_an_excursion_ends_it_and_is_its_own() {
+    // Stream neighbour 1's shape: 7.3, a fall to 2 for ten intervals, 10.4
+    // for three, then 7.5 again: the fall ends where the overshoot starts.
+    for seed in 0..20 {
+        let levels = [(15, 7.3), (10, 2.0), (2, 5.2), (3, 10.4), (10, 7.5)];
+        let s = Noise::new(400 + seed).series(&levels, 0.01);
+        let found = shifts(&s);
+        let fall = found
+            .iter()
+            .find(|e| e.change() < -0.5)
+            .unwrap_or_else(|| panic!("seed {seed}: {found:?}"));
+        assert!(fall.start.abs_diff(15) <= 1, "seed {seed}: {found:?}");
+        assert!(
+            fall.end.is_some_and(|e| e.abs_diff(26) <= 1),
+            "seed {seed}: {found:?}"
+        );
+        assert!(
+            found
+                .iter()
+                .any(|e| e.change() > 0.3 && e.start.abs_diff(27) <= 1),
+            "seed {seed}: {found:?}"
+        );
+    }
+}
+
+#[test]
+fn a_step_back_through_a_short_transition_ends_at_the_last_interval_away() {
+    // 10, 3.8 for nine intervals, 4.4 for two (the level not back yet), 10.
+    for seed in 0..20 {
+        let levels = [(15, 10.0), (9, 3.8), (2, 4.6), (14, 10.0)];
+        let s = Noise::new(500 + seed).series(&levels, 0.01);
+        let found = shifts(&s);
+        assert_eq!(found.len(), 1, "seed {seed}: {found:?}");
+        assert!(found[0].start.abs_diff(15) <= 1, "seed {seed}: {found:?}");
+        assert!(
+            found[0].end.is_some_and(|e| e.abs_diff(25) <= 1),
+            "seed {seed}: {found:?}"
+        );
+    }
+}

@@ -115,9 +115,9 @@ pub fn event_line(series: &SeriesSummary, e: &Event) -> String {
     };
     let unit = if series.unit == "ns" { " ns" } else { "" };
     let level = |v: f64| bounded(series, v);
-    let core = core_note(series, e).map_or_else(String::new, |note| format!("; {note}"));
+    let whose = whose_note(series, e).map_or_else(String::new, |note| format!("; {note}"));
     format!(
-        "{when} {} {} -> {}{unit} ({:+.0}%){}{core}",
+        "{when} {} {} -> {}{unit} ({:+.0}%){}{whose}",
         series.name,
         level(e.before),
         level(e.after),
@@ -144,19 +144,25 @@ fn marked(v: f64, smallest: Option<f64>, largest: Option<f64>, unit: &str) -> St
     }
 }
 
-/// Whose change an event is, where L1 says: an L1 hit is a fixed number of
-/// core cycles (see `Event::with_l1`).
-fn core_note(series: &SeriesSummary, e: &Event) -> Option<String> {
-    match e.with_l1 {
-        _ if series.name == "L1" => {
-            Some("the core ran slower or faster (its clock, or a sibling thread)".into())
-        }
-        Some(l1) => Some(format!(
+/// Whose change an event is, in part at least, where another series says:
+/// L1's (an L1 hit is a fixed number of core cycles, see `Event::with_l1`),
+/// or for the edge, memory's (its miss reference, see `Event::with_memory`).
+fn whose_note(series: &SeriesSummary, e: &Event) -> Option<String> {
+    if series.name == "L1" {
+        return Some("the core ran slower or faster (its clock, or a sibling thread)".into());
+    }
+    if let Some(l1) = e.with_l1 {
+        return Some(format!(
             "L1 moved too ({:+.0}%): the core, in part",
             l1 * 100.0
-        )),
-        None => None,
+        ));
     }
+    e.with_memory.map(|m| {
+        format!(
+            "memory moved too ({:+.0}%): the edge is read against it, so in part memory's",
+            m * 100.0
+        )
+    })
 }
 
 /// Per level: median, p5-p95 and its events.
@@ -248,7 +254,7 @@ pub fn event_table(summary: &WatchSummary) -> Table {
         return t;
     }
     let mut t = Table::new(&[
-        "<start", "<end", "<series", "before", "after", "change", "<core",
+        "<start", "<end", "<series", "before", "after", "change", "<whose",
     ]);
     rows.sort_by_key(|(_, e)| e.start_index);
     for (s, e) in &rows {
@@ -259,7 +265,7 @@ pub fn event_table(summary: &WatchSummary) -> Table {
             bounded(s, e.before).into(),
             bounded(s, e.after).into(),
             format!("{:+.0}%", e.change * 100.0).into(),
-            core_note(s, e).unwrap_or_default().into(),
+            whose_note(s, e).unwrap_or_default().into(),
         ]);
     }
     t
@@ -357,6 +363,7 @@ mod tests {
             after: 212.0,
             change: 212.0 / 148.0 - 1.0,
             with_l1: None,
+            with_memory: None,
         };
         assert_eq!(
             event_line(&s, &e),
@@ -401,6 +408,18 @@ mod tests {
             event_line(&edge, &over),
             "13:05:12- L3 edge 8 MiB -> >=16 MiB (+100%), lasting"
         );
+        // Where memory moved the same way, the edge's line says it is read against it.
+        let wider = Event {
+            with_memory: Some(0.85),
+            ..over
+        };
+        assert!(
+            event_line(&edge, &wider).ends_with(
+                "; memory moved too (+85%): the edge is read against it, so in part memory's"
+            ),
+            "{}",
+            event_line(&edge, &wider)
+        );
         // Where L1 moved too, the line says the core did.
         let l2 = SeriesSummary {
             name: "L2".into(),
@@ -426,6 +445,7 @@ mod tests {
                 &l1,
                 &Event {
                     with_l1: None,
+                    with_memory: None,
                     ..slower
                 }
             )

@@ -154,6 +154,9 @@ pub struct Watch {
     /// Seconds of warm walks the edge probes share now (0 until the
     /// settle pass costs them).
     warm_s: f64,
+    /// The settle pass's readings of the edge's level middle and of
+    /// memory, where they hold ([`edge::references`]).
+    settle_references: Option<(f64, f64)>,
     stop: Box<dyn Fn() -> bool>,
 }
 
@@ -252,6 +255,7 @@ impl Watch {
             next: 0,
             sample_time,
             warm_s: 0.0,
+            settle_references: None,
             stop: Box::new(|| false),
         })
     }
@@ -419,13 +423,16 @@ impl Watch {
     }
 
     /// The edge from one interval's readings against its level middle and
-    /// a miss at the probes' footprint ([`edge::miss_reference`]). A probe
-    /// whose walk was not `whole` counts only where the level served half
-    /// its loads: its misses may be lines its walk never brought in.
+    /// a miss at the probes' footprint ([`edge::miss_reference`]), or the
+    /// settle pass's where the level did not serve its own middle
+    /// ([`edge::references`]). A probe whose walk was not `whole` counts
+    /// only where the level served half its loads: its misses may be lines
+    /// its walk never brought in.
     fn edge_of(&self, level_ns: &[f64], edge_ns: &[f64], whole: &[bool]) -> Option<EdgeReading> {
         let e = self.plan.edge.as_ref()?;
         let level = self.plan.levels.iter().position(|l| l.name == e.level)?;
-        let (level_ns, memory_ns) = (level_ns[level], *level_ns.last()?);
+        let now = (level_ns[level], *level_ns.last()?);
+        let (level_ns, memory_ns) = edge::references(now, self.settle_references);
         edge::interval_edge(&e.sizes, edge_ns, whole, level_ns, memory_ns)
     }
 
@@ -468,6 +475,11 @@ impl Watch {
             probe.planned_trips = probe.trips;
         }
         let settle_memory = level_ns.last().copied().unwrap_or(f64::NAN);
+        self.settle_references = self.plan.edge.as_ref().and_then(|e| {
+            let level = self.plan.levels.iter().position(|l| l.name == e.level)?;
+            let pair = (level_ns[level], settle_memory);
+            edge::references_hold(pair.0, pair.1).then_some(pair)
+        });
         let memory_ns = warm_memory_ns(settle_memory, self.header.plateaus.memory_ns);
         self.plan_warm(&edge_ns, memory_ns);
         Ok(())

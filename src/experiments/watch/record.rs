@@ -161,6 +161,14 @@ pub struct Event {
     /// memory's. Null otherwise.
     #[serde(default)]
     pub with_l1: Option<f64>,
+    /// For the edge: memory's own change in the intervals this event spans,
+    /// when memory had an event there in the same direction. A probe's
+    /// share of loads served is read between the level's latency and the
+    /// miss at memory's (`edge::miss_reference`), so memory reading slower
+    /// makes every probe look more served, and faster, less: this event is
+    /// then, in part at least, the reference's. Null otherwise.
+    #[serde(default)]
+    pub with_memory: Option<f64>,
 }
 
 /// The last line of a watch that ended (its duration, or Ctrl-C).
@@ -274,6 +282,7 @@ fn series_summary(
             before: s.before,
             after: s.after,
             with_l1: None,
+            with_memory: None,
         })
         .collect();
     SeriesSummary {
@@ -289,28 +298,47 @@ fn series_summary(
     }
 }
 
+/// The change of an event in `others` that overlaps `e` in the same
+/// direction (`n` intervals in all; a lasting event runs to the last).
+fn same_way(others: &[Event], e: &Event, n: usize) -> Option<f64> {
+    let span = |e: &Event| (e.start_index, e.end_index.unwrap_or(n.saturating_sub(1)));
+    let (a, b) = span(e);
+    others
+        .iter()
+        .find(|c| {
+            let (c0, c1) = span(c);
+            c0 <= b && a <= c1 && (c.change > 0.0) == (e.change > 0.0)
+        })
+        .map(|c| c.change)
+}
+
 /// Sets [`Event::with_l1`] on each later level's event that an L1 event
-/// of the same sign overlaps (`n` intervals in all; a lasting event runs
-/// to the last).
+/// of the same sign overlaps (`n` intervals in all).
 fn mark_core_events(series: &mut [SeriesSummary], n: usize) {
     let Some(k) = series.iter().position(|s| s.name == "L1") else {
         return;
     };
     let l1 = series[k].events.clone();
-    let span = |e: &Event| (e.start_index, e.end_index.unwrap_or(n.saturating_sub(1)));
     for s in series
         .iter_mut()
         .filter(|s| s.name != "L1" && s.unit == "ns")
     {
         for e in &mut s.events {
-            let (a, b) = span(e);
-            e.with_l1 = l1
-                .iter()
-                .find(|c| {
-                    let (c0, c1) = span(c);
-                    c0 <= b && a <= c1 && (c.change > 0.0) == (e.change > 0.0)
-                })
-                .map(|c| c.change);
+            e.with_l1 = same_way(&l1, e, n);
+        }
+    }
+}
+
+/// Sets [`Event::with_memory`] on each edge event that a memory event of
+/// the same sign overlaps (`n` intervals in all).
+fn mark_reference_events(series: &mut [SeriesSummary], n: usize) {
+    let Some(k) = series.iter().position(|s| s.name == "memory") else {
+        return;
+    };
+    let memory = series[k].events.clone();
+    for s in series.iter_mut().filter(|s| s.unit == "bytes") {
+        for e in &mut s.events {
+            e.with_memory = same_way(&memory, e, n);
         }
     }
 }
@@ -363,6 +391,7 @@ pub fn summarise(
         summary.below = edge.sizes.first().map(|&s| s as f64);
         summary.above = edge.sizes.last().map(|&s| s as f64);
         series.push(summary);
+        mark_reference_events(&mut series, intervals.len());
     }
     let steals: Vec<f64> = intervals.iter().filter_map(|i| i.steal).collect();
     WatchSummary {
@@ -467,87 +496,5 @@ pub fn read_lines(text: &str) -> Option<Result<Value, String>> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn quantiles_interpolate() {
-        let v = [1.0, 2.0, 3.0, 4.0, 5.0];
-        assert_eq!(quantile(&v, 0.5), 3.0);
-        assert_eq!(quantile(&v, 0.0), 1.0);
-        assert!((quantile(&v, 0.95) - 4.8).abs() < 1e-12);
-        assert!(quantile(&[], 0.5).is_nan());
-    }
-
-    #[test]
-    fn a_file_cut_by_a_kill_reads_every_whole_line() {
-        let text = "{\"kind\":\"watch\",\"record\":\"header\",\"cpu\":0}\n{\"record\":\"interval\",\"index\":0}\n{\"record\":\"interv";
-        let v = read_lines(text).unwrap().unwrap();
-        assert_eq!(v["intervals"].as_array().unwrap().len(), 1);
-        assert!(v["summary"].is_null());
-        assert!(v.get("record").is_none());
-        // A broken line before the last is damage, not a kill.
-        let broken =
-            "{\"kind\":\"watch\",\"record\":\"header\"}\n{\"rec\n{\"record\":\"interval\"}\n";
-        assert!(read_lines(broken).unwrap().is_err());
-        // Nothing follows the summary.
-        let after = "{\"kind\":\"watch\",\"record\":\"header\"}\n{\"record\":\"summary\"}\n{\"record\":\"interval\"}\n";
-        let err = read_lines(after).unwrap().unwrap_err();
-        assert!(err.contains("line 3: a record after the summary"), "{err}");
-        // Not a watch file: left to the ordinary reader.
-        assert!(read_lines("{\"kind\":\"run\"}").is_none());
-        assert!(read_lines("").is_none());
-    }
-
-    #[test]
-    fn a_later_level_moving_with_l1_is_marked_the_core() {
-        let event = |start: usize, end: Option<usize>, change: f64| Event {
-            start: String::new(),
-            end: None,
-            start_index: start,
-            end_index: end,
-            before: 1.0,
-            after: 1.0 + change,
-            change,
-            with_l1: None,
-        };
-        let series = |name: &str, events: Vec<Event>| SeriesSummary {
-            name: name.into(),
-            unit: "ns".into(),
-            readings: 40,
-            median: 1.0,
-            p5: 1.0,
-            p95: 1.0,
-            events,
-            below: None,
-            above: None,
-        };
-        // This Zen 4 guest, quiet: L1 +15% and L2 +11% over the same two
-        // intervals; L2 later, and memory at the end, on their own.
-        let mut all = vec![
-            series("L1", vec![event(23, Some(24), 0.15)]),
-            series("L2", vec![event(24, Some(25), 0.11), event(30, None, 0.12)]),
-            series(
-                "memory",
-                vec![event(20, Some(22), 0.2), event(24, Some(26), -0.2)],
-            ),
-        ];
-        mark_core_events(&mut all, 40);
-        assert_eq!(all[1].events[0].with_l1, Some(0.15));
-        assert_eq!(all[1].events[1].with_l1, None, "after L1 came back");
-        assert_eq!(all[2].events[0].with_l1, None, "before L1 moved");
-        assert_eq!(all[2].events[1].with_l1, None, "the other way");
-        assert_eq!(all[0].events[0].with_l1, None, "L1 itself");
-        // A lasting L1 step covers a later level's event to the end.
-        let mut lasting = vec![
-            series("L1", vec![event(35, None, 0.12)]),
-            series(
-                "L3",
-                vec![event(38, Some(39), 0.3), event(20, Some(34), 0.3)],
-            ),
-        ];
-        mark_core_events(&mut lasting, 40);
-        assert_eq!(lasting[1].events[0].with_l1, Some(0.12));
-        assert_eq!(lasting[1].events[1].with_l1, None, "before it");
-    }
-}
+#[path = "record_tests.rs"]
+mod tests;
