@@ -12,7 +12,7 @@
 
 use memlat::analysis::detect;
 use memlat::experiments::plateaus::MeasuredLevels;
-use memlat::experiments::watch::edge::interval_edge;
+use memlat::experiments::watch::edge::{interval_edge, references, references_hold};
 use memlat::experiments::watch::probe::{Preparation, Role, preparation, warm_shares};
 use memlat::experiments::watch::{EdgeReading, WARM_CYCLES, edge_reading, plan};
 
@@ -177,6 +177,49 @@ fn a_level_that_keeps_only_written_lines_serves_the_watch_only_after_a_rewrite()
             );
         }
     }
+}
+
+/// A neighbour that takes the whole share (on the Zen 4 guest a core
+/// streaming 64 MiB past the L3, beside a watch): the level serves none of
+/// the probes, not even its own middle, and memory reads slower under the
+/// neighbour's traffic, the memory probe's walk more than the probes' (the
+/// middle 142-211 ns, memory 254-414, where the settle pass read 14 and
+/// 170). Read against the settle pass's quiet references where the middle
+/// was not served ([`references`]), the edge lies below every probe on
+/// every row, however the traffic slows the two; against the interval's
+/// own, a middle read as a miss made every probe look served.
+#[test]
+fn a_neighbour_that_takes_the_whole_share_reads_below_every_probe() {
+    every_row("watch edge, share taken", |row, seed| {
+        let (sizes, middle, memory) = plan(row, seed).ok_or("no cache level to watch")?;
+        let mut noise = Noise::new(seed ^ 0x57EA);
+        let quiet = model::draw(row, &mut noise);
+        let level_ns = noise.jitter(model::latency(row, &quiet, middle), NOISE);
+        let memory_ns = noise.jitter(model::latency(row, &quiet, memory), NOISE);
+        let settle = references_hold(level_ns, memory_ns).then_some((level_ns, memory_ns));
+        let taken = Draw {
+            caches: quiet.caches[..quiet.caches.len() - 1].to_vec(),
+            memory_ns: quiet.memory_ns,
+            beyond_ns: quiet.beyond_ns,
+        };
+        let whole = vec![true; sizes.len()];
+        for (probes_slower, memory_slower) in [(1.0, 1.0), (1.0, 2.5), (1.3, 2.4), (1.5, 1.5)] {
+            let mut read = |size: u64, slower: f64| {
+                noise.jitter(model::latency(row, &taken, size) * slower, NOISE)
+            };
+            let ns: Vec<f64> = sizes.iter().map(|&s| read(s, probes_slower)).collect();
+            let now = (read(middle, probes_slower), read(memory, memory_slower));
+            let (level, far) = references(now, settle);
+            let edge = interval_edge(&sizes, &ns, &whole, level, far).and_then(|r| r.edge_bytes());
+            if let Some(edge) = edge {
+                return Err(format!(
+                    "probes x{probes_slower}, memory x{memory_slower}: an edge of {edge} bytes \
+                     with the share taken (settle {settle:?}, now {now:?})"
+                ));
+            }
+        }
+        Ok(())
+    });
 }
 
 /// One interval whose duty budget let only the smallest probe walk its
