@@ -57,9 +57,11 @@ use crate::units::HumanBytes;
 /// `e` of the level's latency moves `h` by `e / (gap - 1)`, so at 1.5 a
 /// drift of [`MIN_SHIFT`] (10%) moves `h` by 0.2, the most an edge read
 /// to a probe's spacing can bear. On every machine seen memory reads 3-10x
-/// a last level's hit, so the gap only fails when the level's middle was
-/// not served; a gap from the interval's own spread of repeats would be
-/// the measured rule, but no recorded watch tests one.
+/// a last level's hit, so the gap fails when the level's middle was not
+/// served, unless a neighbour's traffic slowed the memory probe's walk more
+/// than the middle's (a stream beside the Zen 4 guest: 1.5-2.4x): that case
+/// is [`references`]'s. A gap from the interval's own spread of repeats
+/// would be the measured rule, but no recorded watch tests one.
 pub const REFERENCE_GAP: f64 = 1.5;
 
 /// One interval's edge (see the module).
