@@ -170,6 +170,20 @@ fn a_spike_in_the_first_or_last_interval_is_not_an_event() {
     assert_eq!(shifts(&two).len(), 1);
 }
 
+/// That `found` holds a fall of more than half from interval 15 (give or
+/// take one) to `end` (the same).
+fn fall_from_15_to(found: &[Shift], end: usize, seed: u64) {
+    let fall = found
+        .iter()
+        .find(|e| e.change() < -0.5)
+        .unwrap_or_else(|| panic!("seed {seed}: {found:?}"));
+    assert!(fall.start.abs_diff(15) <= 1, "seed {seed}: {found:?}");
+    assert!(
+        fall.end.is_some_and(|e| e.abs_diff(end) <= 1),
+        "seed {seed}: {found:?}"
+    );
+}
+
 #[test]
 fn a_dip_that_came_back_before_a_neighbour_is_not_its_start() {
     // The shape of a real watch's edge (tests/fixtures/watch, stream
@@ -179,15 +193,7 @@ fn a_dip_that_came_back_before_a_neighbour_is_not_its_start() {
         let levels = [(9, 10.0), (4, 8.0), (2, 10.0), (10, 3.8), (15, 10.0)];
         let s = Noise::new(300 + seed).series(&levels, 0.01);
         let found = shifts(&s);
-        let fall = found
-            .iter()
-            .find(|e| e.change() < -0.5)
-            .unwrap_or_else(|| panic!("seed {seed}: {found:?}"));
-        assert!(fall.start.abs_diff(15) <= 1, "seed {seed}: {found:?}");
-        assert!(
-            fall.end.is_some_and(|e| e.abs_diff(24) <= 1),
-            "seed {seed}: {found:?}"
-        );
+        fall_from_15_to(&found, 24, seed);
         let dip = found.iter().find(|e| e.start < 15);
         assert!(
             dip.is_none_or(|d| d.end.is_some_and(|e| e < 15)),
@@ -204,15 +210,7 @@ fn an_overshoot_after_an_excursion_ends_it_and_is_its_own() {
         let levels = [(15, 7.3), (10, 2.0), (2, 5.2), (3, 10.4), (10, 7.5)];
         let s = Noise::new(400 + seed).series(&levels, 0.01);
         let found = shifts(&s);
-        let fall = found
-            .iter()
-            .find(|e| e.change() < -0.5)
-            .unwrap_or_else(|| panic!("seed {seed}: {found:?}"));
-        assert!(fall.start.abs_diff(15) <= 1, "seed {seed}: {found:?}");
-        assert!(
-            fall.end.is_some_and(|e| e.abs_diff(26) <= 1),
-            "seed {seed}: {found:?}"
-        );
+        fall_from_15_to(&found, 26, seed);
         assert!(
             found
                 .iter()

@@ -2,6 +2,36 @@
 
 use super::*;
 
+/// An event of `change` over `start..=end` (`None`: lasting), no marks.
+fn event(start: usize, end: Option<usize>, change: f64) -> Event {
+    Event {
+        start: String::new(),
+        end: None,
+        start_index: start,
+        end_index: end,
+        before: 1.0,
+        after: 1.0 + change,
+        change,
+        with_l1: None,
+        with_memory: None,
+    }
+}
+
+/// A series of 40 readings in `unit` with `events`.
+fn series(name: &str, unit: &str, events: Vec<Event>) -> SeriesSummary {
+    SeriesSummary {
+        name: name.into(),
+        unit: unit.into(),
+        readings: 40,
+        median: 1.0,
+        p5: 1.0,
+        p95: 1.0,
+        events,
+        below: None,
+        above: None,
+    }
+}
+
 #[test]
 fn quantiles_interpolate() {
     let v = [1.0, 2.0, 3.0, 4.0, 5.0];
@@ -32,28 +62,7 @@ fn a_file_cut_by_a_kill_reads_every_whole_line() {
 
 #[test]
 fn a_later_level_moving_with_l1_is_marked_the_core() {
-    let event = |start: usize, end: Option<usize>, change: f64| Event {
-        start: String::new(),
-        end: None,
-        start_index: start,
-        end_index: end,
-        before: 1.0,
-        after: 1.0 + change,
-        change,
-        with_l1: None,
-        with_memory: None,
-    };
-    let series = |name: &str, events: Vec<Event>| SeriesSummary {
-        name: name.into(),
-        unit: "ns".into(),
-        readings: 40,
-        median: 1.0,
-        p5: 1.0,
-        p95: 1.0,
-        events,
-        below: None,
-        above: None,
-    };
+    let series = |name: &str, events: Vec<Event>| series(name, "ns", events);
     // This Zen 4 guest, quiet: L1 +15% and L2 +11% over the same two
     // intervals; L2 later, and memory at the end, on their own.
     let mut all = vec![
@@ -85,28 +94,6 @@ fn a_later_level_moving_with_l1_is_marked_the_core() {
 
 #[test]
 fn an_edge_moving_the_way_its_memory_reference_did_is_marked() {
-    let event = |start: usize, end: Option<usize>, change: f64| Event {
-        start: String::new(),
-        end: None,
-        start_index: start,
-        end_index: end,
-        before: 1.0,
-        after: 1.0 + change,
-        change,
-        with_l1: None,
-        with_memory: None,
-    };
-    let series = |name: &str, unit: &str, events: Vec<Event>| SeriesSummary {
-        name: name.into(),
-        unit: unit.into(),
-        readings: 40,
-        median: 1.0,
-        p5: 1.0,
-        p95: 1.0,
-        events,
-        below: None,
-        above: None,
-    };
     // A watch of the Zen 4 guest with a random-chase neighbour: memory
     // 2-6x slower from 22, the edge up (+101%) from 21 to 26; a stream
     // neighbour's: memory up, the edge down (-78%), a fall memory's rise
