@@ -245,8 +245,33 @@ fn a_level_that_does_not_serve_its_own_middle_is_read_against_the_settle_pass() 
     // Its own pair would have read every probe served.
     let own = interval_edge(&sizes, &probes, &whole, 173.0, 414.0).unwrap();
     assert_eq!(own.bracket, [Some(20 * MIB), None], "{own:?}");
-    // A middle served, if slower (a host's blip): the interval's own pair.
-    assert_eq!(references((35.0, 180.0), settle), (35.0, 180.0));
+    // A middle served, if slower (a host's blip): the interval's memory,
+    // and the lesser reading of a hit; a faster one is the interval's own.
+    assert_eq!(references((35.0, 180.0), settle), (14.0, 180.0));
+    assert_eq!(references((12.0, 180.0), settle), (12.0, 180.0));
     // No settle pair (it did not hold): the interval's own.
     assert_eq!(references((173.0, 414.0), None), (173.0, 414.0));
+}
+
+#[test]
+fn the_settle_pass_is_trusted_only_where_the_sweep_says_its_middle_was_served() {
+    let swept = Some((14.0, 170.0));
+    // A quiet settle pass: its own pair.
+    assert_eq!(
+        trusted_references(Some((15.0, 180.0)), swept),
+        Some((15.0, 180.0))
+    );
+    // Beside a build on both CPUs: a middle at 120 ns is a miss by the sweep's pair.
+    assert_eq!(trusted_references(Some((120.0, 216.0)), swept), swept);
+    // A pair that does not hold is no reference; either alone serves.
+    assert_eq!(trusted_references(Some((120.0, 130.0)), swept), swept);
+    assert_eq!(
+        trusted_references(Some((15.0, 180.0)), None),
+        Some((15.0, 180.0))
+    );
+    assert_eq!(trusted_references(None, swept), swept);
+    assert_eq!(trusted_references(None, None), None);
+    // And an interval's middle at 126 ns is then read against the sweep's.
+    let trusted = trusted_references(Some((120.0, 216.0)), swept);
+    assert_eq!(references((126.0, 216.0), trusted), (14.0, 170.0));
 }

@@ -154,9 +154,10 @@ pub struct Watch {
     /// Seconds of warm walks the edge probes share now (0 until the
     /// settle pass costs them).
     warm_s: f64,
-    /// The settle pass's readings of the edge's level middle and of
-    /// memory, where they hold ([`edge::references`]).
-    settle_references: Option<(f64, f64)>,
+    /// What a hit of the edge's level and a miss cost when its middle was
+    /// served: the settle pass's readings, or the sweep's
+    /// ([`edge::trusted_references`], read by [`edge::references`]).
+    trusted_references: Option<(f64, f64)>,
     stop: Box<dyn Fn() -> bool>,
 }
 
@@ -255,7 +256,7 @@ impl Watch {
             next: 0,
             sample_time,
             warm_s: 0.0,
-            settle_references: None,
+            trusted_references: None,
             stop: Box::new(|| false),
         })
     }
@@ -424,16 +425,21 @@ impl Watch {
 
     /// The edge from one interval's readings against its level middle and
     /// a miss at the probes' footprint ([`edge::miss_reference`]), or the
-    /// settle pass's where the level did not serve its own middle
+    /// trusted pair where the level did not serve its own middle
     /// ([`edge::references`]). A probe whose walk was not `whole` counts
     /// only where the level served half its loads: its misses may be lines
     /// its walk never brought in.
     fn edge_of(&self, level_ns: &[f64], edge_ns: &[f64], whole: &[bool]) -> Option<EdgeReading> {
         let e = self.plan.edge.as_ref()?;
-        let level = self.plan.levels.iter().position(|l| l.name == e.level)?;
-        let now = (level_ns[level], *level_ns.last()?);
-        let (level_ns, memory_ns) = edge::references(now, self.settle_references);
+        let now = (level_ns[self.edge_level()?], *level_ns.last()?);
+        let (level_ns, memory_ns) = edge::references(now, self.trusted_references);
         edge::interval_edge(&e.sizes, edge_ns, whole, level_ns, memory_ns)
+    }
+
+    /// The index, in the plan's levels, of the level whose edge is watched.
+    fn edge_level(&self) -> Option<usize> {
+        let e = self.plan.edge.as_ref()?;
+        self.plan.levels.iter().position(|l| l.name == e.level)
     }
 
     /// One pass over every probe before the first interval: it prepares
@@ -475,11 +481,19 @@ impl Watch {
             probe.planned_trips = probe.trips;
         }
         let settle_memory = level_ns.last().copied().unwrap_or(f64::NAN);
-        self.settle_references = self.plan.edge.as_ref().and_then(|e| {
-            let level = self.plan.levels.iter().position(|l| l.name == e.level)?;
-            let pair = (level_ns[level], settle_memory);
-            edge::references_hold(pair.0, pair.1).then_some(pair)
+        let settled = self
+            .edge_level()
+            .map(|level| (level_ns[level], settle_memory));
+        let swept = self.plan.edge.as_ref().and_then(|e| {
+            let plateau = self
+                .header
+                .plateaus
+                .levels
+                .iter()
+                .find(|p| p.name == e.level)?;
+            Some((plateau.ns, self.header.plateaus.memory_ns?))
         });
+        self.trusted_references = edge::trusted_references(settled, swept);
         let memory_ns = warm_memory_ns(settle_memory, self.header.plateaus.memory_ns);
         self.plan_warm(&edge_ns, memory_ns);
         Ok(())
