@@ -20,6 +20,8 @@
 //!    a level for a few seconds before or after a neighbour, and such a
 //!    dip is not where the neighbour started.
 
+use std::ops::Range;
+
 use serde::{Deserialize, Serialize};
 
 /// The smallest shift reported, as a fraction: users of shared machines
@@ -280,10 +282,7 @@ fn events(segs: &[Segment], threshold: f64) -> Vec<Shift> {
             .find(|&k| segs[k].len() >= SETTLED || k + 1 == segs.len())
             .unwrap_or(segs.len() - 1);
         let target = segs[k].mean;
-        let runs: Vec<(usize, usize)> = away_runs(&segs[i..k], anchor, threshold)
-            .into_iter()
-            .map(|(a, b)| (a + i, b + i))
-            .collect();
+        let runs = away_runs(segs, i..k, anchor, threshold);
         if (target - anchor).abs() < threshold {
             // Back at the level it left: each run away was an excursion.
             if !runs.is_empty() {
@@ -347,22 +346,30 @@ fn step_back(
     } else {
         segs[from].from
     };
-    let after = away_runs(&segs[leading..to], level, threshold)
+    let after = away_runs(segs, leading..to, level, threshold)
         .into_iter()
-        .map(|(a, b)| excursion(segs, (a + leading, b + leading), level))
+        .map(|run| excursion(segs, run, level))
         .collect();
     (last_away, after)
 }
 
-/// The runs of `transition` away from `anchor` (by `threshold` or more),
-/// as `(first, one past the last)` indices into it: a run ends where a
-/// segment is back at the anchor or the next lies on the other side of it.
-fn away_runs(transition: &[Segment], anchor: f64, threshold: f64) -> Vec<(usize, usize)> {
+/// The runs of the segments `span` away from `anchor` (by `threshold` or
+/// more), as `(first, one past the last)` indices into `segs`: a run ends
+/// where a segment is back at the anchor or the next lies on the other
+/// side of it.
+fn away_runs(
+    segs: &[Segment],
+    span: Range<usize>,
+    anchor: f64,
+    threshold: f64,
+) -> Vec<(usize, usize)> {
     let mut runs: Vec<(usize, usize)> = Vec::new();
     // The open run's first index and side (above the anchor or not).
     let mut open: Option<(usize, bool)> = None;
-    for (j, seg) in transition.iter().enumerate() {
-        let side = ((seg.mean - anchor).abs() >= threshold).then_some(seg.mean > anchor);
+    let end = span.end;
+    for j in span {
+        let m = segs[j].mean;
+        let side = ((m - anchor).abs() >= threshold).then_some(m > anchor);
         if let Some((from, open_side)) = open {
             if side == Some(open_side) {
                 continue;
@@ -372,7 +379,7 @@ fn away_runs(transition: &[Segment], anchor: f64, threshold: f64) -> Vec<(usize,
         open = side.map(|above| (j, above));
     }
     if let Some((from, _)) = open {
-        runs.push((from, transition.len()));
+        runs.push((from, end));
     }
     runs
 }

@@ -49,7 +49,7 @@ use cpu::{CpuTimes, thread_cpu_seconds};
 
 use crate::chain::{Chain, Pattern};
 use crate::engine::{Engine, Point, Workload};
-use crate::experiments::plateaus::{self, MeasuredLevels};
+use crate::experiments::plateaus::{self, MeasuredLevels, Plateau};
 use crate::experiments::sweep::utc_timestamp;
 use crate::kernels::Kernel;
 
@@ -442,6 +442,16 @@ impl Watch {
         self.plan.levels.iter().position(|l| l.name == e.level)
     }
 
+    /// The sweep's plateau of the level whose edge is watched.
+    fn edge_plateau(&self) -> Option<&Plateau> {
+        let e = self.plan.edge.as_ref()?;
+        self.header
+            .plateaus
+            .levels
+            .iter()
+            .find(|p| p.name == e.level)
+    }
+
     /// One pass over every probe before the first interval: it prepares
     /// each as an interval does ([`probe::preparation`]), walks each edge
     /// probe's whole cycle (at most [`SETTLE_WARM_LOADS`]), sets each
@@ -458,11 +468,7 @@ impl Watch {
         if let Some(plan) = &self.plan.edge {
             let reading = self.edge_of(&level_ns, &edge_ns, &whole);
             let bounds = self
-                .header
-                .plateaus
-                .levels
-                .iter()
-                .find(|p| p.name == plan.level)
+                .edge_plateau()
                 .and_then(|p| p.capacity_bounds)
                 .unwrap_or_default();
             let check = edge::settle_check(
@@ -484,15 +490,10 @@ impl Watch {
         let settled = self
             .edge_level()
             .map(|level| (level_ns[level], settle_memory));
-        let swept = self.plan.edge.as_ref().and_then(|e| {
-            let plateau = self
-                .header
-                .plateaus
-                .levels
-                .iter()
-                .find(|p| p.name == e.level)?;
-            Some((plateau.ns, self.header.plateaus.memory_ns?))
-        });
+        let swept = self
+            .edge_plateau()
+            .zip(self.header.plateaus.memory_ns)
+            .map(|(p, memory)| (p.ns, memory));
         self.trusted_references = edge::trusted_references(settled, swept);
         let memory_ns = warm_memory_ns(settle_memory, self.header.plateaus.memory_ns);
         self.plan_warm(&edge_ns, memory_ns);
