@@ -404,6 +404,23 @@ fn amd_zen5_guest_gives_three_levels_with_bounds() {
     );
 }
 
+/// A second Zen 5 guest (the same family 0x1a model 0x2, 2026-11-29), its
+/// L3 share at its smallest of that hour: an independent chase (CPU 0)
+/// minutes later read 1.09 ns at 16 KiB, 3.35 at 128 KiB, 12.1 at 4 MiB and
+/// memory from 8 MiB on (119-156 ns); the sweep's repeats read the L3 to
+/// 6.8 MiB and none past 9.5.
+#[test]
+fn a_second_zen5_guest_reads_its_small_share_as_the_l3() {
+    let d = detect("amd-epyc-zen5-kvm-2026-11-29.json");
+    assert_eq!(names(&d), ["L1", "L2", "L3", "memory"], "{}", describe(&d));
+    check(&d, "L1", Some((44 * K, 54 * K)), (0.9, 1.0));
+    check(&d, "L2", Some((800 * K, 1400 * K)), (3.2, 3.5));
+    check(&d, "L3", Some((5 * M, 10 * M)), (11.0, 14.0));
+    check(&d, "memory", None, (130.0, 170.0));
+    check_bounds(&d, "L1", (46 * K, 49 * K), (49 * K, 52 * K));
+    check_bounds(&d, "L3", (4 * M, 8 * M), (8 * M, 12 * M));
+}
+
 /// The remembered plateaus of two sweeps minutes apart (the Zen 3 guest):
 /// each level's combined plateau is what both put on it, inside each one's.
 #[test]

@@ -136,9 +136,9 @@ fn bounded(series: &SeriesSummary, v: f64) -> String {
 /// `>=largest` at the largest (see [`bounded`]).
 fn marked(v: f64, smallest: Option<f64>, largest: Option<f64>, unit: &str) -> String {
     match (smallest, largest) {
-        (Some(below), _) if v < below => format!("<{}", reading(below, unit)),
-        // A segment's mean of readings all at the top comes back within
-        // rounding of it.
+        // A segment's mean of readings all at one end comes back within
+        // rounding of it: the smallest probe itself is a reading, not under it.
+        (Some(below), _) if v < below * (1.0 - 1e-9) => format!("<{}", reading(below, unit)),
         (_, Some(above)) if v >= above * (1.0 - 1e-9) => format!(">={}", reading(above, unit)),
         _ => reading(v, unit),
     }
@@ -397,6 +397,18 @@ mod tests {
         assert_eq!(
             event_line(&edge, &under),
             "13:05:12- L3 edge 8 MiB -> <2 MiB (-88%), lasting"
+        );
+        // A segment whose every reading was the smallest probe (its mean a
+        // rounding under it) reads as that probe, not as under it.
+        let at_smallest = Event {
+            before: 2.0 * 1048576.0 * (1.0 - 4e-15),
+            after: 1048576.0,
+            change: -0.5,
+            ..step.clone()
+        };
+        assert_eq!(
+            event_line(&edge, &at_smallest),
+            "13:05:12- L3 edge 2.0 MiB -> <2 MiB (-50%), lasting"
         );
         // At the largest probe, every probe was served: at least that.
         let over = Event {

@@ -244,7 +244,7 @@ fn short_interval(
     let seconds =
         (WARM_CYCLES * cycles[0] + cycles.get(1).map_or(0, |c| c / 2)) as f64 * far * 1e-9;
     let walks: Vec<(u64, f64)> = cycles.iter().map(|&c| (c, far)).collect();
-    let whole: Vec<bool> = warm_shares(&walks, seconds)
+    let whole: Vec<bool> = warm_shares(&walks, seconds, seconds)
         .iter()
         .zip(&cycles)
         .map(|(warm, &c)| warm.is_some_and(|w| w >= WARM_CYCLES * c))

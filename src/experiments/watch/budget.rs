@@ -8,8 +8,11 @@ use super::{BUDGET_TARGET, EDGE_WARM_SHARE, MIN_TRIPS, Watch};
 impl Watch {
     /// Fits the edge probes' warm walks to [`EDGE_WARM_SHARE`] of the duty
     /// budget, given the settle pass's readings (`edge_ns` per edge probe,
-    /// `memory_ns`): each load is reckoned by [`probe::warm_ns_per_load`],
-    /// and the walks are shared out by [`Watch::share_warm`].
+    /// `memory_ns`): each load is reckoned by [`probe::warm_ns_per_load`]
+    /// (from the first interval on, by what the probe's last warm walk
+    /// took where that was less, [`probe::next_warm_ns_per_load`]), and the
+    /// walks are shared out
+    /// by [`Watch::share_warm`].
     pub(super) fn plan_warm(&mut self, edge_ns: &[f64], memory_ns: f64) {
         if !(memory_ns.is_finite() && memory_ns > 0.0) {
             return;
@@ -17,6 +20,7 @@ impl Watch {
         let edges = self.probes.iter_mut().filter(|p| p.role == Role::Edge);
         for (probe, &ns) in edges.zip(edge_ns) {
             probe.warm_ns_per_load = probe::warm_ns_per_load(ns, memory_ns);
+            probe.settle_ns_per_load = probe.warm_ns_per_load;
         }
         self.warm_s = self.warm_plan_s();
         self.share_warm(self.warm_s);
@@ -35,6 +39,7 @@ impl Watch {
     /// is left, each at least [`MAX_WARM_LOADS`] (the TLB's warm walk) or
     /// one cycle.
     fn share_warm(&mut self, seconds: f64) {
+        let planned = self.warm_plan_s();
         let mut edges: Vec<&mut Probe> = self
             .probes
             .iter_mut()
@@ -44,7 +49,7 @@ impl Watch {
             .iter()
             .map(|p| (p.chain.len(), p.warm_ns_per_load))
             .collect();
-        for (probe, warm) in edges.iter_mut().zip(warm_shares(&walks, seconds)) {
+        for (probe, warm) in edges.iter_mut().zip(warm_shares(&walks, seconds, planned)) {
             if let Some(warm) = warm {
                 probe.warm = warm;
             }
@@ -54,7 +59,8 @@ impl Watch {
     /// Fits every timed run and the edge probes' warm walks to
     /// [`BUDGET_TARGET`] of the duty cycle by the ratio of that aim to what
     /// the interval `spent`: shrunk when it spent more, grown back when it
-    /// spent less, never past what the settle pass planned ([`fitted`]).
+    /// spent less, never past what the settle pass planned ([`fitted`]);
+    /// the warm walks given back their whole plan at once.
     /// Shrunk only, one burst cut them for the rest of a watch (docs/watch.md).
     pub(super) fn fit_budget(&mut self, spent: f64) {
         if spent.is_nan() || spent <= 0.0 {
@@ -76,7 +82,16 @@ impl Watch {
         // Shared out again, the smallest probes' whole cycles first: cut
         // alike, every probe fell short of a cycle on the Zen 4 guest (0.78
         // to 0.12) and even the smallest read memory where a chase read L3.
-        self.warm_s = fitted(self.warm_s, scale, 0.0, self.warm_plan_s());
+        // Given back whole after an interval under its aim: the burst that
+        // cut them has passed. Grown back by the ratio, the Zen 5 guest's
+        // 11.8 MiB probe walked 0.25, 0.8 and 1.4 cycles in the intervals
+        // after a streaming neighbour left, and the edge read "at least 6.8
+        // MiB" in two of them: an event ending three intervals late.
+        self.warm_s = if scale >= 1.0 {
+            self.warm_plan_s()
+        } else {
+            fitted(self.warm_s, scale, 0.0, self.warm_plan_s())
+        };
         self.share_warm(self.warm_s);
     }
 }

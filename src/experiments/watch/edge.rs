@@ -312,6 +312,14 @@ pub struct SettleEdge {
     pub agrees: Option<bool>,
     /// One line saying so.
     pub note: String,
+    /// What the settle pass read of each edge probe, ns, in the probes'
+    /// order (empty in files from before 2026-11-29).
+    #[serde(default)]
+    pub probe_ns: Vec<f64>,
+    /// The level's and memory's latencies, ns, the probes were read
+    /// against; null when none held (or in older files).
+    #[serde(default)]
+    pub references_ns: Option<[f64; 2]>,
 }
 
 /// The settle pass's `reading` of `level`'s edge against the sweep's
@@ -346,6 +354,8 @@ pub fn settle_check(
             note: format!(
                 "settle pass: no {level} edge (memory read within {REFERENCE_GAP}x of the level's middle); the sweep's pooled bounds: {bounds}"
             ),
+            probe_ns: Vec::new(),
+            references_ns: None,
         };
     };
     let half = r.half_bytes as f64;
@@ -382,6 +392,8 @@ pub fn settle_check(
         at_most_bytes: at_most,
         agrees,
         note: format!("settle pass: {level} edge {edge}, {verdict}"),
+        probe_ns: Vec::new(),
+        references_ns: None,
     }
 }
 

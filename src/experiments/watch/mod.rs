@@ -229,6 +229,7 @@ impl Watch {
                 position: 0,
                 warm,
                 warm_ns_per_load: 0.0,
+                settle_ns_per_load: 0.0,
             });
         }
         let budget = plan.duty * plan.interval_s;
@@ -431,9 +432,15 @@ impl Watch {
     /// its walk never brought in.
     fn edge_of(&self, level_ns: &[f64], edge_ns: &[f64], whole: &[bool]) -> Option<EdgeReading> {
         let e = self.plan.edge.as_ref()?;
-        let now = (level_ns[self.edge_level()?], *level_ns.last()?);
-        let (level_ns, memory_ns) = edge::references(now, self.trusted_references);
+        let (level_ns, memory_ns) = self.references_now(level_ns)?;
         edge::interval_edge(&e.sizes, edge_ns, whole, level_ns, memory_ns)
+    }
+
+    /// The level's and memory's latencies an interval's edge probes are
+    /// read against ([`edge::references`]), from its `level_ns`.
+    fn references_now(&self, level_ns: &[f64]) -> Option<(f64, f64)> {
+        let now = (level_ns[self.edge_level()?], *level_ns.last()?);
+        Some(edge::references(now, self.trusted_references))
     }
 
     /// The index, in the plan's levels, of the level whose edge is watched.
@@ -471,13 +478,15 @@ impl Watch {
                 .edge_plateau()
                 .and_then(|p| p.capacity_bounds)
                 .unwrap_or_default();
-            let check = edge::settle_check(
+            let mut check = edge::settle_check(
                 &plan.level,
                 reading.as_ref(),
                 plan.sizes.first().copied(),
                 bounds.at_least_bytes,
                 bounds.at_most_bytes,
             );
+            check.probe_ns = edge_ns.clone();
+            check.references_ns = self.references_now(&level_ns).map(|(l, m)| [l, m]);
             if check.agrees == Some(false) {
                 self.header.notes.push(check.note.clone());
             }

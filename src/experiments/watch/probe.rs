@@ -1,7 +1,7 @@
 //! One size a watch measures every interval: its chain, where its walk
 //! stands, and how one reading of it is taken.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
@@ -77,6 +77,10 @@ pub(super) struct Probe {
     /// What one load of an edge probe's warm walk is reckoned to cost, ns
     /// (set by [`Watch::plan_warm`]; 0 before it).
     pub(super) warm_ns_per_load: f64,
+    /// What the settle pass reckoned one such load to cost, ns
+    /// ([`warm_ns_per_load`]; 0 before it): the most `warm_ns_per_load`
+    /// is ever reckoned at ([`next_warm_ns_per_load`]).
+    pub(super) settle_ns_per_load: f64,
 }
 
 impl Probe {
@@ -101,19 +105,30 @@ pub(super) fn warm_floor(cycle: u64) -> u64 {
 /// Warm walks that fit `seconds` for edge probes given as (chain length,
 /// ns a warm load is reckoned to cost), smallest first: [`WARM_CYCLES`]
 /// whole cycles each while the time lasts, then what is left, each at
-/// least [`MAX_WARM_LOADS`] or one cycle. `None` for a probe whose cost is
-/// not known yet (its walk stays as it is).
-pub fn warm_shares(walks: &[(u64, f64)], seconds: f64) -> Vec<Option<u64>> {
+/// least [`MAX_WARM_LOADS`] or one cycle. The smallest probe's whole
+/// cycles are kept wherever they fit `planned` (the share the settle pass
+/// planned, which `seconds` shrinks from after a burst): without them no
+/// interval reads an edge at all, not even "below the smallest probe", and
+/// a level that misses it costs a miss a load (the Zen 5 guest's 9.5 MiB
+/// probe, 127 ns a load, 39 ms of the planned 45). `None` for a probe
+/// whose cost is not known yet (its walk stays as it is).
+pub fn warm_shares(walks: &[(u64, f64)], seconds: f64, planned: f64) -> Vec<Option<u64>> {
     let mut left = seconds;
     walks
         .iter()
-        .map(|&(cycle, ns_per_load)| {
+        .enumerate()
+        .map(|(k, &(cycle, ns_per_load))| {
             let per_load = ns_per_load * 1e-9;
             if per_load.is_nan() || per_load <= 0.0 {
                 return None;
             }
-            let warm = ((left.max(0.0) / per_load) as u64)
-                .min(cycle.saturating_mul(WARM_CYCLES))
+            let whole = cycle.saturating_mul(WARM_CYCLES);
+            let time = match k {
+                0 => left.max((whole as f64 * per_load).min(planned)),
+                _ => left,
+            };
+            let warm = ((time.max(0.0) / per_load) as u64)
+                .min(whole)
                 .max(warm_floor(cycle));
             left -= warm as f64 * per_load;
             Some(warm)
@@ -155,6 +170,25 @@ pub fn warm_ns_per_load(settle_ns: f64, memory_ns: f64) -> f64 {
     }
 }
 
+/// What an edge probe's next warm walk is reckoned to cost a load, ns:
+/// the lower of `settled` (the settle pass's reckoning,
+/// [`warm_ns_per_load`]) and what its last warm walk of `loads` took in
+/// `elapsed`. A settle reading is one moment of a moving share: on the Zen 5
+/// guest a 9.5 MiB probe read 68-122 ns there and 13-15 ns walked whole in
+/// the intervals after, and costed at the former its two cycles took 30 ms
+/// of the 45 the warm walks share, leaving the next probe (14.7 MiB)
+/// 0.2-0.7 of a cycle, so it never read. Never above the settle reckoning:
+/// a walk cut short of its cycles, or one beside a streaming neighbour,
+/// costs a miss a load, and costed at that a probe stayed short for
+/// seconds after the neighbour left (the share came back, its walk did
+/// not), where the settle pass's cost gave it its cycles back at once. A
+/// walk that costs more than reckoned is an interval over budget, which
+/// [`Watch::fit_budget`](super::Watch) cuts back.
+pub fn next_warm_ns_per_load(settled: f64, elapsed: Duration, loads: u64) -> f64 {
+    let walked = elapsed.as_secs_f64() * 1e9 / loads.max(1) as f64;
+    walked.min(settled)
+}
+
 /// One size's reading, its walk going on from where the last one stopped:
 /// its [`preparation`], the warm walk its role asks for (a short walk for a
 /// level's middle and for memory; its own walk for an edge probe, whole
@@ -176,7 +210,16 @@ pub(super) fn sample(
         .workload
         .walker_at(&probe.chain, kernel, probe.position);
     let per_trip = kernel.loads_per_trip();
-    walker.walk(probe.warm.div_ceil(per_trip).max(1))?;
+    let trips = probe.warm.div_ceil(per_trip).max(1);
+    let walk_started = Instant::now();
+    walker.walk(trips)?;
+    if probe.role == Role::Edge && !settle && probe.settle_ns_per_load > 0.0 {
+        probe.warm_ns_per_load = next_warm_ns_per_load(
+            probe.settle_ns_per_load,
+            walk_started.elapsed(),
+            trips * per_trip,
+        );
+    }
     let timed = engine
         .time(
             &mut walker,
@@ -206,7 +249,7 @@ mod tests {
             (160_000, 100.0),
             (320_000, 100.0),
         ];
-        let shares = warm_shares(&walks, 0.030);
+        let shares = warm_shares(&walks, 0.030, 0.030);
         assert_eq!(shares[..2], [Some(80_000), Some(160_000)]);
         assert!(
             shares[2].is_some_and(|w| w.abs_diff(60_000) <= 1),
@@ -215,10 +258,39 @@ mod tests {
         assert_eq!(shares[3], Some(MAX_WARM_LOADS));
         // Cut alike, as the budget used to cut them, every probe would have
         // fallen short of a cycle; shared again, the smallest stays whole.
-        let shares = warm_shares(&walks, 0.010);
+        let shares = warm_shares(&walks, 0.010, 0.030);
         assert_eq!(shares[0], Some(80_000));
+        // Even cut below its two cycles (6 ms of 8), while they fit the plan;
+        // the next probe then walks its floor.
+        let shares = warm_shares(&walks, 0.006, 0.030);
+        assert_eq!(shares[..2], [Some(80_000), Some(MAX_WARM_LOADS)]);
+        // Past the plan, it walks what the plan allows.
+        let shares = warm_shares(&walks, 0.006, 0.007);
+        assert!(
+            shares[0].is_some_and(|w| w.abs_diff(70_000) <= 1),
+            "{shares:?}"
+        );
         // A probe whose cost is not known yet keeps its walk.
-        assert_eq!(warm_shares(&[(1000, 0.0)], 1.0), [None]);
+        assert_eq!(warm_shares(&[(1000, 0.0)], 1.0, 1.0), [None]);
+    }
+
+    #[test]
+    fn a_probe_walked_faster_than_its_settle_reading_leaves_its_time_to_the_next() {
+        // 9.5 and 14.7 MiB probes (155k and 241k loads), 45 ms of warm
+        // walks. Costed at the settle pass's 90 and 130 ns, the second gets
+        // half a cycle; once the first is costed at the 13 ns its whole walk
+        // took, the second gets more than a whole cycle. Beside a neighbour
+        // the first's walk took 127 ns a load: it stays at 90.
+        let settle = warm_shares(&[(155_000, 90.0), (241_000, 130.0)], 0.045, 0.045);
+        assert!(settle[1].unwrap() < 241_000, "{settle:?}");
+        let took = next_warm_ns_per_load(90.0, Duration::from_micros(4030), 310_000);
+        assert!((took - 13.0).abs() < 0.01, "{took}");
+        // A walk that missed is never reckoned above the settle reading.
+        let missed = next_warm_ns_per_load(90.0, Duration::from_micros(39_370), 310_000);
+        assert_eq!(missed, 90.0);
+        let walked = warm_shares(&[(155_000, took), (241_000, 130.0)], 0.045, 0.045);
+        assert_eq!(walked[0], Some(310_000));
+        assert!(walked[1].unwrap() > 241_000, "{walked:?}");
     }
 
     #[test]

@@ -8,6 +8,18 @@ use crate::experiments::numa::NumaResult;
 use crate::output::table::{Cell, Table};
 use crate::units::HumanBytes;
 
+/// How a level's passes read together: every pass read the same ways,
+/// none read any (no step to read: the notes say why), or they differ.
+fn passes_verdict(level: &Value, readings: &[String]) -> &'static str {
+    if level["agree"] == true {
+        "agree"
+    } else if readings.iter().all(|r| r == "-") {
+        "none found"
+    } else {
+        "disagree"
+    }
+}
+
 /// `memlat assoc`: the ways each level measured, beside the claimed ones.
 pub(super) fn assoc_table(levels: &Value) -> Table {
     let mut t = Table::new(&[
@@ -47,21 +59,12 @@ pub(super) fn assoc_table(levels: &Value) -> Table {
             num(&l["claimed_ways"], 0),
             bytes(&l["stride"]),
             num(&l["ways"], 0),
-            format!(
-                "{} ({})",
-                readings.join(", "),
-                if l["agree"] == true {
-                    "agree"
-                } else {
-                    "disagree"
-                }
-            )
-            .into(),
+            format!("{} ({})", readings.join(", "), passes_verdict(l, &readings)).into(),
             num(&l["hit_ns"], 2),
             num(&l["miss_ns"], 2),
         ]);
     }
-    t.note("ways: the reading every pass agrees on, - when they disagree");
+    t.note("ways: the reading every pass agrees on, - when they disagree or none found a step");
     // Each level's notes under the table, named, rather than unnamed below.
     for l in levels.as_array().into_iter().flatten() {
         let name = l["name"].as_str().unwrap_or("-");
