@@ -135,19 +135,32 @@ fn the_zen3_guests_split_l2_edge_is_said_when_read_as_a_level() {
 /// pairs the whole line at once, the next line coming with the miss.
 #[test]
 fn the_zen4_guests_tags_read_64_byte_lines_arriving_whole() {
-    for name in [
-        "amd-epyc-zen4-kvm-linesize.json",
-        "amd-epyc-zen4-kvm-linesize-512m.json",
-    ] {
+    // One cycle of the guest's 3.6 GHz core.
+    lines_of_64_bytes_arriving_whole(
+        &[
+            "amd-epyc-zen4-kvm-linesize.json",
+            "amd-epyc-zen4-kvm-linesize-512m.json",
+        ],
+        1.0 / 3.6,
+    );
+}
+
+/// Every pass of each linesize fixture reads 64-byte lines by the tags and
+/// no 32-byte fill, and at least two of three the whole line at once
+/// (`cycle_ns`: one core cycle). Returns each pass's fill.
+fn lines_of_64_bytes_arriving_whole(names: &[&str], cycle_ns: f64) -> Vec<linesize::FillReading> {
+    let mut fills = Vec::new();
+    for name in names {
         let mut whole = 0;
-        // One cycle of the guest's 3.6 GHz core.
-        for (line, fill) in passes_read_again(name, 1.0 / 3.6) {
+        for (line, fill) in passes_read_again(name, cycle_ns) {
             assert_eq!(line.line_bytes, Some(64), "{name}: {line:?}");
             assert_ne!(fill.chunk_bytes, Some(32), "{name}: {fill:?}");
             whole += usize::from(fill.chunk_bytes == Some(64));
+            fills.push(fill);
         }
         assert!(whole >= 2, "{name}: the whole line in {whole} passes");
     }
+    fills
 }
 
 /// The same guest's `assoc` with no flags: the L1 reads 8 ways (AMD
@@ -222,19 +235,16 @@ fn l1_dtlb_brackets(name: &str, documented: u64) {
 /// Rapids' second half; the tags do not need one.
 #[test]
 fn the_zen5_guests_tags_read_64_byte_lines_arriving_whole() {
-    for name in [
-        "amd-epyc-zen5-kvm-linesize.json",
-        "amd-epyc-zen5-kvm-linesize-512m.json",
-    ] {
-        let mut whole = 0;
-        // One cycle of the guest's 4.2 GHz core.
-        for (line, fill) in passes_read_again(name, 1.0 / 4.2) {
-            assert_eq!(line.line_bytes, Some(64), "{name}: {line:?}");
-            assert_ne!(fill.chunk_bytes, Some(32), "{name}: {fill:?}");
-            whole += usize::from(fill.chunk_bytes == Some(64));
-            assert_eq!(fill.next_line_with_miss, Some(true), "{name}: {fill:?}");
-        }
-        assert!(whole >= 2, "{name}: the whole line in {whole} passes");
+    // One cycle of the guest's 4.2 GHz core.
+    let fills = lines_of_64_bytes_arriving_whole(
+        &[
+            "amd-epyc-zen5-kvm-linesize.json",
+            "amd-epyc-zen5-kvm-linesize-512m.json",
+        ],
+        1.0 / 4.2,
+    );
+    for fill in fills {
+        assert_eq!(fill.next_line_with_miss, Some(true), "{fill:?}");
     }
 }
 

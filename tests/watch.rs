@@ -414,23 +414,25 @@ fn a_real_streaming_neighbour_is_an_edge_event_within_two_intervals_of_both_ends
 /// worst; tests/fixtures/curves/README.md), and the watch cost under 12% of a CPU.
 #[test]
 fn a_real_zen3_watch_places_the_edge_below_where_a_chase_reads_memory() {
-    let (read, summary) = recorded("amd-epyc-zen3-kvm-quiet.jsonl");
+    quiet_edge_within("amd-epyc-zen3-kvm-quiet.jsonl", 1.2..2.0);
+}
+
+/// A recorded quiet watch of 40 intervals: its edge median within `mib`
+/// (MiB), its measuring under 12% of a CPU.
+fn quiet_edge_within(name: &str, mib: std::ops::Range<f64>) {
+    let (read, summary) = recorded(name);
     assert_eq!(read.intervals.len(), 40);
     let edge = summary
         .series
         .iter()
         .find(|s| s.name == "L3 edge")
         .expect("an edge series");
-    let mib = (1u64 << 20) as f64;
-    assert!(
-        (1.2 * mib..2.0 * mib).contains(&edge.median),
-        "edge median {} MiB",
-        edge.median / mib
-    );
+    let median = edge.median / (1u64 << 20) as f64;
+    assert!(mib.contains(&median), "{name}: edge median {median} MiB");
     let cpu = summary.measuring_cpu_s.expect("CPU time recorded");
     assert!(
         cpu / summary.wall_s < 0.12,
-        "{cpu} s of {} s",
+        "{name}: {cpu} s of {} s",
         summary.wall_s
     );
 }
@@ -481,25 +483,7 @@ fn a_real_zen5_streaming_neighbour_is_an_event_within_two_intervals_of_both_ends
 /// memory (126 ns) just after; the watch cost under 12% of a CPU.
 #[test]
 fn a_real_zen5_watch_places_the_edge_below_where_a_chase_reads_memory() {
-    let (read, summary) = recorded("amd-epyc-zen5-kvm-quiet.jsonl");
-    assert_eq!(read.intervals.len(), 40);
-    let edge = summary
-        .series
-        .iter()
-        .find(|s| s.name == "L3 edge")
-        .expect("an edge series");
-    let mib = (1u64 << 20) as f64;
-    assert!(
-        (6.7 * mib..12.0 * mib).contains(&edge.median),
-        "edge median {} MiB",
-        edge.median / mib
-    );
-    let cpu = summary.measuring_cpu_s.expect("CPU time recorded");
-    assert!(
-        cpu / summary.wall_s < 0.12,
-        "{cpu} s of {} s",
-        summary.wall_s
-    );
+    quiet_edge_within("amd-epyc-zen5-kvm-quiet.jsonl", 6.7..12.0);
 }
 
 // ---- Real watches, cut short: signals, closed and full outputs (issue 37).
