@@ -373,10 +373,15 @@ pub fn summarise(
             .sizes
             .first()
             .map_or(f64::NAN, |&s| s as f64 * BELOW_SMALLEST);
-        let values: Vec<f64> = intervals
+        let read: Vec<f64> = intervals
             .iter()
             .map(|i| i.edge_bytes.map_or(below, |b| b as f64))
             .collect();
+        let lower: Vec<bool> = intervals
+            .iter()
+            .map(|i| matches!(i.edge_bracket_bytes, [Some(_), None]))
+            .collect();
+        let values = bounds_filled(&read, &lower);
         let found: Vec<f64> = intervals
             .iter()
             .filter_map(|i| i.edge_bytes.map(|b| b as f64))
@@ -417,6 +422,37 @@ pub fn summarise(
             .collect(),
         settle_edge: header.settle_edge.clone(),
     }
+}
+
+/// The edge series the events are found in, where some readings are only
+/// lower bounds (`lower`: at least that probe was served, and the larger
+/// ones were walked short and left out, or there were none): each bound
+/// takes the nearest reading above it, bound or not (the edge may well
+/// have stayed there), and stays as it is where none lies above. A bound
+/// says nothing of how far above it the edge lay: taken as itself, a quiet
+/// watch on the Zen 5 guest, whose 11.8 MiB probe was walked whole in some
+/// intervals and short in others, read events "6.8 MiB -> 9.7 MiB" and
+/// back between the two, and a streaming neighbour's edge event ran two
+/// intervals past its end while that probe's walks grew back. The
+/// quantiles still count each bound as it is.
+pub fn bounds_filled(values: &[f64], lower: &[bool]) -> Vec<f64> {
+    let above = |j: usize, v: f64| values[j].is_finite() && values[j] > v;
+    values
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| {
+            if !(lower.get(i).copied().unwrap_or(false) && v.is_finite()) {
+                return v;
+            }
+            (1..values.len())
+                .find_map(|d| {
+                    let before = i.checked_sub(d).filter(|&j| above(j, v));
+                    let after = Some(i + d).filter(|&j| j < values.len() && above(j, v));
+                    before.or(after).map(|j| values[j])
+                })
+                .unwrap_or(v)
+        })
+        .collect()
 }
 
 /// How many intervals' edges are only a lower bound short of the largest
