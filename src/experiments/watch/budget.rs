@@ -59,8 +59,7 @@ impl Watch {
     /// Fits every timed run and the edge probes' warm walks to
     /// [`BUDGET_TARGET`] of the duty cycle by the ratio of that aim to what
     /// the interval `spent`: shrunk when it spent more, grown back when it
-    /// spent less, never past what the settle pass planned ([`fitted`]);
-    /// the warm walks given back their whole plan at once.
+    /// spent less, never past what the settle pass planned ([`fitted`]).
     /// Shrunk only, one burst cut them for the rest of a watch (docs/watch.md).
     pub(super) fn fit_budget(&mut self, spent: f64) {
         if spent.is_nan() || spent <= 0.0 {
@@ -82,16 +81,14 @@ impl Watch {
         // Shared out again, the smallest probes' whole cycles first: cut
         // alike, every probe fell short of a cycle on the Zen 4 guest (0.78
         // to 0.12) and even the smallest read memory where a chase read L3.
-        // Given back whole after an interval under its aim: the burst that
-        // cut them has passed. Grown back by the ratio, the Zen 5 guest's
-        // 11.8 MiB probe walked 0.25, 0.8 and 1.4 cycles in the intervals
-        // after a streaming neighbour left, and the edge read "at least 6.8
-        // MiB" in two of them: an event ending three intervals late.
-        self.warm_s = if scale >= 1.0 {
-            self.warm_plan_s()
-        } else {
-            fitted(self.warm_s, scale, 0.0, self.warm_plan_s())
-        };
+        // Grown back by the ratio, not given back whole at once: where the
+        // settle pass reckoned the walks cheap (a 35.3 MiB probe read 46 ns
+        // while the Zen 5 guest's host left it the whole L3, 130 ns a second
+        // later), each plan given back whole spent 200-230 ms of a 100 ms
+        // budget, every sixth interval (12.7% of a CPU measuring). The
+        // intervals a slow regrowth reads only a lower bound in are no fall
+        // in the events (`record::bounds_filled`).
+        self.warm_s = fitted(self.warm_s, scale, 0.0, self.warm_plan_s());
         self.share_warm(self.warm_s);
     }
 }
