@@ -79,10 +79,9 @@ pub fn live_line(header: &WatchHeader, history: &[Interval], sparks: bool) -> St
         let probe = |s: Option<&u64>| s.map(|&s| s as f64);
         // Served up to the last probe read (those past it walked short and
         // left out): at least that probe, marked as at the largest.
-        let upper = match now.edge_bracket_bytes {
-            [Some(read), None] => Some(read as f64),
-            _ => probe(edge.sizes.last()),
-        };
+        let upper = now
+            .edge_at_least()
+            .map_or_else(|| probe(edge.sizes.last()), |read| Some(read as f64));
         let mut part = format!(
             "{} edge {}",
             edge.level,

@@ -11,8 +11,7 @@ impl Watch {
     /// `memory_ns`): each load is reckoned by [`probe::warm_ns_per_load`]
     /// (from the first interval on, by what the probe's last warm walk
     /// took where that was less, [`probe::next_warm_ns_per_load`]), and the
-    /// walks are shared out
-    /// by [`Watch::share_warm`].
+    /// walks are shared out by [`Watch::share_warm`].
     pub(super) fn plan_warm(&mut self, edge_ns: &[f64], memory_ns: f64) {
         if !(memory_ns.is_finite() && memory_ns > 0.0) {
             return;

@@ -99,6 +99,18 @@ pub struct Interval {
     pub cpu_ms: Option<f64>,
 }
 
+impl Interval {
+    /// The probe the edge is only at least, where its bracket has no upper
+    /// end: every probe read was served up to it, and the larger ones were
+    /// walked short and left out, or there were none.
+    pub fn edge_at_least(&self) -> Option<u64> {
+        match self.edge_bracket_bytes {
+            [Some(read), None] => Some(read),
+            _ => None,
+        }
+    }
+}
+
 /// A figure serde_json wrote as null: NaN, as it was before writing (JSON
 /// has no NaN; an edge series with no reading has no median).
 fn nan_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
@@ -379,7 +391,7 @@ pub fn summarise(
             .collect();
         let lower: Vec<bool> = intervals
             .iter()
-            .map(|i| matches!(i.edge_bracket_bytes, [Some(_), None]))
+            .map(|i| i.edge_at_least().is_some())
             .collect();
         let values = bounds_filled(&read, &lower);
         let found: Vec<f64> = intervals
@@ -436,7 +448,9 @@ pub fn summarise(
 /// intervals past its end while that probe's walks grew back. The
 /// quantiles still count each bound as it is.
 pub fn bounds_filled(values: &[f64], lower: &[bool]) -> Vec<f64> {
-    let above = |j: usize, v: f64| values[j].is_finite() && values[j] > v;
+    let n = values.len();
+    let before = nearest_above(values.iter().copied().enumerate(), n);
+    let after = nearest_above(values.iter().copied().enumerate().rev(), n);
     values
         .iter()
         .enumerate()
@@ -444,15 +458,33 @@ pub fn bounds_filled(values: &[f64], lower: &[bool]) -> Vec<f64> {
             if !(lower.get(i).copied().unwrap_or(false) && v.is_finite()) {
                 return v;
             }
-            (1..values.len())
-                .find_map(|d| {
-                    let before = i.checked_sub(d).filter(|&j| above(j, v));
-                    let after = Some(i + d).filter(|&j| j < values.len() && above(j, v));
-                    before.or(after).map(|j| values[j])
-                })
-                .unwrap_or(v)
+            // The nearer of the two, the earlier where they are as near.
+            let nearer = match (before[i], after[i]) {
+                (Some(b), Some(a)) => Some(if i - b <= a - i { b } else { a }),
+                (b, a) => b.or(a),
+            };
+            nearer.map_or(v, |j| values[j])
         })
         .collect()
+}
+
+/// For each of `n` readings, visited as `visit` gives them (index, value),
+/// the nearest one visited before it whose value is finite and above its
+/// own. One pass with a stack of the readings no nearer one has passed: a
+/// day-long watch has 86,400 intervals, and a scan out from each one in
+/// turn is quadratic where a watch that read "at least the largest probe"
+/// throughout has nothing above to find.
+fn nearest_above(visit: impl Iterator<Item = (usize, f64)>, n: usize) -> Vec<Option<usize>> {
+    let mut found = vec![None; n];
+    let mut stack: Vec<(usize, f64)> = Vec::new();
+    for (i, v) in visit.filter(|(_, v)| v.is_finite()) {
+        while stack.last().is_some_and(|&(_, s)| s <= v) {
+            stack.pop();
+        }
+        found[i] = stack.last().map(|&(j, _)| j);
+        stack.push((i, v));
+    }
+    found
 }
 
 /// How many intervals' edges are only a lower bound short of the largest
@@ -464,7 +496,7 @@ fn lower_bounds_note(header: &WatchHeader, intervals: &[Interval]) -> Option<Str
     let largest = *edge.sizes.last()?;
     let bounds = intervals
         .iter()
-        .filter(|i| matches!(i.edge_bracket_bytes, [Some(read), None] if read < largest))
+        .filter(|i| i.edge_at_least().is_some_and(|read| read < largest))
         .count();
     (bounds > 0).then(|| {
         format!(

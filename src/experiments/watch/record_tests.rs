@@ -141,4 +141,15 @@ fn a_lower_bound_takes_the_nearest_reading_above_it_for_the_events() {
     // A bound never takes a reading below it: under every probe is no
     // evidence that the edge was only at the bound.
     assert_eq!(bounds_filled(&[3.4, 6.8], &[false, true]), [3.4, 6.8]);
+    // As near either side: the earlier. A reading equal to the bound is no
+    // reading above it, and a missing one is passed over.
+    let filled = bounds_filled(&[9.0, 6.8, 7.5], &[false, true, false]);
+    assert_eq!(filled, [9.0, 9.0, 7.5]);
+    let filled = bounds_filled(&[6.8, nan, 6.8, 9.0], &[true, false, true, true]);
+    assert_eq!(filled[2..], [9.0, 9.0]);
+    assert_eq!(filled[0], 9.0);
+    // A day of intervals at the largest probe, nothing above: at once.
+    let day = vec![35.3; 86_400];
+    let filled = bounds_filled(&day, &vec![true; 86_400]);
+    assert_eq!(filled, day);
 }
