@@ -313,6 +313,47 @@ fn an_edge_short_of_the_largest_probe_with_the_rest_left_out_reads_as_a_lower_bo
     assert!(summarise(&h, &placed, 40.0, None, false).notes.is_empty());
 }
 
+#[test]
+fn intervals_that_read_no_edge_are_missing_from_its_events_not_below_every_probe() {
+    // Intervals 10-14 read nothing of the edge (every probe left out, or
+    // the references did not hold): no fall under the smallest probe.
+    let gaps: Vec<Interval> = intervals(false)
+        .into_iter()
+        .map(|i| match i.index {
+            10..=14 => Interval {
+                edge_bytes: None,
+                edge_hit: Vec::new(),
+                edge_served_bytes: None,
+                edge_bracket_bytes: [None, None],
+                ..i
+            },
+            _ => i,
+        })
+        .collect();
+    assert!(!gaps[10].edge_read() && gaps[9].edge_read());
+    let h = header();
+    let summary = summarise(&h, &gaps, 40.0, None, false);
+    let edge = summary.series.last().expect("an edge series");
+    assert_eq!(edge.name, "L3 edge");
+    assert!(edge.events.is_empty(), "{:?}", edge.events);
+    // Below the smallest probe, where one was read under half: a fall.
+    let below: Vec<Interval> = gaps
+        .into_iter()
+        .map(|i| match i.index {
+            10..=14 => Interval {
+                edge_bracket_bytes: [None, Some(4 << 20)],
+                edge_served_bytes: Some(1 << 20),
+                ..i
+            },
+            _ => i,
+        })
+        .collect();
+    let summary = summarise(&h, &below, 40.0, None, false);
+    let events = &summary.series.last().expect("an edge series").events;
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!((events[0].start_index, events[0].end_index), (10, Some(14)));
+}
+
 /// A real watch from tests/fixtures/watch (see its README), read through
 /// the one result reader, with its summary computed anew from its
 /// intervals by today's rules (not the summary it was written with).
@@ -446,7 +487,7 @@ fn quiet_edge_within(name: &str, mib: std::ops::Range<f64>) {
 /// the edge (11.8 MiB to under 6.8): in two runs it read only "at least
 /// 6.8 MiB" in 26-27, its larger probe's warm walk growing back by the
 /// budget's ratio, which read as a fall lasting to 28 until the events took
-/// a lower bound as the reading above it (`record::bounds_filled`).
+/// a lower bound as the reading above it (`bounds::bounds_filled`).
 #[test]
 fn a_real_zen5_streaming_neighbour_is_an_event_within_two_intervals_of_both_ends() {
     let (from, to) = (16usize, 25usize);
@@ -831,12 +872,16 @@ fn a_real_watch_whose_probes_read_memory_places_no_edge() {
         .position(|l| l.name == plan.level);
     for i in &read.intervals {
         let (level_ns, memory_ns) = (i.ns[level.expect("the L3")], i.ns[i.ns.len() - 1]);
-        let whole: Vec<bool> = i
+        let walks: Vec<edge::Walk> = i
             .edge_warm_cycles
             .iter()
-            .map(|&c| c >= WARM_CYCLES as f64)
+            .map(|&c| match c {
+                c if c >= WARM_CYCLES as f64 => edge::Walk::Whole,
+                c if c >= 1.0 => edge::Walk::Partial,
+                _ => edge::Walk::Cold,
+            })
             .collect();
-        let again = edge::interval_edge(&plan.sizes, &i.edge_ns, &whole, level_ns, memory_ns);
+        let again = edge::interval_edge(&plan.sizes, &i.edge_ns, &walks, level_ns, memory_ns);
         let placed = again.as_ref().and_then(|e| e.edge_bytes());
         assert!(placed.is_none(), "interval {}: {again:?}", i.index);
     }

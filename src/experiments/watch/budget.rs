@@ -86,7 +86,7 @@ impl Watch {
         // later), each plan given back whole spent 200-230 ms of a 100 ms
         // budget, every sixth interval (12.7% of a CPU measuring). The
         // intervals a slow regrowth reads only a lower bound in are no fall
-        // in the events (`record::bounds_filled`).
+        // in the events (`bounds::bounds_filled`).
         self.warm_s = fitted(self.warm_s, scale, 0.0, self.warm_plan_s());
         self.share_warm(self.warm_s);
     }

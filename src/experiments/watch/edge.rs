@@ -171,10 +171,43 @@ pub fn trusted_references(
     }
 }
 
-/// What a miss costs the edge probes, ns: the slowest probe walked short
-/// of its cycles (`whole` false), where it reads at least
+/// How far an edge probe's warm walk went before its timed runs, which
+/// says what its reading can show ([`judged`], [`miss_reference`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Walk {
+    /// Its whole cycles ([`super::WARM_CYCLES`] in an interval, one in the
+    /// settle pass): a hit or a miss, the reading says what the level holds.
+    Whole,
+    /// At least one cycle, short of whole: every line its timed window
+    /// meets was brought in by this walk one cycle before, but a level that
+    /// inserts new lines at low priority may not have kept them yet (see
+    /// [`super::WARM_CYCLES`]), so a miss says nothing of the level, and
+    /// the reading is no miss either: the level may serve part of it.
+    Partial,
+    /// Less than one cycle: the lines its timed window meets were last
+    /// used in an earlier interval, and every other probe has been through
+    /// the level since.
+    Cold,
+}
+
+impl Walk {
+    /// The walk of `loads` over a chain of `cycle` loads, where `whole`
+    /// cycles make it whole.
+    pub fn of(loads: u64, cycle: u64, whole: u64) -> Walk {
+        if loads >= cycle.saturating_mul(whole) {
+            Walk::Whole
+        } else if loads >= cycle {
+            Walk::Partial
+        } else {
+            Walk::Cold
+        }
+    }
+}
+
+/// What a miss costs the edge probes, ns: the slowest probe walked less
+/// than a cycle ([`Walk::Cold`]), where it reads at least
 /// [`REFERENCE_GAP`] times the level and less than the memory probe;
-/// else the memory probe's `memory_ns`. A short walk leaves the lines its
+/// else the memory probe's `memory_ns`. Such a walk leaves the lines its
 /// timed window meets as the last interval left them, after every other
 /// probe went through the level since: they miss unless the level kept
 /// them all that while, so the reading is a miss at the probes' own
@@ -184,12 +217,17 @@ pub fn trusted_references(
 /// and 300-550 ns for ten seconds while that probe stayed at 130-155;
 /// against it every missing probe looked a quarter served, and in those
 /// seconds more than half ("L3 edge >=16.1 MiB", where full-cycle chases
-/// read memory from 8 MiB).
-pub fn miss_reference(ns: &[f64], whole: &[bool], level_ns: f64, memory_ns: f64) -> f64 {
+/// read memory from 8 MiB). A probe walked a cycle or more but short of
+/// whole ([`Walk::Partial`]) is no miss: the catalogue's watches
+/// (tests/machines) read a level whose last probe, walked one load short
+/// of its two cycles and served a third of its loads, was taken as the
+/// miss, and every smaller probe then looked less served than it was (the
+/// edge 12% low, an event before the neighbour came).
+pub fn miss_reference(ns: &[f64], walks: &[Walk], level_ns: f64, memory_ns: f64) -> f64 {
     let cold = ns
         .iter()
-        .zip(whole)
-        .filter(|&(n, &whole)| !whole && n.is_finite())
+        .zip(walks)
+        .filter(|&(n, &walk)| walk == Walk::Cold && n.is_finite())
         .map(|(&n, _)| n)
         .reduce(f64::max);
     match cold {
@@ -198,36 +236,40 @@ pub fn miss_reference(ns: &[f64], whole: &[bool], level_ns: f64, memory_ns: f64)
     }
 }
 
-/// The readings an interval's edge may use: each probe's `ns`, where
-/// `whole` says its warm walk covered whole cycles of its chain, or where
-/// the level served at least half its loads anyway; NaN (not read) where
-/// a short warm walk missed: lines it never brought in miss whatever the
-/// level could hold, so the miss says nothing about the level.
-pub fn judged(ns: &[f64], whole: &[bool], level_ns: f64, memory_ns: f64) -> Vec<f64> {
+/// The readings an interval's edge may use: each probe's `ns`, where its
+/// walk was [`Walk::Whole`], or where the level served at least half its
+/// loads anyway; NaN (not read) where a shorter walk missed: lines it
+/// never brought in, or brought in once at low priority, miss whatever
+/// the level could hold, so the miss says nothing about the level.
+pub fn judged(ns: &[f64], walks: &[Walk], level_ns: f64, memory_ns: f64) -> Vec<f64> {
     ns.iter()
-        .zip(whole)
-        .map(|(&n, &whole)| {
+        .zip(walks)
+        .map(|(&n, &walk)| {
             let served = hit_fraction(n, level_ns, memory_ns).is_some_and(|h| h >= 0.5);
-            if whole || served { n } else { f64::NAN }
+            if walk == Walk::Whole || served {
+                n
+            } else {
+                f64::NAN
+            }
         })
         .collect()
 }
 
-/// The edge from one interval's probes, each read after a warm walk that
-/// was whole cycles or not (`whole`): the miss they cost
-/// ([`miss_reference`]), the readings that may count ([`judged`]), and
-/// where half the loads stop being served ([`edge_reading`]).
+/// The edge from one interval's probes, each read after its warm walk
+/// (`walks`): the miss they cost ([`miss_reference`]), the readings that
+/// may count ([`judged`]), and where half the loads stop being served
+/// ([`edge_reading`]).
 pub fn interval_edge(
     sizes: &[u64],
     ns: &[f64],
-    whole: &[bool],
+    walks: &[Walk],
     level_ns: f64,
     memory_ns: f64,
 ) -> Option<EdgeReading> {
-    let miss_ns = miss_reference(ns, whole, level_ns, memory_ns);
+    let miss_ns = miss_reference(ns, walks, level_ns, memory_ns);
     edge_reading(
         sizes,
-        &judged(ns, whole, level_ns, miss_ns),
+        &judged(ns, walks, level_ns, miss_ns),
         level_ns,
         miss_ns,
     )

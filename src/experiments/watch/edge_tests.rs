@@ -188,23 +188,41 @@ fn the_settle_pass_says_when_the_edge_is_outside_the_sweeps_bounds() {
 #[test]
 fn a_miss_costs_what_a_probe_walked_short_reads_where_it_misses() {
     let (level, memory) = (15.0, 180.0);
-    // The slowest short probe (140) is the miss; the whole one is not.
+    use Walk::{Cold, Partial, Whole};
+    // The slowest probe walked less than a cycle (140) is the miss; the
+    // whole ones are not.
     let ns = [16.0, 60.0, 120.0, 140.0];
+    let walks = [Whole, Whole, Cold, Cold];
+    assert_eq!(miss_reference(&ns, &walks, level, memory), 140.0);
+    // Walked a cycle and more but short of two: no miss (the level may
+    // serve part of it), however slow.
     assert_eq!(
-        miss_reference(&ns, &[true, true, false, false], level, memory),
-        140.0
+        miss_reference(&ns, &[Whole, Whole, Cold, Partial], level, memory),
+        120.0
     );
+    assert_eq!(miss_reference(&ns, &[Partial; 4], level, memory), memory);
     // A short probe the level still serves says nothing of a miss.
-    assert_eq!(miss_reference(&ns[..1], &[false], level, memory), memory);
+    assert_eq!(miss_reference(&ns[..1], &[Cold], level, memory), memory);
     // Whole walks only (the settle pass): the memory probe.
-    assert_eq!(miss_reference(&ns, &[true; 4], level, memory), memory);
+    assert_eq!(miss_reference(&ns, &[Whole; 4], level, memory), memory);
     // A short probe slower than memory: the memory probe.
-    assert_eq!(miss_reference(&[200.0], &[false], level, memory), memory);
+    assert_eq!(miss_reference(&[200.0], &[Cold], level, memory), memory);
     // Against the footprint's own miss the 60 ns probe is served 2/3,
     // against the memory probe's 3/4: nearer a miss than it looked.
-    let m = miss_reference(&ns, &[true, true, false, false], level, memory);
+    let m = miss_reference(&ns, &walks, level, memory);
     let h = hit_fraction(60.0, level, m).unwrap();
     assert!((h - 80.0 / 125.0).abs() < 1e-9, "{h}");
+}
+
+#[test]
+fn a_walk_is_whole_at_its_cycles_cold_under_one() {
+    assert_eq!(Walk::of(200, 100, 2), Walk::Whole);
+    assert_eq!(Walk::of(199, 100, 2), Walk::Partial);
+    assert_eq!(Walk::of(100, 100, 2), Walk::Partial);
+    assert_eq!(Walk::of(99, 100, 2), Walk::Cold);
+    // The settle pass: one cycle is whole.
+    assert_eq!(Walk::of(100, 100, 1), Walk::Whole);
+    assert_eq!(Walk::of(0, 0, 2), Walk::Whole);
 }
 
 #[test]
@@ -213,11 +231,15 @@ fn a_probe_walked_short_of_its_cycles_counts_only_when_served() {
     // 2.6 MiB walked whole and served; 4.9 MiB walked whole and
     // missing; 9.1 MiB walked short and missing; 16.8 MiB walked short
     // and served more than half.
+    use Walk::{Cold, Partial, Whole};
     let ns = [16.0, 120.0, 140.0, 60.0];
-    let read = judged(&ns, &[true, true, false, false], level, memory);
+    let read = judged(&ns, &[Whole, Whole, Cold, Cold], level, memory);
     assert_eq!(read[..2], ns[..2]);
     assert!(read[2].is_nan());
     assert_eq!(read[3], 60.0);
+    // Walked a cycle or more but short of whole: the same.
+    let partial = judged(&ns, &[Whole, Whole, Partial, Partial], level, memory);
+    assert!(partial[2].is_nan() && partial[3] == 60.0);
     // The edge then lies between the two whole probes, not below the
     // short one's miss.
     let sizes = [2_683_328, 4_948_992, 9_127_808, 16_834_944];
@@ -226,7 +248,7 @@ fn a_probe_walked_short_of_its_cycles_counts_only_when_served() {
     assert!(r.hit[2].is_none());
     // Walked short and missing everywhere: no probe says where the
     // level stops, and no edge is read.
-    let short = judged(&[140.0; 4], &[false; 4], level, memory);
+    let short = judged(&[140.0; 4], &[Cold; 4], level, memory);
     assert!(edge_reading(&sizes, &short, level, memory).is_none());
 }
 
@@ -238,7 +260,7 @@ fn a_level_that_does_not_serve_its_own_middle_is_read_against_the_settle_pass() 
     assert_eq!(references((173.0, 414.0), settle), (14.0, 170.0));
     let sizes = [2 * MIB + MIB / 2, 5 * MIB, 10 * MIB, 20 * MIB];
     let probes = [166.0, 162.0, 175.0, 200.0];
-    let whole = [true, true, false, false];
+    let whole = [Walk::Whole, Walk::Whole, Walk::Cold, Walk::Cold];
     let (level, memory) = references((173.0, 414.0), settle);
     let read = interval_edge(&sizes, &probes, &whole, level, memory).unwrap();
     assert_eq!(read.edge_bytes(), None, "below the smallest: {read:?}");

@@ -28,6 +28,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod bounds;
 mod budget;
 mod cpu;
 pub mod edge;
@@ -41,7 +42,7 @@ use anyhow::{Context, Result};
 
 use probe::{Probe, Role, sample, warm_floor, warm_memory_ns};
 
-pub use edge::{EdgeReading, SettleEdge, edge_reading};
+pub use edge::{EdgeReading, SettleEdge, Walk, edge_reading};
 pub use plan::{DEFAULT_DUTY, EdgePlan, WatchPlan, edge_bytes};
 pub use record::{Event, Interval, SeriesSummary, WatchFile, WatchHeader, WatchSummary};
 
@@ -375,12 +376,12 @@ impl Watch {
             .filter(|p| p.role == Role::Edge)
             .map(|p| p.warm as f64 / p.chain.len().max(1) as f64)
             .collect();
-        let whole = self.edge_walked_whole(false); // before the walks are re-planned
+        let walks = self.edge_walks(false); // before the walks are re-planned
         // The duty cycle is what the watch takes from the CPU, not the
         // time it waited for it while other tasks ran.
         self.fit_budget(cpu.unwrap_or(spent));
         let (level_ns, edge_ns) = self.split(&ns);
-        let edge = self.edge_of(&level_ns, &edge_ns, &whole);
+        let edge = self.edge_of(&level_ns, &edge_ns, &walks);
         let now = CpuTimes::read(self.engine.cpu());
         let steal = match (&self.steal, &now) {
             (Some(a), Some(b)) => b.steal_since(a),
@@ -418,22 +419,22 @@ impl Watch {
         (level_ns, ns[caches..caches + edge_count].to_vec())
     }
 
-    /// Whether each edge probe's walk is whole ([`Probe::walks_whole`]).
-    fn edge_walked_whole(&self, settle: bool) -> Vec<bool> {
+    /// How far each edge probe's warm walk goes ([`Probe::walk`]).
+    fn edge_walks(&self, settle: bool) -> Vec<Walk> {
         let edges = self.probes.iter().filter(|p| p.role == Role::Edge);
-        edges.map(|p| p.walks_whole(settle)).collect()
+        edges.map(|p| p.walk(settle)).collect()
     }
 
     /// The edge from one interval's readings against its level middle and
     /// a miss at the probes' footprint ([`edge::miss_reference`]), or the
     /// trusted pair where the level did not serve its own middle
-    /// ([`edge::references`]). A probe whose walk was not `whole` counts
+    /// ([`edge::references`]). A probe whose walk was not whole counts
     /// only where the level served half its loads: its misses may be lines
-    /// its walk never brought in.
-    fn edge_of(&self, level_ns: &[f64], edge_ns: &[f64], whole: &[bool]) -> Option<EdgeReading> {
+    /// its walk never brought in ([`Walk`]).
+    fn edge_of(&self, level_ns: &[f64], edge_ns: &[f64], walks: &[Walk]) -> Option<EdgeReading> {
         let e = self.plan.edge.as_ref()?;
         let (level_ns, memory_ns) = self.references_now(level_ns)?;
-        edge::interval_edge(&e.sizes, edge_ns, whole, level_ns, memory_ns)
+        edge::interval_edge(&e.sizes, edge_ns, walks, level_ns, memory_ns)
     }
 
     /// The level's and memory's latencies an interval's edge probes are
@@ -469,7 +470,7 @@ impl Watch {
     /// Its edge is checked against the sweep's pooled bounds, and a note
     /// says when they disagree; then the edge probes' warm walks are fitted.
     fn settle(&mut self) -> Result<()> {
-        let whole = self.edge_walked_whole(true);
+        let walks = self.edge_walks(true);
         let ns = self.sample_all(true)?;
         let (level_ns, edge_ns) = self.split(&ns);
         // The trusted pair first, so that the settle pass's own edge is read
@@ -486,7 +487,7 @@ impl Watch {
             .map(|(p, memory)| (p.ns, memory));
         self.trusted_references = edge::trusted_references(settled, swept);
         if let Some(plan) = &self.plan.edge {
-            let reading = self.edge_of(&level_ns, &edge_ns, &whole);
+            let reading = self.edge_of(&level_ns, &edge_ns, &walks);
             let bounds = self
                 .edge_plateau()
                 .and_then(|p| p.capacity_bounds)

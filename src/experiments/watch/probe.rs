@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
+use super::edge::Walk;
 use super::{MAX_WARM_LOADS, SAMPLE_ROUNDS, WARM_CYCLES, WARM_PASSES};
 use crate::chain::Chain;
 use crate::engine::{Engine, Strategy, Workload};
@@ -91,8 +92,14 @@ impl Probe {
     /// In the `settle` pass one whole cycle is asked for (a probe past
     /// [`super::SETTLE_WARM_LOADS`] walks less).
     pub(super) fn walks_whole(&self, settle: bool) -> bool {
+        self.walk(settle) == Walk::Whole
+    }
+
+    /// How far its warm walk goes ([`Walk`]): whole at
+    /// [`super::WARM_CYCLES`] cycles, or one in the `settle` pass.
+    pub(super) fn walk(&self, settle: bool) -> Walk {
         let cycles = if settle { 1 } else { WARM_CYCLES };
-        self.warm >= self.chain.len().saturating_mul(cycles)
+        Walk::of(self.warm, self.chain.len(), cycles)
     }
 }
 

@@ -7,6 +7,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::bounds::bounds_filled;
 use super::edge::SettleEdge;
 use super::plan::WatchPlan;
 use crate::analysis::changepoint::{self, Shift};
@@ -100,6 +101,17 @@ pub struct Interval {
 }
 
 impl Interval {
+    /// Whether the interval read an edge at all (a probe served half its
+    /// loads or none did), as its bracket or served bytes say: where every
+    /// probe was left out (walked short and missing) or the references did
+    /// not hold, nothing is known of the edge, not even that it lay below
+    /// the smallest probe. Files from before 2026-11-27 record neither;
+    /// there a null `edge_bytes` is below the smallest (`summarise` reads
+    /// a file by whether any interval says).
+    pub fn edge_read(&self) -> bool {
+        self.edge_bracket_bytes != [None, None] || self.edge_served_bytes.is_some()
+    }
+
     /// The probe the edge is only at least, where its bracket has no upper
     /// end: every probe read was served up to it, and the larger ones were
     /// walked short and left out, or there were none.
@@ -380,14 +392,20 @@ pub fn summarise(
     mark_core_events(&mut series, intervals.len());
     if let Some(edge) = &header.plan.edge {
         // No probe served: for the events the edge is below the smallest,
-        // taken as half of it; the quantiles are of the edges found.
+        // taken as half of it; no reading at all: missing. The quantiles
+        // are of the edges found.
         let below = edge
             .sizes
             .first()
             .map_or(f64::NAN, |&s| s as f64 * BELOW_SMALLEST);
+        let bracketed = intervals.iter().any(Interval::edge_read);
         let read: Vec<f64> = intervals
             .iter()
-            .map(|i| i.edge_bytes.map_or(below, |b| b as f64))
+            .map(|i| match i.edge_bytes {
+                Some(b) => b as f64,
+                None if bracketed && !i.edge_read() => f64::NAN,
+                None => below,
+            })
             .collect();
         let lower: Vec<bool> = intervals
             .iter()
@@ -434,57 +452,6 @@ pub fn summarise(
             .collect(),
         settle_edge: header.settle_edge.clone(),
     }
-}
-
-/// The edge series the events are found in, where some readings are only
-/// lower bounds (`lower`: at least that probe was served, and the larger
-/// ones were walked short and left out, or there were none): each bound
-/// takes the nearest reading above it, bound or not (the edge may well
-/// have stayed there), and stays as it is where none lies above. A bound
-/// says nothing of how far above it the edge lay: taken as itself, a quiet
-/// watch on the Zen 5 guest, whose 11.8 MiB probe was walked whole in some
-/// intervals and short in others, read events "6.8 MiB -> 9.7 MiB" and
-/// back between the two, and a streaming neighbour's edge event ran two
-/// intervals past its end while that probe's walks grew back. The
-/// quantiles still count each bound as it is.
-pub fn bounds_filled(values: &[f64], lower: &[bool]) -> Vec<f64> {
-    let n = values.len();
-    let before = nearest_above(values.iter().copied().enumerate(), n);
-    let after = nearest_above(values.iter().copied().enumerate().rev(), n);
-    values
-        .iter()
-        .enumerate()
-        .map(|(i, &v)| {
-            if !(lower.get(i).copied().unwrap_or(false) && v.is_finite()) {
-                return v;
-            }
-            // The nearer of the two, the earlier where they are as near.
-            let nearer = match (before[i], after[i]) {
-                (Some(b), Some(a)) => Some(if i - b <= a - i { b } else { a }),
-                (b, a) => b.or(a),
-            };
-            nearer.map_or(v, |j| values[j])
-        })
-        .collect()
-}
-
-/// For each of `n` readings, visited as `visit` gives them (index, value),
-/// the nearest one visited before it whose value is finite and above its
-/// own. One pass with a stack of the readings no nearer one has passed: a
-/// day-long watch has 86,400 intervals, and a scan out from each one in
-/// turn is quadratic where a watch that read "at least the largest probe"
-/// throughout has nothing above to find.
-fn nearest_above(visit: impl Iterator<Item = (usize, f64)>, n: usize) -> Vec<Option<usize>> {
-    let mut found = vec![None; n];
-    let mut stack: Vec<(usize, f64)> = Vec::new();
-    for (i, v) in visit.filter(|(_, v)| v.is_finite()) {
-        while stack.last().is_some_and(|&(_, s)| s <= v) {
-            stack.pop();
-        }
-        found[i] = stack.last().map(|&(j, _)| j);
-        stack.push((i, v));
-    }
-    found
 }
 
 /// How many intervals' edges are only a lower bound short of the largest

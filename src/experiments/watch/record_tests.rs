@@ -124,32 +124,3 @@ fn an_edge_moving_the_way_its_memory_reference_did_is_marked() {
     assert_eq!(edge[3].with_memory, Some(0.3), "a lasting step");
     assert_eq!(all[0].events[0].with_memory, None, "only the edge");
 }
-
-#[test]
-fn a_lower_bound_takes_the_nearest_reading_above_it_for_the_events() {
-    let nan = f64::NAN;
-    // 11.8 (a bound), 9.7 (read), 6.8 (a bound), 3.4 (under every probe),
-    // 6.8 (a bound), 11.8 (a bound).
-    let read = [11.8, 9.7, 6.8, 3.4, 6.8, 11.8, nan];
-    let lower = [true, false, true, false, true, true, true];
-    let filled = bounds_filled(&read, &lower);
-    // The first bound has nothing above it: itself. The 6.8 at 2 takes
-    // the nearer of 9.7 (1 before) and 11.8 (3 after); at 4 the 11.8 next
-    // to it. Readings that are no bound, and a missing one, stay.
-    assert_eq!(filled[..6], [11.8, 9.7, 9.7, 3.4, 11.8, 11.8]);
-    assert!(filled[6].is_nan());
-    // A bound never takes a reading below it: under every probe is no
-    // evidence that the edge was only at the bound.
-    assert_eq!(bounds_filled(&[3.4, 6.8], &[false, true]), [3.4, 6.8]);
-    // As near either side: the earlier. A reading equal to the bound is no
-    // reading above it, and a missing one is passed over.
-    let filled = bounds_filled(&[9.0, 6.8, 7.5], &[false, true, false]);
-    assert_eq!(filled, [9.0, 9.0, 7.5]);
-    let filled = bounds_filled(&[6.8, nan, 6.8, 9.0], &[true, false, true, true]);
-    assert_eq!(filled[2..], [9.0, 9.0]);
-    assert_eq!(filled[0], 9.0);
-    // A day of intervals at the largest probe, nothing above: at once.
-    let day = vec![35.3; 86_400];
-    let filled = bounds_filled(&day, &vec![true; 86_400]);
-    assert_eq!(filled, day);
-}
