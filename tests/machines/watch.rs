@@ -15,7 +15,7 @@ use memlat::analysis::detect;
 use memlat::experiments::plateaus::{LevelSize, MeasuredLevels};
 use memlat::experiments::watch::edge::{Walk, interval_edge, references, references_hold};
 use memlat::experiments::watch::plan::DEFAULT_DUTY;
-use memlat::experiments::watch::probe::{Preparation, Role, preparation, warm_shares};
+use memlat::experiments::watch::probe::{Preparation, Role, WarmCost, preparation, warm_shares};
 use memlat::experiments::watch::record::summarise;
 use memlat::experiments::watch::{
     EdgePlan, EdgeReading, Interval, WARM_CYCLES, WatchHeader, WatchPlan, edge_reading, plan,
@@ -258,7 +258,14 @@ fn budgeted_interval(
     let far = noise.jitter(model::latency(row, &d, *memory), NOISE);
     let cycles: Vec<u64> = sizes.iter().map(|&s| s / row.line).collect();
     let seconds = budget(&cycles) as f64 * far * 1e-9;
-    let costs: Vec<(u64, f64)> = cycles.iter().map(|&c| (c, far)).collect();
+    let costs: Vec<WarmCost> = cycles
+        .iter()
+        .map(|&cycle| WarmCost {
+            cycle,
+            whole_ns: far,
+            short_ns: far,
+        })
+        .collect();
     let walks: Vec<Walk> = warm_shares(&costs, seconds, seconds)
         .iter()
         .zip(&cycles)

@@ -2,7 +2,7 @@
 //! settle pass and shared out smallest probe first, and the timed runs and
 //! warm walks fitted to what each interval spent.
 
-use super::probe::{self, Probe, Role, warm_floor, warm_shares};
+use super::probe::{self, Probe, Role, WarmCost, warm_floor, warm_shares};
 use super::{BUDGET_TARGET, EDGE_WARM_SHARE, MIN_TRIPS, Watch};
 
 impl Watch {
@@ -44,9 +44,13 @@ impl Watch {
             .iter_mut()
             .filter(|p| p.role == Role::Edge)
             .collect();
-        let walks: Vec<(u64, f64)> = edges
+        let walks: Vec<WarmCost> = edges
             .iter()
-            .map(|p| (p.chain.len(), p.warm_ns_per_load))
+            .map(|p| WarmCost {
+                cycle: p.chain.len(),
+                whole_ns: p.warm_ns_per_load,
+                short_ns: p.short_ns_per_load,
+            })
             .collect();
         for (probe, warm) in edges.iter_mut().zip(warm_shares(&walks, seconds, planned)) {
             if let Some(warm) = warm {

@@ -231,6 +231,7 @@ impl Watch {
                 warm,
                 warm_ns_per_load: 0.0,
                 settle_ns_per_load: 0.0,
+                short_ns_per_load: 0.0,
             });
         }
         let budget = plan.duty * plan.interval_s;

@@ -82,6 +82,11 @@ pub(super) struct Probe {
     /// ([`warm_ns_per_load`]; 0 before it): the most `warm_ns_per_load`
     /// is ever reckoned at ([`next_warm_ns_per_load`]).
     pub(super) settle_ns_per_load: f64,
+    /// What one load of its last warm walk short of whole cycles took, ns
+    /// (0 before one): such a walk is not rewritten first and brings back
+    /// only part of the chain, so it costs what the level holds of it
+    /// (see [`WarmCost`]).
+    pub(super) short_ns_per_load: f64,
 }
 
 impl Probe {
@@ -109,35 +114,76 @@ pub(super) fn warm_floor(cycle: u64) -> u64 {
     cycle.min(MAX_WARM_LOADS)
 }
 
-/// Warm walks that fit `seconds` for edge probes given as (chain length,
-/// ns a warm load is reckoned to cost), smallest first: [`WARM_CYCLES`]
-/// whole cycles each while the time lasts, then what is left, each at
-/// least [`MAX_WARM_LOADS`] or one cycle. The smallest probe's whole
-/// cycles are kept wherever they fit `planned` (the share the settle pass
-/// planned, which `seconds` shrinks from after a burst): without them no
-/// interval reads an edge at all, not even "below the smallest probe", and
-/// a level that misses it costs a miss a load (the Zen 5 guest's 9.5 MiB
-/// probe, 127 ns a load, 39 ms of the planned 45). `None` for a probe
-/// whose cost is not known yet (its walk stays as it is).
-pub fn warm_shares(walks: &[(u64, f64)], seconds: f64, planned: f64) -> Vec<Option<u64>> {
+/// What an edge probe's warm walk is reckoned to cost, by how far it goes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WarmCost {
+    /// Loads in one cycle of its chain.
+    pub cycle: u64,
+    /// ns a load of its [`WARM_CYCLES`] whole cycles costs (rewritten
+    /// first, they find what the level holds of the probe put back:
+    /// [`warm_ns_per_load`], [`next_warm_ns_per_load`]); 0 or NaN while
+    /// unknown.
+    pub whole_ns: f64,
+    /// ns a load of a shorter walk costs: what the last one took (0 before
+    /// one, then taken as `whole_ns`). Not rewritten, such a walk misses
+    /// wherever the level let the probe go: on the Zen 5 guest, after a
+    /// streaming neighbour, a 20.4 MiB probe walked 0.65-1.05 cycles read
+    /// 104-120 ns a load, where the settle pass (the host then leaving the
+    /// guest its whole L3) had read 17; reckoned at 17, its walks took 33
+    /// ms of an interval's 80 while they were costed at 5, every interval
+    /// spent its aim, and the warm walks never grew back to whole cycles
+    /// for the eight intervals the watch had left.
+    pub short_ns: f64,
+}
+
+/// Warm walks that fit `seconds` for edge probes, smallest first:
+/// [`WARM_CYCLES`] whole cycles each while the time lasts (at their
+/// `whole_ns`), then what is left, at their `short_ns`, each at least
+/// [`MAX_WARM_LOADS`] or one cycle. (A walk short of a cycle only its
+/// floor, since its timed window meets lines the walk never reached, was
+/// tried on the Zen 5 guest: the intervals a probe walked only its floor
+/// cost so little that the next gave it whole cycles, which missed, and
+/// 13 of 40 intervals spent over the duty budget, up to 146 ms of 100,
+/// against 1-3 with the rest of the time walked.) The smallest probe's whole cycles are
+/// kept wherever they fit `planned` (the share the settle pass planned,
+/// which `seconds` shrinks from after a burst): without them no interval
+/// reads an edge at all, not even "below the smallest probe", and a level
+/// that misses it costs a miss a load (the Zen 5 guest's 9.5 MiB probe, 127
+/// ns a load, 39 ms of the planned 45). `None` for a probe whose cost is
+/// not known yet (its walk stays as it is).
+pub fn warm_shares(walks: &[WarmCost], seconds: f64, planned: f64) -> Vec<Option<u64>> {
     let mut left = seconds;
     walks
         .iter()
         .enumerate()
-        .map(|(k, &(cycle, ns_per_load))| {
-            let per_load = ns_per_load * 1e-9;
+        .map(|(k, walk)| {
+            let per_load = walk.whole_ns * 1e-9;
             if per_load.is_nan() || per_load <= 0.0 {
                 return None;
             }
-            let whole = cycle.saturating_mul(WARM_CYCLES);
+            let per_short = if walk.short_ns > 0.0 {
+                walk.short_ns * 1e-9
+            } else {
+                per_load
+            };
+            let whole = walk.cycle.saturating_mul(WARM_CYCLES);
+            let whole_s = whole as f64 * per_load;
             let time = match k {
-                0 => left.max((whole as f64 * per_load).min(planned)),
+                0 => left.max(whole_s.min(planned)),
                 _ => left,
             };
-            let warm = ((time.max(0.0) / per_load) as u64)
-                .min(whole)
-                .max(warm_floor(cycle));
-            left -= warm as f64 * per_load;
+            let (warm, spent) = if whole_s <= time {
+                (whole, whole_s)
+            } else {
+                // Short of a cycle, the timed window meets lines the walk
+                // never reached (its own last interval's): past the floor
+                // (the TLB's walk) such loads buy nothing.
+                let short = ((time.max(0.0) / per_short) as u64)
+                    .min(whole.saturating_sub(1))
+                    .max(warm_floor(walk.cycle));
+                (short, short as f64 * per_short)
+            };
+            left -= spent;
             Some(warm)
         })
         .collect()
@@ -221,11 +267,15 @@ pub(super) fn sample(
     let walk_started = Instant::now();
     walker.walk(trips)?;
     if probe.role == Role::Edge && !settle && probe.settle_ns_per_load > 0.0 {
-        probe.warm_ns_per_load = next_warm_ns_per_load(
-            probe.settle_ns_per_load,
-            walk_started.elapsed(),
-            trips * per_trip,
-        );
+        // Any walk that took less than the settle reckoning lowers what
+        // whole cycles are reckoned at (the level holds more of the probe
+        // now: a floor walk that hits says so as well as a whole one); a
+        // short walk also sets what short walks cost, above it or not.
+        let (elapsed, loads) = (walk_started.elapsed(), trips * per_trip);
+        probe.warm_ns_per_load = next_warm_ns_per_load(probe.settle_ns_per_load, elapsed, loads);
+        if !probe.walks_whole(settle) {
+            probe.short_ns_per_load = elapsed.as_secs_f64() * 1e9 / loads.max(1) as f64;
+        }
     }
     let timed = engine
         .time(
@@ -250,12 +300,7 @@ mod tests {
         // Four probes of 40k, 80k, 160k and 320k lines at 100 ns a warm
         // load; 30 ms: the first two get their two cycles (24 ms), the
         // third the 6 ms left (60k loads), the fourth its floor.
-        let walks = [
-            (40_000, 100.0),
-            (80_000, 100.0),
-            (160_000, 100.0),
-            (320_000, 100.0),
-        ];
+        let walks = [40_000, 80_000, 160_000, 320_000].map(|cycle| at(cycle, 100.0));
         let shares = warm_shares(&walks, 0.030, 0.030);
         assert_eq!(shares[..2], [Some(80_000), Some(160_000)]);
         assert!(
@@ -278,7 +323,52 @@ mod tests {
             "{shares:?}"
         );
         // A probe whose cost is not known yet keeps its walk.
-        assert_eq!(warm_shares(&[(1000, 0.0)], 1.0, 1.0), [None]);
+        assert_eq!(warm_shares(&[at(1000, 0.0)], 1.0, 1.0), [None]);
+    }
+
+    /// A probe of `cycle` loads whose every warm load costs `ns`.
+    fn at(cycle: u64, ns: f64) -> WarmCost {
+        WarmCost {
+            cycle,
+            whole_ns: ns,
+            short_ns: 0.0,
+        }
+    }
+
+    #[test]
+    fn a_walk_short_of_whole_cycles_is_costed_at_what_the_last_one_took() {
+        // 6.8, 11.8 and 20.4 MiB probes; the largest reckoned at 17 ns a
+        // load walked whole (the settle pass), 115 walked short. 13 ms:
+        // the first two whole (8.29 ms), and of the 4.71 left the third
+        // walks 41k loads at 115 ns (not 277k reckoned at 17, which would
+        // take 32 ms).
+        let mut walks = [at(111_000, 13.0), at(193_000, 14.0), at(334_000, 17.0)];
+        walks[2].short_ns = 115.0;
+        let shares = warm_shares(&walks, 0.013, 0.045);
+        assert_eq!(shares[..2], [Some(222_000), Some(386_000)]);
+        let left = 0.013 - 222_000.0 * 13e-9 - 386_000.0 * 14e-9;
+        let expected = (left / 115e-9) as u64;
+        assert!(
+            shares[2].is_some_and(|w| w.abs_diff(expected) <= 1),
+            "{shares:?}"
+        );
+        // Given the time for its whole cycles at their own cost: whole.
+        let shares = warm_shares(&walks, 0.020, 0.045);
+        assert_eq!(shares[2], Some(668_000));
+        // A short walk that reaches a cycle, at its own cost: 100k loads a
+        // cycle, whole reckoned at 130 ns (26 ms), short at 20; 10 ms buys
+        // the most short of whole, never a whole walk at the short price.
+        let walk = WarmCost {
+            cycle: 100_000,
+            whole_ns: 130.0,
+            short_ns: 20.0,
+        };
+        assert_eq!(warm_shares(&[walk], 0.010, 0.010), [Some(199_999)]);
+        let shares = warm_shares(&[walk], 0.003, 0.003);
+        assert!(
+            shares[0].is_some_and(|w| w.abs_diff(150_000) <= 1),
+            "{shares:?}"
+        );
     }
 
     #[test]
@@ -288,14 +378,14 @@ mod tests {
         // half a cycle; once the first is costed at the 13 ns its whole walk
         // took, the second gets more than a whole cycle. Beside a neighbour
         // the first's walk took 127 ns a load: it stays at 90.
-        let settle = warm_shares(&[(155_000, 90.0), (241_000, 130.0)], 0.045, 0.045);
+        let settle = warm_shares(&[at(155_000, 90.0), at(241_000, 130.0)], 0.045, 0.045);
         assert!(settle[1].unwrap() < 241_000, "{settle:?}");
         let took = next_warm_ns_per_load(90.0, Duration::from_micros(4030), 310_000);
         assert!((took - 13.0).abs() < 0.01, "{took}");
         // A walk that missed is never reckoned above the settle reading.
         let missed = next_warm_ns_per_load(90.0, Duration::from_micros(39_370), 310_000);
         assert_eq!(missed, 90.0);
-        let walked = warm_shares(&[(155_000, took), (241_000, 130.0)], 0.045, 0.045);
+        let walked = warm_shares(&[at(155_000, took), at(241_000, 130.0)], 0.045, 0.045);
         assert_eq!(walked[0], Some(310_000));
         assert!(walked[1].unwrap() > 241_000, "{walked:?}");
     }
