@@ -332,6 +332,9 @@ fn intervals_that_read_no_edge_are_missing_from_its_events_not_below_every_probe
         .collect();
     assert!(!gaps[10].edge_read() && gaps[9].edge_read());
     let h = header();
+    // The live line claims nothing for it.
+    let line = memlat::output::watch::live_line(&h, &gaps[..11], false);
+    assert!(line.contains("L3 edge -"), "{line}");
     let summary = summarise(&h, &gaps, 40.0, None, false);
     let edge = summary.series.last().expect("an edge series");
     assert_eq!(edge.name, "L3 edge");
@@ -348,6 +351,8 @@ fn intervals_that_read_no_edge_are_missing_from_its_events_not_below_every_probe
             _ => i,
         })
         .collect();
+    let line = memlat::output::watch::live_line(&h, &below[..11], false);
+    assert!(line.contains("L3 edge <4 MiB"), "{line}");
     let summary = summarise(&h, &below, 40.0, None, false);
     let events = &summary.series.last().expect("an edge series").events;
     assert_eq!(events.len(), 1, "{events:?}");
