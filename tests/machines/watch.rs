@@ -410,14 +410,29 @@ fn a_probe_walked_between_one_cycle_and_two_is_never_the_miss() {
 /// a budget growing back leaves them. Each as `memlat watch` records it.
 fn neighbour_series(row: &Row, seed: u64, plan: &(Vec<u64>, u64, u64)) -> Vec<Interval> {
     let cache = row.caches.last().expect("a cache");
+    let share = |k| {
+        if NEIGHBOUR.contains(&k) {
+            cache.serves.0
+        } else {
+            cache.serves.1
+        }
+    };
+    series(row, seed, plan, share)
+}
+
+/// 40 intervals as `memlat watch` records them, the last level serving
+/// `share(k)` bytes in interval `k`, a quarter of them short of their
+/// warm-walk budget (see [`neighbour_series`]).
+fn series(
+    row: &Row,
+    seed: u64,
+    plan: &(Vec<u64>, u64, u64),
+    share: impl Fn(u64) -> u64,
+) -> Vec<Interval> {
     let mut pick = Noise::new(seed ^ 0xE7E7);
     (0..40u64)
         .map(|k| {
-            let share = if NEIGHBOUR.contains(&k) {
-                cache.serves.0
-            } else {
-                cache.serves.1
-            };
+            let share = share(k);
             // The whole cycles, a load to spare for the rounding; or short.
             let part = if pick.unit() < -0.5 {
                 pick.within((0.1, 1.0))
@@ -579,6 +594,40 @@ fn a_neighbour_that_takes_part_of_the_share_is_an_edge_event_within_two_interval
                 .collect::<Vec<_>>(),
             truth(most) / 1048576.0,
             truth(least) / 1048576.0,
+        ))
+    });
+}
+
+/// The quiet half of issue 36's watch test on every row: no neighbour, the
+/// share at its most throughout, a quarter of the intervals short of their
+/// budget: no edge event (a budget's bounds, partial walks and intervals
+/// with no reading are no shift of the level).
+#[test]
+fn a_quiet_watch_with_budgets_that_move_reports_no_edge_event() {
+    every_row_over("watch edge, quiet", SERIES_DRAWS, |row, seed| {
+        let plan = plan(row, seed).ok_or("no cache level to watch")?;
+        let most = row.caches.last().expect("a cache").serves.1;
+        let intervals = series(row, seed, &plan, |_| most);
+        let summary = summarise(&header(row, &plan), &intervals, 40.0, None, false);
+        let edge = summary.series.last().expect("an edge series");
+        if edge.events.is_empty() {
+            return Ok(());
+        }
+        let read: Vec<String> = intervals
+            .iter()
+            .map(|i| match (i.edge_bytes, i.edge_at_least()) {
+                (_, Some(b)) => format!(">={:.1}", b as f64 / 1048576.0),
+                (Some(b), None) => format!("{:.1}", b as f64 / 1048576.0),
+                (None, None) if i.edge_read() => "<".into(),
+                (None, None) => "-".into(),
+            })
+            .collect();
+        Err(format!(
+            "events {:?} in a quiet watch; readings (MiB) {read:?}",
+            edge.events
+                .iter()
+                .map(|e| (e.start_index, e.end_index, e.change))
+                .collect::<Vec<_>>()
         ))
     });
 }

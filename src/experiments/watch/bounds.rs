@@ -83,7 +83,13 @@ pub fn bounds_filled(values: &[f64], lower: &[bool]) -> Vec<f64> {
             }
         };
         filled[i] = Some(value);
-        for k in path {
+        // Never under a bound's own probe: a reading within the tolerance
+        // under it says the edge stayed about there, and the bound says
+        // at least there (a lone low reading beside a bound would read as
+        // two, an event the running median does not remove).
+        let mut value = value;
+        for k in path.into_iter().rev() {
+            value = value.max(values[k]);
             filled[k] = Some(value);
         }
     }
@@ -180,6 +186,8 @@ mod tests {
             &[true, false, true, true, false],
         );
         assert_eq!(filled, [0.9, 0.7, 0.7, 0.7, 0.7]);
+        // A reading within it, under the bound: the bound's own probe.
+        assert_eq!(bounds_filled(&[3.5, 3.6], &[false, true]), [3.5, 3.6]);
         // Not a bound under it by more: that is below it.
         assert_eq!(bounds_filled(&[0.6, 0.7], &[false, true]), [0.6, 0.7]);
         // A day of intervals at the largest probe, nothing above: at once.
