@@ -76,14 +76,9 @@ pub fn live_line(header: &WatchHeader, history: &[Interval], sparks: bool) -> St
     if let Some(edge) = &header.plan.edge {
         // No edge found: below the smallest probe, which 0 bytes reads as;
         // nothing read at all (every probe left out, or the references did
-        // not hold): "-", no claim (files before the bracket was recorded
-        // cannot tell the two apart, and read as below).
-        let bracketed = history.iter().any(Interval::edge_read);
-        let bytes = match now.edge_bytes {
-            Some(b) => b as f64,
-            None if bracketed && !now.edge_read() => f64::NAN,
-            None => 0.0,
-        };
+        // not hold): "-", no claim. The live line shows intervals measured
+        // now, which record their brackets.
+        let bytes = now.edge_value(true, 0.0);
         let probe = |s: Option<&u64>| s.map(|&s| s as f64);
         // Served up to the last probe read (those past it walked short and
         // left out): at least that probe, marked as at the largest.

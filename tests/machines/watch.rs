@@ -18,7 +18,8 @@ use memlat::experiments::watch::plan::DEFAULT_DUTY;
 use memlat::experiments::watch::probe::{Preparation, Role, WarmCost, preparation, warm_shares};
 use memlat::experiments::watch::record::summarise;
 use memlat::experiments::watch::{
-    EdgePlan, EdgeReading, Interval, WARM_CYCLES, WatchHeader, WatchPlan, edge_reading, plan,
+    EdgePlan, EdgeReading, Interval, SeriesSummary, WARM_CYCLES, WatchHeader, WatchPlan,
+    edge_reading, plan,
 };
 
 use super::model::{self, Draw, Noise};
@@ -576,26 +577,39 @@ fn a_neighbour_that_takes_part_of_the_share_is_an_edge_event_within_two_interval
         if started && ended {
             return Ok(());
         }
-        let read: Vec<String> = intervals
-            .iter()
-            .map(|i| match (i.edge_bytes, i.edge_at_least()) {
-                (_, Some(b)) => format!(">={:.1}", b as f64 / 1048576.0),
-                (Some(b), None) => format!("{:.1}", b as f64 / 1048576.0),
-                (None, None) => "<".into(),
-            })
-            .collect();
         Err(format!(
             "no edge event starting in {starts:?} (found: {started}) and ending in {ends:?} \
-             (found: {ended}): events {:?}; readings (MiB) {read:?}; half served at {:.1} \
+             (found: {ended}): events {:?}; readings (MiB) {:?}; half served at {:.1} \
              then {:.1} MiB, probes {sizes:?}",
-            edge.events
-                .iter()
-                .map(|e| (e.start_index, e.end_index, e.change))
-                .collect::<Vec<_>>(),
+            events_of(edge),
+            readings_mib(&intervals),
             truth(most) / 1048576.0,
             truth(least) / 1048576.0,
         ))
     });
+}
+
+/// A watch's edge readings as a failure shows them, MiB: `>=` a lower
+/// bound, `<` below every probe, `-` nothing read.
+fn readings_mib(intervals: &[Interval]) -> Vec<String> {
+    intervals
+        .iter()
+        .map(|i| match (i.edge_bytes, i.edge_at_least()) {
+            (_, Some(b)) => format!(">={:.1}", b as f64 / 1048576.0),
+            (Some(b), None) => format!("{:.1}", b as f64 / 1048576.0),
+            (None, None) if i.edge_read() => "<".into(),
+            (None, None) => "-".into(),
+        })
+        .collect()
+}
+
+/// A series' events as (first interval, last, change).
+fn events_of(series: &SeriesSummary) -> Vec<(usize, Option<usize>, f64)> {
+    series
+        .events
+        .iter()
+        .map(|e| (e.start_index, e.end_index, e.change))
+        .collect()
 }
 
 /// The quiet half of issue 36's watch test on every row: no neighbour, the
@@ -613,21 +627,10 @@ fn a_quiet_watch_with_budgets_that_move_reports_no_edge_event() {
         if edge.events.is_empty() {
             return Ok(());
         }
-        let read: Vec<String> = intervals
-            .iter()
-            .map(|i| match (i.edge_bytes, i.edge_at_least()) {
-                (_, Some(b)) => format!(">={:.1}", b as f64 / 1048576.0),
-                (Some(b), None) => format!("{:.1}", b as f64 / 1048576.0),
-                (None, None) if i.edge_read() => "<".into(),
-                (None, None) => "-".into(),
-            })
-            .collect();
         Err(format!(
-            "events {:?} in a quiet watch; readings (MiB) {read:?}",
-            edge.events
-                .iter()
-                .map(|e| (e.start_index, e.end_index, e.change))
-                .collect::<Vec<_>>()
+            "events {:?} in a quiet watch; readings (MiB) {:?}",
+            events_of(edge),
+            readings_mib(&intervals)
         ))
     });
 }

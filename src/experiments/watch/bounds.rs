@@ -47,8 +47,13 @@ pub fn bounds_filled(values: &[f64], lower: &[bool]) -> Vec<f64> {
         (Some(a), Some(b)) => Some(if i.abs_diff(a) <= i.abs_diff(b) { a } else { b }),
         (a, b) => a.or(b),
     };
-    let before = nearest_above(values.iter().copied().enumerate(), n);
-    let after = nearest_above(values.iter().copied().enumerate().rev(), n);
+    // Bounds above: a reading above is within the tolerance too.
+    let bounds: Vec<(usize, f64)> = (0..n)
+        .filter(|&i| is_bound(i))
+        .map(|i| (i, values[i]))
+        .collect();
+    let before = nearest_above(bounds.iter().copied(), n);
+    let after = nearest_above(bounds.iter().rev().copied(), n);
     let read_before = nearest_at_least(&readings, &wanted, (0..n).collect::<Vec<_>>());
     let read_after = nearest_at_least(&readings, &wanted, (0..n).rev().collect::<Vec<_>>());
     // Where each bound takes its value from: the nearest candidate, the

@@ -175,9 +175,8 @@ pub fn warm_shares(walks: &[WarmCost], seconds: f64, planned: f64) -> Vec<Option
             let (warm, spent) = if whole_s <= time {
                 (whole, whole_s)
             } else {
-                // Short of a cycle, the timed window meets lines the walk
-                // never reached (its own last interval's): past the floor
-                // (the TLB's walk) such loads buy nothing.
+                // Short of whole, at what a short walk costs: never a whole
+                // walk at that price (a whole one is rewritten first).
                 let short = ((time.max(0.0) / per_short) as u64)
                     .min(whole.saturating_sub(1))
                     .max(warm_floor(walk.cycle));

@@ -112,6 +112,19 @@ impl Interval {
         self.edge_bracket_bytes != [None, None] || self.edge_served_bytes.is_some()
     }
 
+    /// The edge as one number of a series: its bytes where placed, `below`
+    /// where it lay under the smallest probe, NaN where nothing was read
+    /// ([`Interval::edge_read`]). `bracketed`: whether the intervals record
+    /// brackets (every interval memlat measures now does); where not (files
+    /// from before 2026-11-27), a null edge is below.
+    pub fn edge_value(&self, bracketed: bool, below: f64) -> f64 {
+        match self.edge_bytes {
+            Some(b) => b as f64,
+            None if bracketed && !self.edge_read() => f64::NAN,
+            None => below,
+        }
+    }
+
     /// The probe the edge is only at least, where its bracket has no upper
     /// end: every probe read was served up to it, and the larger ones were
     /// walked short and left out, or there were none.
@@ -401,11 +414,7 @@ pub fn summarise(
         let bracketed = intervals.iter().any(Interval::edge_read);
         let read: Vec<f64> = intervals
             .iter()
-            .map(|i| match i.edge_bytes {
-                Some(b) => b as f64,
-                None if bracketed && !i.edge_read() => f64::NAN,
-                None => below,
-            })
+            .map(|i| i.edge_value(bracketed, below))
             .collect();
         let lower: Vec<bool> = intervals
             .iter()
