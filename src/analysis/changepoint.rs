@@ -103,23 +103,18 @@ pub fn noise(logs: &[f64]) -> f64 {
     (SIGMA_PER_MAD * mad / std::f64::consts::SQRT_2).max(NOISE_FLOOR)
 }
 
-/// The shifts in `series` (positive readings in time order; a non-finite
-/// or non-positive reading is taken as the one before it).
+/// The shifts in `series` (positive readings in time order). A non-finite
+/// or non-positive reading is no reading: it is left out, and the shifts'
+/// indices are those of `series`. Taken as the one before it, a gap after a
+/// lone reading made two of it, which the running median keeps: an
+/// excursion from one reading (a watch interval with no edge reading).
 pub fn shifts(series: &[f64]) -> Vec<Shift> {
-    let mut logs = Vec::with_capacity(series.len());
-    for &v in series {
-        let l = if v.is_finite() && v > 0.0 {
-            v.ln()
-        } else {
-            match logs.last() {
-                Some(&l) => l,
-                None => continue,
-            }
-        };
-        logs.push(l);
-    }
-    // Leading gaps were skipped: indices count from the first valid reading.
-    let skipped = series.len() - logs.len();
+    let (at, logs): (Vec<usize>, Vec<f64>) = series
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| v.is_finite() && **v > 0.0)
+        .map(|(i, v)| (i, v.ln()))
+        .unzip();
     let sigma = noise(&logs);
     let smooth = median3(&logs);
     let n = smooth.len();
@@ -132,8 +127,8 @@ pub fn shifts(series: &[f64]) -> Vec<Shift> {
     let segments = merge(&smooth, bounds, threshold);
     let mut out = events(&segments, threshold);
     for s in &mut out {
-        s.start += skipped;
-        s.end = s.end.map(|e| e + skipped);
+        s.start = at[s.start];
+        s.end = s.end.map(|e| at[e]);
     }
     out
 }

@@ -132,14 +132,26 @@ fn a_constant_series_and_an_edge_that_steps_between_probe_sizes() {
     let found = shifts(&edge);
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!(found[0].start, 20);
-    // Missing readings take the one before; leading ones are skipped.
+    // Missing readings are left out, the indices stay the series'.
     let mut gaps = vec![f64::NAN, f64::NAN];
     gaps.extend(vec![100.0; 20]);
     gaps.extend(vec![200.0; 20]);
     gaps[10] = f64::NAN;
+    gaps[21] = f64::NAN;
     let found = shifts(&gaps);
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!(found[0].start, 22);
+    // A lone reading and a gap after it: still one reading, no event (taken
+    // as the one before, the gap made it two).
+    let mut lone = vec![100.0; 40];
+    lone[20] = 300.0;
+    lone[21] = f64::NAN;
+    assert_eq!(shifts(&lone), vec![]);
+    // An excursion with a gap inside it is one event, over the gap.
+    lone[22] = 300.0;
+    let found = shifts(&lone);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!((found[0].start, found[0].end), (20, Some(22)));
 }
 
 #[test]

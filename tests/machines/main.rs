@@ -33,34 +33,7 @@ const DRAWS: u64 = 5;
 /// Verdicts known wrong on a row, with why: each is a rule to rethink, not
 /// a row to drop. They are asserted still wrong, so the fix that rights one
 /// must take it off this list (and say so in CHANGELOG).
-const KNOWN_WRONG: &[(u32, &str, &str)] = &[
-    // One reading 10-12% under the level, then a lower bound as near a
-    // reading at the level on its other side: the bound takes the earlier
-    // (`bounds::bounds_filled`'s tie), and two intervals at the low reading
-    // pass the running median as a -10% excursion. A bound's fill that
-    // cannot copy a lone reading (the median of its nearest readings, say)
-    // is the rule to try; stop 58's rule had the same tie.
-    (
-        4,
-        "watch edge, quiet",
-        "a lone low reading copied into the bound beside it",
-    ),
-    (
-        6,
-        "watch edge, quiet",
-        "a lone low reading copied into the bound beside it",
-    ),
-    (
-        9,
-        "watch edge, quiet",
-        "a lone low reading copied into the bound beside it",
-    ),
-    (
-        12,
-        "watch edge, quiet",
-        "a lone low reading copied into the bound beside it",
-    ),
-];
+const KNOWN_WRONG: &[(u32, &str, &str)] = &[];
 
 /// Runs `check` on every row and draw; panics listing every failure.
 fn every_row(what: &str, check: impl Fn(&Row, u64) -> Result<(), String>) {

@@ -529,8 +529,9 @@ fn header(row: &Row, plan: &(Vec<u64>, u64, u64)) -> WatchHeader {
 /// an event is (a share that moves less is left to the level's own
 /// latency, or to nothing). Where the first intervals of the neighbour's
 /// window (or the first after it) read only bounds that both shares
-/// satisfy, nothing says when in them it came (or left): the event may
-/// start (or end) anywhere in them, and within two of them.
+/// satisfy, or nothing at all, nothing says when in them it came (or
+/// left), and the same holds of such intervals just before the window: the
+/// event may start (or end) anywhere in them, and within two of them.
 #[test]
 fn a_neighbour_that_takes_part_of_the_share_is_an_edge_event_within_two_intervals_of_its_ends() {
     // Many draws: the rules it proves fail one draw in fifty to two hundred
@@ -551,18 +552,31 @@ fn a_neighbour_that_takes_part_of_the_share_is_an_edge_event_within_two_interval
             return Ok(());
         }
         let intervals = neighbour_series(row, seed, &plan);
+        let (from, to) = (NEIGHBOUR.start as usize, NEIGHBOUR.end as usize - 1);
+        // What the neighbour's share read: its truth, or the largest reading
+        // in its window where noise put one above it.
+        let neighbours = intervals[from..=to]
+            .iter()
+            .filter(|i| i.edge_at_least().is_none())
+            .filter_map(|i| i.edge_bytes.map(|b| b as f64))
+            .fold(seen(least), f64::max);
         // A reading tells the two shares apart unless it is a bound the
         // neighbour's share satisfies too (the quiet one satisfies every
-        // bound that it does).
+        // bound that it does); an interval that read nothing tells nothing.
         let tells = |k: usize| {
-            intervals[k]
-                .edge_at_least()
-                .is_none_or(|b| b as f64 > seen(least) * (1.0 + MIN_SHIFT))
+            intervals[k].edge_read()
+                && intervals[k]
+                    .edge_at_least()
+                    .is_none_or(|b| b as f64 > neighbours * (1.0 + MIN_SHIFT))
         };
-        let (from, to) = (NEIGHBOUR.start as usize, NEIGHBOUR.end as usize - 1);
         let last = intervals.len() - 1;
         let first_told = |k: usize| (k..=last).find(|&j| tells(j)).unwrap_or(last);
-        let starts = from.saturating_sub(2)..=first_told(from) + 2;
+        // Its first interval away: from two before the first of the
+        // intervals just before the window that tell nothing (the last
+        // quiet one told apart is the last sure to be quiet), to two after
+        // the first in the window told apart.
+        let after_last_told = (0..from).rev().find(|&j| tells(j)).map_or(0, |j| j + 1);
+        let starts = after_last_told.saturating_sub(2)..=first_told(from) + 2;
         // Its last interval away: from two before the last reading in the
         // window told apart, to two after the last before one after it is.
         let last_in = (from..=to).rev().find(|&j| tells(j)).unwrap_or(from);

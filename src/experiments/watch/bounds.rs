@@ -5,34 +5,52 @@
 
 use crate::analysis::changepoint;
 
+/// The most readings on each side of a bound that its value is taken from:
+/// two each side, so that one reading never outweighs the others (a
+/// reading 10-12% under the level, then a bound, then the level: a bound
+/// that took its nearest reading, the earlier of two as near, made the low
+/// reading two intervals, which the running median keeps as an excursion;
+/// the catalogue's quiet watches on four rows, tests/machines/watch.rs).
+const AROUND_EACH_SIDE: usize = 2;
+
 /// The edge series the events are found in, where some readings are only
 /// lower bounds (`lower`: at least that probe was served, and the larger
-/// ones were walked short and left out, or there were none): each bound
-/// takes the nearest reading not under it by an event's least shift
-/// ([`changepoint::MIN_SHIFT`]: the events cannot tell such a reading
-/// from the bound) or the nearest bound above it, and where that is a
-/// bound, what that bound took in turn (the edge may well have stayed
-/// there); it stays as it is where neither lies anywhere. A bound says nothing of how
-/// far above it the edge lay: taken as itself, a quiet watch on the Zen 5
-/// guest, whose 11.8 MiB probe was walked whole in some intervals and
-/// short in others, read events "6.8 MiB -> 9.7 MiB" and back between the
-/// two, and a streaming neighbour's edge event ran two intervals past its
-/// end while that probe's walks grew back. Taken as a bound above it, the
-/// catalogue's watches (tests/machines/watch.rs) ran an event two
-/// intervals past a neighbour's end, where ">=2.6 MiB" took the ">=3.3"
-/// beside it and the level was 3.9; and a neighbour's edge read 0.7 MiB
-/// and then ">=0.7", which took the quiet 0.9 MiB two intervals back where
-/// the reading just before it was the bound itself. The quantiles still
-/// count each bound as it is.
+/// ones were walked short and left out, or there were none). Each bound
+/// takes the median of what lies around it up to the first sign that the
+/// edge moved: on each side the nearest [`AROUND_EACH_SIDE`] readings not
+/// under it by an event's least shift ([`changepoint::MIN_SHIFT`]: the
+/// events cannot tell such a reading from the bound), up to the first
+/// reading under that (there the edge had moved away) or the first bound
+/// above it, which counts with the value it took and ends that side (past
+/// it, its own surroundings speak). Where nothing beside it agrees, the
+/// nearest value each side that does, wherever it lies. Never under its
+/// own probe; itself where nothing agrees anywhere.
+///
+/// A bound says nothing of how far above it the edge lay: taken as itself,
+/// a quiet watch on the Zen 5 guest, whose 11.8 MiB probe was walked whole
+/// in some intervals and short in others, read events "6.8 MiB -> 9.7 MiB"
+/// and back between the two. Taken as the bound above it, the catalogue's
+/// watches ran an event two intervals past a neighbour's end, where ">=2.6
+/// MiB" took the ">=3.3" beside it and the level was 3.9. Taken as its
+/// nearest agreeing reading, a lone low reading beside it counted twice.
+/// The quantiles still count each bound as it is.
 pub fn bounds_filled(values: &[f64], lower: &[bool]) -> Vec<f64> {
     let n = values.len();
     let is_bound = |i: usize| lower.get(i).copied().unwrap_or(false) && values[i].is_finite();
-    // Readings a bound may take: those not under it by an event's least
-    // shift (one within it is the bound as the events tell it), and
-    // bounds above it (what those took in turn).
+    let is_reading = |i: usize| !is_bound(i) && values[i].is_finite();
     let tolerance = 1.0 + changepoint::MIN_SHIFT;
+    let reading_before = nearest_where(0..n, is_reading, n);
+    let reading_after = nearest_where((0..n).rev(), is_reading, n);
+    let bounds: Vec<(usize, f64)> = (0..n)
+        .filter(|&i| is_bound(i))
+        .map(|i| (i, values[i]))
+        .collect();
+    let above_before = nearest_above(bounds.iter().copied(), n);
+    let above_after = nearest_above(bounds.iter().rev().copied(), n);
+    // Where nothing beside a bound agrees: the nearest reading anywhere
+    // that does, each side.
     let readings: Vec<f64> = (0..n)
-        .map(|i| if is_bound(i) { f64::NAN } else { values[i] })
+        .map(|i| if is_reading(i) { values[i] } else { f64::NAN })
         .collect();
     let wanted: Vec<f64> = (0..n)
         .map(|i| {
@@ -43,66 +61,93 @@ pub fn bounds_filled(values: &[f64], lower: &[bool]) -> Vec<f64> {
             }
         })
         .collect();
-    let nearest = |a: Option<usize>, b: Option<usize>, i: usize| match (a, b) {
-        (Some(a), Some(b)) => Some(if i.abs_diff(a) <= i.abs_diff(b) { a } else { b }),
-        (a, b) => a.or(b),
-    };
-    // Bounds above: a reading above is within the tolerance too.
-    let bounds: Vec<(usize, f64)> = (0..n)
-        .filter(|&i| is_bound(i))
-        .map(|i| (i, values[i]))
-        .collect();
-    let before = nearest_above(bounds.iter().copied(), n);
-    let after = nearest_above(bounds.iter().rev().copied(), n);
-    let read_before = nearest_at_least(&readings, &wanted, (0..n).collect::<Vec<_>>());
-    let read_after = nearest_at_least(&readings, &wanted, (0..n).rev().collect::<Vec<_>>());
-    // Where each bound takes its value from: the nearest candidate, the
-    // earlier where two are as near.
-    let source: Vec<Option<usize>> = (0..n)
-        .map(|i| {
-            if !is_bound(i) {
-                return None;
-            }
-            let earlier = nearest(read_before[i], before[i], i);
-            let later = nearest(read_after[i], after[i], i);
-            nearest(earlier, later, i)
-        })
-        .collect();
-    // Each chain of bounds ends at a reading or at a bound with nothing
-    // above it; a bound passes only to one strictly above it, so a chain
-    // never comes back on itself.
-    let mut filled: Vec<Option<f64>> = vec![None; n];
-    for start in 0..n {
-        let mut path = Vec::new();
-        let mut i = start;
-        let value = loop {
-            if let Some(v) = filled[i] {
-                break v;
-            }
-            match source[i] {
-                Some(j) => {
-                    path.push(i);
-                    i = j;
+    let agreeing_before = nearest_at_least(&readings, &wanted, (0..n).collect());
+    let agreeing_after = nearest_at_least(&readings, &wanted, (0..n).rev().collect());
+    // A bound's value may lean on the bounds above it: the highest first.
+    let mut order: Vec<(usize, f64)> = bounds;
+    order.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let mut filled = values.to_vec();
+    for (i, bound) in order {
+        let wanted = bound / tolerance;
+        let mut logs = Vec::with_capacity(2 * AROUND_EACH_SIDE);
+        for (readings, above) in [
+            (&reading_before, above_before[i]),
+            (&reading_after, above_after[i]),
+        ] {
+            let mut next = readings[i];
+            let mut taken = 0;
+            while taken < AROUND_EACH_SIDE {
+                let nearer_above = match (next, above) {
+                    (Some(r), Some(a)) => i.abs_diff(a) < i.abs_diff(r),
+                    (None, Some(_)) => true,
+                    (_, None) => false,
+                };
+                if nearer_above {
+                    logs.push(filled[above.expect("a bound above")].ln());
+                    break;
                 }
-                None => break values[i],
+                match next {
+                    Some(r) if values[r] >= wanted => {
+                        logs.push(values[r].ln());
+                        taken += 1;
+                        next = readings[r];
+                    }
+                    _ => break,
+                }
             }
-        };
-        filled[i] = Some(value);
-        // Never under a bound's own probe: a reading within the tolerance
-        // under it says the edge stayed about there, and the bound says
-        // at least there (a lone low reading beside a bound would read as
-        // two, an event the running median does not remove).
-        let mut value = value;
-        for k in path.into_iter().rev() {
-            value = value.max(values[k]);
-            filled[k] = Some(value);
+        }
+        if logs.is_empty() {
+            // Nothing beside it agrees: on each side, the nearer of the
+            // nearest reading that does and the nearest bound above (with
+            // what it took). A lone reading under it, or one at the edge
+            // of a short dip, is no sign of where the edge stays.
+            for (agreeing, above) in [
+                (agreeing_before[i], above_before[i]),
+                (agreeing_after[i], above_after[i]),
+            ] {
+                let value = match (agreeing, above) {
+                    (Some(r), Some(a)) if i.abs_diff(r) <= i.abs_diff(a) => values[r],
+                    (_, Some(a)) => filled[a],
+                    (Some(r), None) => values[r],
+                    (None, None) => continue,
+                };
+                logs.push(value.ln());
+            }
+        }
+        if let Some(median) = median(&mut logs) {
+            filled[i] = median.exp().max(bound);
         }
     }
     filled
-        .into_iter()
-        .zip(values)
-        .map(|(f, &v)| f.unwrap_or(v))
-        .collect()
+}
+
+/// The median of `logs` (the mean of the middle two for an even count),
+/// `None` for none.
+fn median(logs: &mut [f64]) -> Option<f64> {
+    if logs.is_empty() {
+        return None;
+    }
+    logs.sort_by(f64::total_cmp);
+    let m = logs.len();
+    Some((logs[(m - 1) / 2] + logs[m / 2]) / 2.0)
+}
+
+/// For each of `n` indices, the nearest one visited before it (in `visit`'s
+/// order) for which `wanted` holds.
+fn nearest_where(
+    visit: impl Iterator<Item = usize>,
+    wanted: impl Fn(usize) -> bool,
+    n: usize,
+) -> Vec<Option<usize>> {
+    let mut found = vec![None; n];
+    let mut last = None;
+    for i in visit {
+        found[i] = last;
+        if wanted(i) {
+            last = Some(i);
+        }
+    }
+    found
 }
 
 /// For each index with a finite `wanted[i]`, the nearest index visited
@@ -152,45 +197,62 @@ fn nearest_above(visit: impl Iterator<Item = (usize, f64)>, n: usize) -> Vec<Opt
 mod tests {
     use super::*;
 
+    fn close(a: &[f64], b: &[f64]) -> bool {
+        a.len() == b.len()
+            && a.iter().zip(b).all(|(x, y)| {
+                (x.is_nan() && y.is_nan()) || (x - y).abs() <= 1e-9 * x.abs().max(1.0)
+            })
+    }
+
     #[test]
-    fn a_lower_bound_takes_the_nearest_reading_above_it_for_the_events() {
+    fn a_lower_bound_takes_the_median_of_the_readings_around_it_that_agree() {
         let nan = f64::NAN;
-        // 11.8 (a bound), 9.7 (read), 6.8 (a bound), 3.4 (under every probe),
-        // 6.8 (a bound), 11.8 (a bound).
+        // A reading 11% under the level, then a bound the level and it both
+        // satisfy: the bound reads the level (low, level, level, level), and
+        // the low reading stays one interval, which is no event.
+        let mut read = vec![4.0; 20];
+        read[10] = 3.55;
+        read[11] = 3.3;
+        let mut lower = vec![false; 20];
+        lower[11] = true;
+        let filled = bounds_filled(&read, &lower);
+        assert_eq!(filled[11], 4.0);
+        assert!(changepoint::shifts(&filled).is_empty());
+        // Between two levels that both satisfy it: their middle (the
+        // geometric mean), siding with neither.
+        let filled = bounds_filled(&[9.0, 6.8, 7.5], &[false, true, false]);
+        assert!(close(&filled, &[9.0, (9.0f64 * 7.5).sqrt(), 7.5]));
+        // Nothing past a reading under it (there the edge had moved): 11.8
+        // (a bound), 9.7, 6.8 (a bound), 3.4, 6.8 (a bound), 11.8 (a bound).
+        // The first has no reading that agrees before the 9.7 under it:
+        // itself. The 6.8 at 2 takes 9.7 and the bound above it (11.8),
+        // not the 3.4; at 4 the 11.8 beside it. A missing one stays.
         let read = [11.8, 9.7, 6.8, 3.4, 6.8, 11.8, nan];
         let lower = [true, false, true, false, true, true, true];
         let filled = bounds_filled(&read, &lower);
-        // The first bound has nothing above it: itself. The 6.8 at 2 takes
-        // the nearer of 9.7 (1 before) and 11.8 (3 after); at 4 the 11.8 next
-        // to it (a bound with nothing above: itself). Readings that are no
-        // bound, and a missing one, stay.
-        assert_eq!(filled[..6], [11.8, 9.7, 9.7, 3.4, 11.8, 11.8]);
-        assert!(filled[6].is_nan());
+        let mid = (9.7f64 * 11.8).sqrt();
+        assert!(close(&filled, &[11.8, 9.7, mid, 3.4, 11.8, 11.8, nan]));
         // A bound never takes a reading below it: under every probe is no
         // evidence that the edge was only at the bound.
         assert_eq!(bounds_filled(&[3.4, 6.8], &[false, true]), [3.4, 6.8]);
-        // As near either side: the earlier. A reading equal to the bound is no
-        // reading above it, and a missing one is passed over.
-        let filled = bounds_filled(&[9.0, 6.8, 7.5], &[false, true, false]);
-        assert_eq!(filled, [9.0, 9.0, 7.5]);
-        let filled = bounds_filled(&[6.8, nan, 6.8, 9.0], &[true, false, true, true]);
-        assert_eq!(filled[2..], [9.0, 9.0]);
-        assert_eq!(filled[0], 9.0);
-        // A bound whose nearest reading above is a bound takes what that one
-        // took: after a neighbour (2.9 MiB), ">=2.6" beside ">=3.3" beside the
-        // level (3.9) reads as the level, not as 3.3, 15% under it.
+        // A bound above counts with what it took and ends its side: after a
+        // neighbour (2.9 MiB), ">=2.6" between ">=3.3" and the level (3.9)
+        // reads as the level, not as 3.3, 15% under it.
         let filled = bounds_filled(
             &[2.9, 2.0, 3.3, 2.6, 4.0],
             &[false, true, true, true, false],
         );
-        assert_eq!(filled, [2.9, 2.9, 4.0, 4.0, 4.0]);
-        // A reading within an event's least shift of a bound is as good as
-        // above it: ">=0.7" beside a 0.7 reads 0.7, not the 0.9 further back.
+        let mid = (2.9f64 * 4.0).sqrt();
+        assert!(close(&filled, &[2.9, mid, 4.0, 4.0, 4.0]));
+        let filled = bounds_filled(&[6.8, nan, 6.8, 9.0], &[true, false, true, true]);
+        assert!(close(&filled, &[9.0, nan, 9.0, 9.0]));
+        // A reading within an event's least shift of a bound agrees with it:
+        // ">=0.7" beside a 0.7 reads 0.7, not the 0.9 further back.
         let filled = bounds_filled(
             &[0.9, 0.7, 0.7, 0.4, 0.7],
             &[true, false, true, true, false],
         );
-        assert_eq!(filled, [0.9, 0.7, 0.7, 0.7, 0.7]);
+        assert!(close(&filled, &[0.9, 0.7, 0.7, 0.7, 0.7]));
         // A reading within it, under the bound: the bound's own probe.
         assert_eq!(bounds_filled(&[3.5, 3.6], &[false, true]), [3.5, 3.6]);
         // Not a bound under it by more: that is below it.
