@@ -51,13 +51,19 @@ fn the_sweep_ends_past_every_level_and_its_cut_curve_reads_them_all() {
                 memlat::output::detect::table(&cut)
             ));
         }
+        // Each capacity is known to its bracket (the sizes either side of
+        // where half the loads stop being served): the cut curve's must
+        // meet the whole curve's. Its memory plateau rests on fewer points,
+        // so a crossing at a grid size may fall on the size's other side
+        // (0.2% under it, draw 18 of rows 5 and 9 at 100 draws).
         let whole = detect::detect(&curve, &sysfs);
         for (c, w) in cut.levels.iter().zip(&whole.levels) {
-            if let (Some(got), Some([low, high])) = (c.size_bytes, w.size_bracket_bytes)
-                && !(low..=high).contains(&got)
+            if let (Some(got), Some([cut_low, cut_high]), Some([low, high])) =
+                (c.size_bytes, c.size_bracket_bytes, w.size_bracket_bytes)
+                && (cut_high < low || cut_low > high)
             {
                 return Err(format!(
-                    "ended at {} ({reason}): {} {got} outside the whole curve's {low}..{high}",
+                    "ended at {} ({reason}): {} {got} ({cut_low}..{cut_high}) apart from the whole curve's {low}..{high}",
                     curve[end - 1].size_bytes,
                     c.name
                 ));

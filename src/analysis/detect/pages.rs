@@ -148,18 +148,30 @@ fn judge_climb(curve: &[CurvePoint], d: &mut Detection, test: &PageTest) {
         HumanBytes(largest.size_bytes)
     );
     let with = read_with(test, test.memory_ns, test.largest_ns);
+    // From the first size on which every later one stays above the start by a climb's ratio.
+    let mut sizes: Vec<&CurvePoint> = curve.iter().filter(|p| p.size_bytes >= first).collect();
+    sizes.sort_by_key(|p| p.size_bytes);
+    let held = sizes
+        .iter()
+        .rev()
+        .take_while(|p| p.ns >= start_ns * CLIMB_RATIO)
+        .count();
+    let starts = sizes[sizes.len() - held.max(1)].size_bytes;
     match cause {
+        ClimbCause::Level if rises_late(curve, first, largest, start_ns) => {
+            d.translation = Some(Translation {
+                starts_bytes: starts,
+                latency_ns_at_largest: largest.ns,
+                page_test: Some(*test),
+                cause: Some(cause),
+            });
+            d.notes.push(format!(
+                "{rise}, most of it in the plateau's upper half, and the rise stayed when the page size changed ({with}): not the tail of the step into memory (a level's tail rises most just past its step) but a farther tier from about {}",
+                HumanBytes(starts)
+            ));
+            d.notes.push(climb_note(cause, test, largest.ns));
+        }
         ClimbCause::Translation => {
-            // From the first size on which every later one stays above the start by a climb's ratio.
-            let mut sizes: Vec<&CurvePoint> =
-                curve.iter().filter(|p| p.size_bytes >= first).collect();
-            sizes.sort_by_key(|p| p.size_bytes);
-            let held = sizes
-                .iter()
-                .rev()
-                .take_while(|p| p.ns >= start_ns * CLIMB_RATIO)
-                .count();
-            let starts = sizes[sizes.len() - held.max(1)].size_bytes;
             d.translation = Some(Translation {
                 starts_bytes: starts,
                 latency_ns_at_largest: largest.ns,
@@ -175,6 +187,25 @@ fn judge_climb(curve: &[CurvePoint], d: &mut Detection, test: &PageTest) {
             "{rise}, and the rise stayed when the page size changed ({with}): not translation (the tail of the step into memory, or the start of a farther tier)"
         )),
     }
+}
+
+/// Whether memory's plateau, from `first` (read `start_ns`) to `largest`,
+/// rises more over its upper half in log size than over its lower half,
+/// and by a climb's ratio ([`CLIMB_RATIO`]) over the upper half alone.
+/// The tail of the step into memory cannot: the share of loads the level
+/// below still serves falls fastest just past its capacity (to nothing
+/// under LRU, as `C / S` under adaptive insertion, faster under random
+/// replacement), so each size adds less of the rise than the one before. A
+/// farther tier from a size `F` adds nothing before `F` (a remote node
+/// past the local one's free memory, CXL past local DRAM).
+fn rises_late(curve: &[CurvePoint], first: u64, largest: &CurvePoint, start_ns: f64) -> bool {
+    let Some(middle) = tail::middle(curve, [first, largest.size_bytes])
+        .and_then(|m| curve.iter().find(|p| p.size_bytes == m))
+    else {
+        return false;
+    };
+    let (early, late) = (middle.ns - start_ns, largest.ns - middle.ns);
+    late > early && largest.ns >= middle.ns * CLIMB_RATIO
 }
 
 /// What the page test says of a climb past memory.

@@ -128,7 +128,7 @@ pub fn page_test_sizes(d: &super::Detection, curve: &[CurvePoint]) -> Option<Pag
 }
 
 /// The measured size within `[first, last]` nearest their geometric middle.
-fn middle(curve: &[CurvePoint], [first, last]: [u64; 2]) -> Option<u64> {
+pub(super) fn middle(curve: &[CurvePoint], [first, last]: [u64; 2]) -> Option<u64> {
     let mid = ((first as f64).ln() + (last as f64).ln()) / 2.0;
     curve
         .iter()

@@ -489,3 +489,54 @@ fn a_page_test_whose_upper_end_moved_tells_no_climb_either() {
         "{served:#?}"
     );
 }
+
+#[test]
+fn a_rise_across_memorys_plateau_that_comes_late_is_a_farther_tier_and_an_early_one_may_be_a_tail()
+{
+    // Memory at 115 ns to 512 MiB, then a remote node for what lies past
+    // it (the catalogue's 2-socket row, draw 31): the sweep ends half-way
+    // up the step, and the rise joins memory's plateau.
+    let truth = [(32 * K, 1.1), (512 * K, 4.0), (32 * M, 35.0)];
+    let mut tier = synthetic(&truth, 115.0, 0.01, 0.02, 7);
+    for p in tier.iter_mut().filter(|p| p.size_bytes > 512 * M) {
+        let far = 1.0 - (512 * M) as f64 / p.size_bytes as f64;
+        let grow = 1.0 + far * (190.0 / 115.0 - 1.0);
+        p.ns *= grow;
+        p.ns_min *= grow;
+        p.ns_max *= grow;
+    }
+    // The same ends after a tail: the L3 serving a falling share past
+    // its step (adaptive insertion, C / S), the rise all early.
+    let mut tail_curve = synthetic(&truth, 150.0, 0.01, 0.02, 7);
+    for p in tail_curve.iter_mut().filter(|p| p.size_bytes > 32 * M) {
+        let served = (16 * M) as f64 / p.size_bytes as f64;
+        let ns = served * 35.0 + (1.0 - served) * 150.0;
+        let scale = ns / p.ns;
+        p.ns *= scale;
+        p.ns_min *= scale;
+        p.ns_max *= scale;
+    }
+    for (curve, late) in [(&tier, true), (&tail_curve, false)] {
+        let first = detect(curve, &sysfs());
+        let sizes = tail::page_test_sizes(&first, curve).unwrap();
+        let at = |s: u64| curve.iter().find(|p| p.size_bytes == s).unwrap().ns;
+        // 4 KiB pages add the same walk at both ends: the rise stays.
+        let test = tail::PageTest {
+            page_bytes: 4096,
+            memory_ns: at(sizes.memory) + 20.0,
+            largest_ns: at(sizes.largest) + 20.0,
+            below_bytes: sizes.below,
+            below_ns: sizes.below.map(|b| at(b) + 1.0),
+            below_here_ns: sizes.below.map(at),
+            memory_here_ns: Some(at(sizes.memory)),
+        };
+        let d = detect_with_pages(curve, &sysfs(), Some(&test), &[]);
+        assert_eq!(names(&d), ["L1", "L2", "L3", "memory"], "{d:#?}");
+        let cause = d.translation.and_then(|t| t.cause);
+        if late {
+            assert_eq!(cause, Some(tail::ClimbCause::Level), "{}", all_notes(&d));
+        } else {
+            assert_ne!(cause, Some(tail::ClimbCause::Level), "{}", all_notes(&d));
+        }
+    }
+}
