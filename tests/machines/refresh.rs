@@ -103,3 +103,26 @@ fn the_refresh_period_from_a_timeline_of_loads() {
         }
     });
 }
+
+/// Draws of row 16 (3.9 us read through timings of 440-600 ns on a 24 MHz
+/// timer) whose slow timings repeat their pattern every few periods: the
+/// sidebands that makes, about a fundamental too weak to be a period of its
+/// own, read as 19.5 us (draws 16 and 108, timings of 500 ns) and 7.8 us
+/// (61 and 78, 583 ns) until the fundamental had to pass as a period.
+#[test]
+fn sidebands_of_the_timings_phase_against_refresh_are_no_period() {
+    let row = super::rows::rows()
+        .into_iter()
+        .find(|r| r.id == 16)
+        .expect("row 16");
+    for seed in [16, 61, 78, 108] {
+        let line = timeline(&row, seed);
+        let d = distribution::analyse(&timings(&row, &line), row.timer.name).expect("a timeline");
+        let period = d.periodic_stalls.map(|s| s.period_ns);
+        assert!(
+            period.is_some_and(|p| (p / row.dram.refresh_ns - 1.0).abs() < 0.02),
+            "draw {seed}: period {period:?}, want {} ns",
+            row.dram.refresh_ns
+        );
+    }
+}
