@@ -37,21 +37,8 @@ const AROUND_EACH_SIDE: usize = 2;
 pub fn bounds_filled(values: &[f64], lower: &[bool]) -> Vec<f64> {
     let n = values.len();
     let is_bound = |i: usize| lower.get(i).copied().unwrap_or(false) && values[i].is_finite();
-    let is_reading = |i: usize| !is_bound(i) && values[i].is_finite();
     let tolerance = 1.0 + changepoint::MIN_SHIFT;
-    let reading_before = nearest_where(0..n, is_reading, n);
-    let reading_after = nearest_where((0..n).rev(), is_reading, n);
-    let bounds: Vec<(usize, f64)> = (0..n)
-        .filter(|&i| is_bound(i))
-        .map(|i| (i, values[i]))
-        .collect();
-    let above_before = nearest_above(bounds.iter().copied(), n);
-    let above_after = nearest_above(bounds.iter().rev().copied(), n);
-    // Where nothing beside a bound agrees: the nearest reading anywhere
-    // that does, each side.
-    let readings: Vec<f64> = (0..n)
-        .map(|i| if is_reading(i) { values[i] } else { f64::NAN })
-        .collect();
+    // What a bound needs a reading to be to agree with it; NaN for the rest.
     let wanted: Vec<f64> = (0..n)
         .map(|i| {
             if is_bound(i) {
@@ -61,64 +48,106 @@ pub fn bounds_filled(values: &[f64], lower: &[bool]) -> Vec<f64> {
             }
         })
         .collect();
-    let agreeing_before = nearest_at_least(&readings, &wanted, (0..n).collect());
-    let agreeing_after = nearest_at_least(&readings, &wanted, (0..n).rev().collect());
+    let readings: Vec<f64> = (0..n)
+        .map(|i| if is_bound(i) { f64::NAN } else { values[i] })
+        .collect();
+    let bounds: Vec<(usize, f64)> = (0..n)
+        .filter(|&i| is_bound(i))
+        .map(|i| (i, values[i]))
+        .collect();
+    let sides = [
+        Side::new(&readings, &wanted, &bounds, (0..n).collect()),
+        Side::new(&readings, &wanted, &bounds, (0..n).rev().collect()),
+    ];
     // A bound's value may lean on the bounds above it: the highest first.
-    let mut order: Vec<(usize, f64)> = bounds;
+    let mut order = bounds;
     order.sort_by(|a, b| b.1.total_cmp(&a.1));
     let mut filled = values.to_vec();
     for (i, bound) in order {
-        let wanted = bound / tolerance;
-        let mut logs = Vec::with_capacity(2 * AROUND_EACH_SIDE);
-        for (readings, above) in [
-            (&reading_before, above_before[i]),
-            (&reading_after, above_after[i]),
-        ] {
-            let mut next = readings[i];
-            let mut taken = 0;
-            while taken < AROUND_EACH_SIDE {
-                let nearer_above = match (next, above) {
-                    (Some(r), Some(a)) => i.abs_diff(a) < i.abs_diff(r),
-                    (None, Some(_)) => true,
-                    (_, None) => false,
-                };
-                if nearer_above {
-                    logs.push(filled[above.expect("a bound above")].ln());
-                    break;
-                }
-                match next {
-                    Some(r) if values[r] >= wanted => {
-                        logs.push(values[r].ln());
-                        taken += 1;
-                        next = readings[r];
-                    }
-                    _ => break,
-                }
-            }
-        }
+        let mut logs: Vec<f64> = sides
+            .iter()
+            .flat_map(|side| side.around(i, &readings, wanted[i], &filled))
+            .collect();
         if logs.is_empty() {
-            // Nothing beside it agrees: on each side, the nearer of the
-            // nearest reading that does and the nearest bound above (with
-            // what it took). A lone reading under it, or one at the edge
-            // of a short dip, is no sign of where the edge stays.
-            for (agreeing, above) in [
-                (agreeing_before[i], above_before[i]),
-                (agreeing_after[i], above_after[i]),
-            ] {
-                let value = match (agreeing, above) {
-                    (Some(r), Some(a)) if i.abs_diff(r) <= i.abs_diff(a) => values[r],
-                    (_, Some(a)) => filled[a],
-                    (Some(r), None) => values[r],
-                    (None, None) => continue,
-                };
-                logs.push(value.ln());
-            }
+            // Nothing beside it agrees. A lone reading under it, or one at
+            // the edge of a short dip, is no sign of where the edge stays.
+            logs = sides
+                .iter()
+                .filter_map(|side| side.nearest_agreeing(i, &readings, &filled))
+                .collect();
         }
         if let Some(median) = median(&mut logs) {
             filled[i] = median.exp().max(bound);
         }
     }
     filled
+}
+
+/// One direction from each interval (before it, or after it).
+struct Side {
+    /// The nearest reading (no bound, finite) that way.
+    reading: Vec<Option<usize>>,
+    /// The nearest bound above this one's value that way (bounds only).
+    above: Vec<Option<usize>>,
+    /// The nearest reading that agrees with this bound, however far.
+    agreeing: Vec<Option<usize>>,
+}
+
+impl Side {
+    /// The side met visiting the intervals in `order` (each one's nearest
+    /// is among those visited before it).
+    fn new(readings: &[f64], wanted: &[f64], bounds: &[(usize, f64)], order: Vec<usize>) -> Side {
+        let n = readings.len();
+        let rank: Vec<usize> = {
+            let mut rank = vec![0; n];
+            for (k, &i) in order.iter().enumerate() {
+                rank[i] = k;
+            }
+            rank
+        };
+        let mut visited = bounds.to_vec();
+        visited.sort_by_key(|&(i, _)| rank[i]);
+        Side {
+            reading: nearest_where(order.iter().copied(), |i| readings[i].is_finite(), n),
+            above: nearest_above(visited.into_iter(), n),
+            agreeing: nearest_at_least(readings, wanted, order),
+        }
+    }
+
+    /// The logarithms of what lies this way of bound `i` up to the first
+    /// sign the edge moved: up to [`AROUND_EACH_SIDE`] readings at least
+    /// `wanted`, ending at a reading under it or at the first bound above
+    /// (counted with the value it took, `filled`).
+    fn around(&self, i: usize, readings: &[f64], wanted: f64, filled: &[f64]) -> Vec<f64> {
+        let mut logs = Vec::with_capacity(AROUND_EACH_SIDE);
+        let mut next = self.reading[i];
+        while logs.len() < AROUND_EACH_SIDE {
+            match (next, self.above[i]) {
+                (r, Some(a)) if r.is_none_or(|r| i.abs_diff(a) < i.abs_diff(r)) => {
+                    logs.push(filled[a].ln());
+                    break;
+                }
+                (Some(r), _) if readings[r] >= wanted => {
+                    logs.push(readings[r].ln());
+                    next = self.reading[r];
+                }
+                _ => break,
+            }
+        }
+        logs
+    }
+
+    /// The logarithm of the nearer this way of bound `i`'s nearest
+    /// agreeing reading and its nearest bound above (with what it took).
+    fn nearest_agreeing(&self, i: usize, readings: &[f64], filled: &[f64]) -> Option<f64> {
+        let value = match (self.agreeing[i], self.above[i]) {
+            (Some(r), Some(a)) if i.abs_diff(r) <= i.abs_diff(a) => readings[r],
+            (_, Some(a)) => filled[a],
+            (Some(r), None) => readings[r],
+            (None, None) => return None,
+        };
+        Some(value.ln())
+    }
 }
 
 /// The median of `logs` (the mean of the middle two for an even count),
