@@ -157,35 +157,31 @@ fn judge_climb(curve: &[CurvePoint], d: &mut Detection, test: &PageTest) {
         .take_while(|p| p.ns >= start_ns * CLIMB_RATIO)
         .count();
     let starts = sizes[sizes.len() - held.max(1)].size_bytes;
-    match cause {
-        ClimbCause::Level if rises_late(curve, first, largest, start_ns) => {
-            d.translation = Some(Translation {
-                starts_bytes: starts,
-                latency_ns_at_largest: largest.ns,
-                page_test: Some(*test),
-                cause: Some(cause),
-            });
+    let note = match cause {
+        ClimbCause::Level if rises_late(curve, first, largest, start_ns) => format!(
+            "{rise}, most of it in the plateau's upper half, and the rise stayed when the page size changed ({with}): not the tail of the step into memory (a level's tail rises most just past its step) but a farther tier from about {}",
+            HumanBytes(starts)
+        ),
+        ClimbCause::Translation => format!(
+            "{rise}, and the rise moved with the page size ({with}): translation cost from about {}, confirmed; memory's figure ({memory_ns:.1} ns, its plateau's median) includes part of it, its first size reads {start_ns:.1} ns",
+            HumanBytes(starts)
+        ),
+        ClimbCause::Level => {
             d.notes.push(format!(
-                "{rise}, most of it in the plateau's upper half, and the rise stayed when the page size changed ({with}): not the tail of the step into memory (a level's tail rises most just past its step) but a farther tier from about {}",
-                HumanBytes(starts)
+                "{rise}, and the rise stayed when the page size changed ({with}): not translation (the tail of the step into memory, or the start of a farther tier)"
             ));
-            d.notes.push(climb_note(cause, test, largest.ns));
+            return;
         }
-        ClimbCause::Translation => {
-            d.translation = Some(Translation {
-                starts_bytes: starts,
-                latency_ns_at_largest: largest.ns,
-                page_test: Some(*test),
-                cause: Some(cause),
-            });
-            d.notes.push(format!(
-                "{rise}, and the rise moved with the page size ({with}): translation cost from about {}, confirmed; memory's figure ({memory_ns:.1} ns, its plateau's median) includes part of it, its first size reads {start_ns:.1} ns",
-                HumanBytes(starts)
-            ));
-        }
-        ClimbCause::Level => d.notes.push(format!(
-            "{rise}, and the rise stayed when the page size changed ({with}): not translation (the tail of the step into memory, or the start of a farther tier)"
-        )),
+    };
+    d.translation = Some(Translation {
+        starts_bytes: starts,
+        latency_ns_at_largest: largest.ns,
+        page_test: Some(*test),
+        cause: Some(cause),
+    });
+    d.notes.push(note);
+    if cause == ClimbCause::Level {
+        d.notes.push(climb_note(cause, test, largest.ns));
     }
 }
 
