@@ -143,12 +143,7 @@ fn the_watch_edge_is_where_half_the_loads_stop_being_served_and_moves_with_the_s
         // lower than any reading; beyond the largest, as the largest: a
         // sweep made while the share was small plans probes that stop
         // short of the quiet edge, draw 549 of row 9).
-        let truth = |share| model::half_served(share, cache.ways, cache.policy) as f64;
-        let (smallest, largest) = (plan.0[0] as f64, *plan.0.last().expect("probes") as f64);
-        let seen = |share| truth(share).clamp(smallest / 2.0, largest);
-        if seen(least) * (1.0 + 2.0 * MIN_SHIFT) < seen(most)
-            && busy.edge_bytes() >= quiet.edge_bytes()
-        {
+        if seen_apart(cache, &plan.0) && busy.edge_bytes() >= quiet.edge_bytes() {
             return Err(format!(
                 "the edge did not move: {:?} quiet, {:?} with a neighbour",
                 quiet.edge_bytes(),
@@ -552,11 +547,7 @@ fn a_neighbour_that_takes_part_of_the_share_is_an_edge_event_within_two_interval
         let (least, most) = cache.serves;
         let truth = |share| model::half_served(share, cache.ways, cache.policy) as f64;
         let (sizes, ..) = &plan;
-        let (smallest, largest) = (sizes[0] as f64, *sizes.last().expect("probes") as f64);
-        // Where the probes see it: below the smallest or beyond the largest
-        // probe reads as that probe.
-        let seen = |share| truth(share).clamp(smallest / 2.0, largest);
-        if seen(least) * (1.0 + 2.0 * MIN_SHIFT) > seen(most) {
+        if !seen_apart(cache, sizes) {
             return Ok(());
         }
         let intervals = neighbour_series(row, seed, &plan);
@@ -567,7 +558,7 @@ fn a_neighbour_that_takes_part_of_the_share_is_an_edge_event_within_two_interval
             .iter()
             .filter(|i| i.edge_at_least().is_none())
             .filter_map(|i| i.edge_bytes.map(|b| b as f64))
-            .fold(seen(least), f64::max);
+            .fold(seen_edge(cache, sizes, least), f64::max);
         // A reading tells the two shares apart unless it is a bound the
         // neighbour's share satisfies too (the quiet one satisfies every
         // bound that it does); an interval that read nothing tells nothing.
@@ -609,6 +600,23 @@ fn a_neighbour_that_takes_part_of_the_share_is_an_edge_event_within_two_interval
             truth(least) / 1048576.0,
         ))
     });
+}
+
+/// Where probes of `sizes` bytes see the edge of `cache` serving `share`
+/// bytes: where half its loads are served, below the smallest probe as
+/// half of it, beyond the largest as the largest.
+fn seen_edge(cache: &Cache, sizes: &[u64], share: u64) -> f64 {
+    let truth = model::half_served(share, cache.ways, cache.policy) as f64;
+    let (smallest, largest) = (sizes[0] as f64, *sizes.last().expect("probes") as f64);
+    truth.clamp(smallest / 2.0, largest)
+}
+
+/// Whether probes of `sizes` bytes see the edges of `cache`'s least and
+/// most share apart by twice an event's least shift or more (a share that
+/// moves less is left to the level's own latency, or to nothing).
+fn seen_apart(cache: &Cache, sizes: &[u64]) -> bool {
+    let (least, most) = cache.serves;
+    seen_edge(cache, sizes, least) * (1.0 + 2.0 * MIN_SHIFT) <= seen_edge(cache, sizes, most)
 }
 
 /// A watch's edge readings as a failure shows them, MiB: `>=` a lower

@@ -56,8 +56,13 @@ pub fn bounds_filled(values: &[f64], lower: &[bool]) -> Vec<f64> {
         .map(|i| (i, values[i]))
         .collect();
     let sides = [
-        Side::new(&readings, &wanted, &bounds, (0..n).collect()),
-        Side::new(&readings, &wanted, &bounds, (0..n).rev().collect()),
+        Side::new(&readings, &wanted, bounds.iter().copied(), (0..n).collect()),
+        Side::new(
+            &readings,
+            &wanted,
+            bounds.iter().rev().copied(),
+            (0..n).rev().collect(),
+        ),
     ];
     // A bound's value may lean on the bounds above it: the highest first.
     let mut order = bounds;
@@ -94,22 +99,19 @@ struct Side {
 }
 
 impl Side {
-    /// The side met visiting the intervals in `order` (each one's nearest
-    /// is among those visited before it).
-    fn new(readings: &[f64], wanted: &[f64], bounds: &[(usize, f64)], order: Vec<usize>) -> Side {
+    /// The side met visiting the intervals in `order`, and the bounds
+    /// (index, value) in the same order (each one's nearest is among those
+    /// visited before it).
+    fn new(
+        readings: &[f64],
+        wanted: &[f64],
+        bounds: impl Iterator<Item = (usize, f64)>,
+        order: Vec<usize>,
+    ) -> Side {
         let n = readings.len();
-        let rank: Vec<usize> = {
-            let mut rank = vec![0; n];
-            for (k, &i) in order.iter().enumerate() {
-                rank[i] = k;
-            }
-            rank
-        };
-        let mut visited = bounds.to_vec();
-        visited.sort_by_key(|&(i, _)| rank[i]);
         Side {
             reading: nearest_where(order.iter().copied(), |i| readings[i].is_finite(), n),
-            above: nearest_above(visited.into_iter(), n),
+            above: nearest_above(bounds, n),
             agreeing: nearest_at_least(readings, wanted, order),
         }
     }
