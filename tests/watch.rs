@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
+use memlat::analysis::changepoint::MIN_SHIFT;
 use memlat::experiments::plateaus::{LevelSize, MeasuredLevels, Plateau};
 use memlat::experiments::watch::record::{Tagged, summarise};
 use memlat::experiments::watch::{
@@ -75,6 +76,7 @@ fn intervals(neighbour: bool) -> Vec<Interval> {
                 utc: format!("2026-11-25T13:05:{k:02}Z"),
                 ns: vec![16.0 * wobble, memory * wobble],
                 edge_ns: vec![16.0, 17.0, 40.0, 140.0],
+                edge_miss_ns: Some(140.0),
                 edge_bytes: Some(6 << 20),
                 edge_hit: vec![Some(1.0), Some(1.0), Some(0.82), Some(0.06)],
                 edge_served_bytes: Some(6 << 20),
@@ -529,6 +531,55 @@ fn a_real_zen5_watch_places_the_edge_below_where_a_chase_reads_memory() {
     quiet_edge_within("amd-epyc-zen5-kvm-quiet.jsonl", 6.7..12.0);
 }
 
+/// A quiet watch of the Zen 5 guest that read its miss from the miss probe
+/// (`edge_miss_ns`; tests/fixtures/watch/README.md): the edge at the
+/// smallest probe (6.8 MiB), where a full-cycle chase read 6 MiB served and
+/// memory from 8 MiB; every interval's miss under memory's reading (the
+/// probes' footprint costs less) and far above the level's, so the probes
+/// were read against it; and the probes walked less than a cycle, which
+/// the rule before took as the miss, read what it reads, within the least
+/// shift an event is: the miss probe measures that miss, and a level that
+/// kept part of such a probe's lines can no longer move it.
+#[test]
+fn a_real_zen5_watch_reads_its_probes_against_the_miss_at_their_footprint() {
+    let name = "amd-epyc-zen5-kvm-quiet-miss-probe.jsonl";
+    quiet_edge_within(name, 6.7..8.0);
+    let (read, _) = recorded(name);
+    let plan = read.header.plan.edge.as_ref().expect("edge probes");
+    let level = read
+        .header
+        .plan
+        .levels
+        .iter()
+        .position(|l| l.name == plan.level);
+    let mut cold_over_miss = Vec::new();
+    for i in &read.intervals {
+        let miss = i.edge_miss_ns.expect("a miss probe reading");
+        let (level_ns, memory_ns) = (i.ns[level.expect("the L3")], i.ns[i.ns.len() - 1]);
+        assert!(
+            miss < memory_ns && miss >= edge::REFERENCE_GAP * level_ns,
+            "interval {}: miss {miss}, level {level_ns}, memory {memory_ns}",
+            i.index
+        );
+        let cold = i
+            .edge_ns
+            .iter()
+            .zip(&i.edge_warm_cycles)
+            .filter(|&(_, &c)| c < 1.0)
+            .map(|(&n, _)| n)
+            .fold(f64::NAN, f64::max);
+        if cold.is_finite() {
+            cold_over_miss.push(cold / miss);
+        }
+    }
+    cold_over_miss.sort_by(f64::total_cmp);
+    let median = cold_over_miss[cold_over_miss.len() / 2];
+    assert!(
+        (median - 1.0).abs() < MIN_SHIFT,
+        "cold probes over the miss probe: {cold_over_miss:?}"
+    );
+}
+
 // ---- Real watches, cut short: signals, closed and full outputs (issue 37).
 
 /// A sweep "of this machine" for `--plateaus FILE` (a real Zen 3 curve with
@@ -843,6 +894,7 @@ fn the_settle_check_is_written_in_the_summary() {
         note: "settle pass: L3 edge 4.7 MiB, within the sweep's pooled bounds".into(),
         probe_ns: vec![14.2, 60.5],
         references_ns: Some([13.9, 150.0]),
+        miss_ns: Some(131.0),
     };
     header.settle_edge = Some(check.clone());
     let summary = summarise(&header, &[], 40.0, None, false);
@@ -886,7 +938,9 @@ fn a_real_watch_whose_probes_read_memory_places_no_edge() {
                 _ => edge::Walk::Cold,
             })
             .collect();
-        let again = edge::interval_edge(&plan.sizes, &i.edge_ns, &walks, level_ns, memory_ns);
+        let miss = i.edge_miss_ns.unwrap_or(f64::NAN);
+        let again =
+            edge::interval_edge(&plan.sizes, &i.edge_ns, &walks, (level_ns, memory_ns), miss);
         let placed = again.as_ref().and_then(|e| e.edge_bytes());
         assert!(placed.is_none(), "interval {}: {again:?}", i.index);
     }

@@ -210,8 +210,9 @@ def detect(points):
 
 def watch(duration=None, interval=1.0, cpu=None, duty=0.1):
     """Each level's latency over time, as `memlat watch`: yields one dict per
-    interval (index, t_s, utc, ns per level, edge_ns, edge_bytes, edge_hit,
-    edge_served_bytes, edge_bracket_bytes, edge_warm_cycles, steal, spent_ms)
+    interval (index, t_s, utc, ns per level, edge_ns, edge_miss_ns, edge_bytes,
+    edge_hit, edge_served_bytes, edge_bracket_bytes, edge_warm_cycles, steal,
+    spent_ms)
     until `duration` seconds have passed (None: until you stop).
 
     duration, interval: seconds; duty: the share of each interval spent

@@ -82,6 +82,7 @@ const FIGURES_ONLY: &[&str] = &[
     "second_ns",
     "packed_ns",
     "edge_ns",
+    "edge_miss_ns",
     "ns_by_chain",
     "ns_by_lines",
     "matrix_ns",

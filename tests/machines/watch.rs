@@ -45,12 +45,25 @@ fn reading(row: &Row, d: &Draw, size: u64, role: Role, whole: bool, prepare: Pre
     if kept {
         return model::latency(row, d, size);
     }
-    let without = Draw {
+    model::latency(row, &without_last(d), size)
+}
+
+/// Draw `d` with its last level serving nothing: what lines that level
+/// dropped cost.
+fn without_last(d: &Draw) -> Draw {
+    Draw {
         caches: d.caches[..d.caches.len() - 1].to_vec(),
         memory_ns: d.memory_ns,
         beyond_ns: d.beyond_ns,
-    };
-    model::latency(row, &without, size)
+    }
+}
+
+/// What the miss probe reads in draw `d` (`WatchPlan::miss_probe`): lines
+/// last walked a cycle of memory's size before, none of them in the last
+/// level, under a window over the largest edge probe's footprint.
+fn miss_reading(row: &Row, d: &Draw, sizes: &[u64]) -> f64 {
+    let region = *sizes.last().expect("edge probes");
+    model::latency(row, &without_last(d), region)
 }
 
 /// The plan from a sweep: the edge probes' sizes, the level's middle and
@@ -206,11 +219,7 @@ fn a_neighbour_that_takes_the_whole_share_reads_below_every_probe() {
         let level_ns = noise.jitter(model::latency(row, &quiet, middle), NOISE);
         let memory_ns = noise.jitter(model::latency(row, &quiet, memory), NOISE);
         let settle = references_hold(level_ns, memory_ns).then_some((level_ns, memory_ns));
-        let taken = Draw {
-            caches: quiet.caches[..quiet.caches.len() - 1].to_vec(),
-            memory_ns: quiet.memory_ns,
-            beyond_ns: quiet.beyond_ns,
-        };
+        let taken = without_last(&quiet);
         let whole = vec![Walk::Whole; sizes.len()];
         for (probes_slower, memory_slower) in [(1.0, 1.0), (1.0, 2.5), (1.3, 2.4), (1.5, 1.5)] {
             let mut read = |size: u64, slower: f64| {
@@ -218,8 +227,11 @@ fn a_neighbour_that_takes_the_whole_share_reads_below_every_probe() {
             };
             let ns: Vec<f64> = sizes.iter().map(|&s| read(s, probes_slower)).collect();
             let now = (read(middle, probes_slower), read(memory, memory_slower));
-            let (level, far) = references(now, settle);
-            let edge = interval_edge(&sizes, &ns, &whole, level, far).and_then(|r| r.edge_bytes());
+            // The miss probe spans the probes' footprint: slowed as they are.
+            let miss = read(*sizes.last().expect("edge probes"), probes_slower);
+            let references = references(now, settle);
+            let edge =
+                interval_edge(&sizes, &ns, &whole, references, miss).and_then(|r| r.edge_bytes());
             if let Some(edge) = edge {
                 return Err(format!(
                     "probes x{probes_slower}, memory x{memory_slower}: an edge of {edge} bytes \
@@ -236,6 +248,7 @@ fn a_neighbour_that_takes_the_whole_share_reads_below_every_probe() {
 /// memory).
 struct Budgeted {
     edge: Option<EdgeReading>,
+    miss_ns: f64,
     walks: Vec<Walk>,
     level_ns: f64,
     memory_ns: f64,
@@ -293,8 +306,10 @@ fn budgeted_interval(
         reading(row, &d, *middle, Role::Level, true, preparation),
         NOISE,
     );
+    let miss = noise.jitter(miss_reading(row, &d, sizes), NOISE);
     Budgeted {
-        edge: interval_edge(sizes, &ns, &walks, level, far),
+        edge: interval_edge(sizes, &ns, &walks, (level, far), miss),
+        miss_ns: miss,
         walks,
         level_ns: level,
         memory_ns: far,
@@ -374,10 +389,11 @@ fn probes_walked_short_of_their_cycles_never_move_the_edge_off_the_truth() {
 /// A budget one load short of every probe's whole cycles: the largest probe
 /// walked more than a cycle and less than two ([`Walk::Partial`]), its
 /// reading anywhere between its full-cycle one and memory. Taken as what a
-/// miss costs, it made every smaller probe look less served than it was:
-/// in the catalogue's watch series (below) an event on the Zen 4 X3D and
-/// RK3399 rows ran three intervals past a neighbour (draws 157 and 179),
-/// and here the Neoverse N1 row's edge read 8% low (draw 106).
+/// miss costs (until stop 59), it made every smaller probe look less served
+/// than it was: in the catalogue's watch series (below) an event on the
+/// Zen 4 X3D and RK3399 rows ran three intervals past a neighbour (draws
+/// 157 and 179), and here the Neoverse N1 row's edge read 8% low (draw
+/// 106). The miss is now the miss probe's; the edge must stay true.
 #[test]
 fn a_probe_walked_between_one_cycle_and_two_is_never_the_miss() {
     every_row_over(
@@ -453,6 +469,7 @@ fn series(
                 utc: format!("2026-11-29T00:00:{k:02}Z"),
                 ns: vec![b.level_ns, b.memory_ns],
                 edge_ns: Vec::new(),
+                edge_miss_ns: Some(b.miss_ns),
                 edge_bytes: edge.and_then(EdgeReading::edge_bytes),
                 edge_hit: edge.map(|r| r.hit.clone()).unwrap_or_default(),
                 edge_served_bytes: edge.map(|r| r.served_bytes),
@@ -640,6 +657,30 @@ fn events_of(series: &SeriesSummary) -> Vec<(usize, Option<usize>, f64)> {
         .iter()
         .map(|e| (e.start_index, e.end_index, e.change))
         .collect()
+}
+
+/// The quiet watches that broke the rule before the miss probe (until
+/// 2026-11-29 the miss was the slowest edge probe walked less than a cycle
+/// in the interval): on rows 6, 9 and 12 the level still served a third
+/// of such a probe's window, two such intervals came in a row, and the
+/// edge read 10-18% low, an event. Found at 1,000 draws a row (4 of
+/// 16,000 watches); kept here so that the default 25 draws hold them.
+#[test]
+fn quiet_watches_whose_cold_probes_the_level_partly_served_report_no_edge_event() {
+    for (id, seed) in [(6, 281), (9, 217), (12, 340), (12, 437)] {
+        let row = rows().into_iter().find(|r| r.id == id).expect("the row");
+        let plan = plan(&row, seed).expect("a cache level to watch");
+        let most = row.caches.last().expect("a cache").serves.1;
+        let intervals = series(&row, seed, &plan, |_| most);
+        let summary = summarise(&header(&row, &plan), &intervals, 40.0, None, false);
+        let edge = summary.series.last().expect("an edge series");
+        assert!(
+            edge.events.is_empty(),
+            "row {id} draw {seed}: events {:?}; readings (MiB) {:?}",
+            events_of(edge),
+            readings_mib(&intervals)
+        );
+    }
 }
 
 /// The quiet half of issue 36's watch test on every row: no neighbour, the

@@ -172,7 +172,7 @@ pub fn trusted_references(
 }
 
 /// How far an edge probe's warm walk went before its timed runs, which
-/// says what its reading can show ([`judged`], [`miss_reference`]).
+/// says what its reading can show ([`judged`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Walk {
     /// Its whole cycles ([`super::WARM_CYCLES`] in an interval, one in the
@@ -204,35 +204,34 @@ impl Walk {
     }
 }
 
-/// What a miss costs the edge probes, ns: the slowest probe walked less
-/// than a cycle ([`Walk::Cold`]), where it reads at least
-/// [`REFERENCE_GAP`] times the level and less than the memory probe;
-/// else the memory probe's `memory_ns`. Such a walk leaves the lines its
-/// timed window meets as the last interval left them, after every other
-/// probe went through the level since: they miss unless the level kept
-/// them all that while, so the reading is a miss at the probes' own
-/// footprint. The memory probe walks 256 MiB, and a miss there costs what
-/// its footprint adds (page walks, DRAM rows): on the Zen 4 guest it read
+/// What a miss costs the edge probes, ns: `miss_ns`, the miss probe's
+/// reading (`WatchPlan::miss_probe`: lines last walked a whole cycle of
+/// memory's size before, under a window that spans the probes'
+/// footprint), where it reads at least [`REFERENCE_GAP`] times the level
+/// and less than the memory probe; else the memory probe's `memory_ns`.
+/// The memory probe walks 256 MiB, and a miss there costs what its
+/// footprint adds (page walks, DRAM rows): on the Zen 4 guest it read
 /// 170-200 ns where a 16 MiB probe walked a tenth of a cycle read 130-155,
 /// and 300-550 ns for ten seconds while that probe stayed at 130-155;
 /// against it every missing probe looked a quarter served, and in those
 /// seconds more than half ("L3 edge >=16.1 MiB", where full-cycle chases
-/// read memory from 8 MiB). A probe walked a cycle or more but short of
-/// whole ([`Walk::Partial`]) is no miss: the catalogue's watches
-/// (tests/machines) read a level whose last probe, walked one load short
-/// of its two cycles and served a third of its loads, was taken as the
-/// miss, and every smaller probe then looked less served than it was (the
-/// edge 12% low, an event before the neighbour came).
-pub fn miss_reference(ns: &[f64], walks: &[Walk], level_ns: f64, memory_ns: f64) -> f64 {
-    let cold = ns
-        .iter()
-        .zip(walks)
-        .filter(|&(n, &walk)| walk == Walk::Cold && n.is_finite())
-        .map(|(&n, _)| n)
-        .reduce(f64::max);
-    match cold {
-        Some(c) if c >= REFERENCE_GAP * level_ns && c < memory_ns => c,
-        _ => memory_ns,
+/// read memory from 8 MiB).
+///
+/// Until 2026-11-29 the miss was the slowest edge probe walked less than a
+/// cycle this interval ([`Walk::Cold`]). Its lines were last walked an
+/// interval or two before, and a level that kept part of them (random or
+/// adaptive replacement; a 96 MiB L3 keeps about a third of a 100 MiB
+/// probe's lines through the smaller probes' walks) served part of its
+/// window: in the catalogue's quiet watches (tests/machines) two such
+/// intervals in a row read the edge 10-18% low, an event, on rows 6, 9 and
+/// 12 (4 of 16,000 watches). The slowest of the recent cold readings did
+/// not mend it (cold walks come a few intervals apart); only lines certain
+/// to miss do.
+pub fn miss_reference(miss_ns: f64, level_ns: f64, memory_ns: f64) -> f64 {
+    if miss_ns >= REFERENCE_GAP * level_ns && miss_ns < memory_ns {
+        miss_ns
+    } else {
+        memory_ns
     }
 }
 
@@ -256,17 +255,19 @@ pub fn judged(ns: &[f64], walks: &[Walk], level_ns: f64, memory_ns: f64) -> Vec<
 }
 
 /// The edge from one interval's probes, each read after its warm walk
-/// (`walks`): the miss they cost ([`miss_reference`]), the readings that
-/// may count ([`judged`]), and where half the loads stop being served
+/// (`walks`), against the level's and memory's latencies (`references`)
+/// and the miss probe's reading (`miss_ns`, NaN where there is none): the
+/// miss they cost ([`miss_reference`]), the readings that may count
+/// ([`judged`]), and where half the loads stop being served
 /// ([`edge_reading`]).
 pub fn interval_edge(
     sizes: &[u64],
     ns: &[f64],
     walks: &[Walk],
-    level_ns: f64,
-    memory_ns: f64,
+    (level_ns, memory_ns): (f64, f64),
+    miss_ns: f64,
 ) -> Option<EdgeReading> {
-    let miss_ns = miss_reference(ns, walks, level_ns, memory_ns);
+    let miss_ns = miss_reference(miss_ns, level_ns, memory_ns);
     edge_reading(
         sizes,
         &judged(ns, walks, level_ns, miss_ns),
@@ -362,6 +363,11 @@ pub struct SettleEdge {
     /// against; null when none held (or in older files).
     #[serde(default)]
     pub references_ns: Option<[f64; 2]>,
+    /// What the miss probe read, ns (`WatchPlan::miss_probe`): the miss
+    /// the probes were read against where it lay under memory's reading;
+    /// null in files from before 2026-11-29.
+    #[serde(default)]
+    pub miss_ns: Option<f64>,
 }
 
 /// The settle pass's `reading` of `level`'s edge against the sweep's
@@ -398,6 +404,7 @@ pub fn settle_check(
             ),
             probe_ns: Vec::new(),
             references_ns: None,
+            miss_ns: None,
         };
     };
     let half = r.half_bytes as f64;
@@ -436,6 +443,7 @@ pub fn settle_check(
         note: format!("settle pass: {level} edge {edge}, {verdict}"),
         probe_ns: Vec::new(),
         references_ns: None,
+        miss_ns: None,
     }
 }
 

@@ -186,32 +186,52 @@ fn the_settle_pass_says_when_the_edge_is_outside_the_sweeps_bounds() {
 }
 
 #[test]
-fn a_miss_costs_what_a_probe_walked_short_reads_where_it_misses() {
+fn a_miss_costs_what_the_miss_probe_reads_where_it_lies_between_the_level_and_memory() {
     let (level, memory) = (15.0, 180.0);
-    use Walk::{Cold, Partial, Whole};
-    // The slowest probe walked less than a cycle (140) is the miss; the
-    // whole ones are not.
-    let ns = [16.0, 60.0, 120.0, 140.0];
-    let walks = [Whole, Whole, Cold, Cold];
-    assert_eq!(miss_reference(&ns, &walks, level, memory), 140.0);
-    // Walked a cycle and more but short of two: no miss (the level may
-    // serve part of it), however slow.
-    assert_eq!(
-        miss_reference(&ns, &[Whole, Whole, Cold, Partial], level, memory),
-        120.0
-    );
-    assert_eq!(miss_reference(&ns, &[Partial; 4], level, memory), memory);
-    // A short probe the level still serves says nothing of a miss.
-    assert_eq!(miss_reference(&ns[..1], &[Cold], level, memory), memory);
-    // Whole walks only (the settle pass): the memory probe.
-    assert_eq!(miss_reference(&ns, &[Whole; 4], level, memory), memory);
-    // A short probe slower than memory: the memory probe.
-    assert_eq!(miss_reference(&[200.0], &[Cold], level, memory), memory);
+    // The miss probe at the probes' footprint (140) is the miss.
+    assert_eq!(miss_reference(140.0, level, memory), 140.0);
+    // None (an old plan), or one the level served (a reading within
+    // REFERENCE_GAP of its middle): the memory probe.
+    assert_eq!(miss_reference(f64::NAN, level, memory), memory);
+    assert_eq!(miss_reference(16.0, level, memory), memory);
+    // Slower than memory (a blip in its window): the memory probe.
+    assert_eq!(miss_reference(200.0, level, memory), memory);
     // Against the footprint's own miss the 60 ns probe is served 2/3,
     // against the memory probe's 3/4: nearer a miss than it looked.
-    let m = miss_reference(&ns, &walks, level, memory);
-    let h = hit_fraction(60.0, level, m).unwrap();
-    assert!((h - 80.0 / 125.0).abs() < 1e-9, "{h}");
+    let h = |miss: f64| hit_fraction(60.0, level, miss_reference(miss, level, memory)).unwrap();
+    assert!((h(140.0) - 80.0 / 125.0).abs() < 1e-9, "{}", h(140.0));
+    assert!(
+        (h(f64::NAN) - 120.0 / 165.0).abs() < 1e-9,
+        "{}",
+        h(f64::NAN)
+    );
+}
+
+/// The row-6 draw of the catalogue (tests/machines) that a cold probe's
+/// reading broke: a 96 MiB L3, probes of 60-101 MiB, the largest walked
+/// less than a cycle and read at 59 ns, a third of it still served. As
+/// the miss it put the edge at 84 MiB where every whole interval read 94;
+/// the miss probe's reading (the level serving none of it) keeps 94.
+#[test]
+fn a_cold_probe_the_level_partly_served_does_not_move_the_edge() {
+    use Walk::{Cold, Whole};
+    let sizes = [62_505_856, 74_453_120, 88_683_968, 105_634_816];
+    let (level, memory) = (10.9, 81.1);
+    let whole = edge_reading(&sizes, &[14.5, 20.6, 35.1, 52.0], level, memory).unwrap();
+    let walks = [Whole, Whole, Whole, Cold];
+    let cold = [14.5, 20.6, 35.1, 59.0];
+    let read = interval_edge(&sizes, &cold, &walks, (level, memory), 80.0).unwrap();
+    assert_eq!(read.bracket, [Some(88_683_968), None], "{read:?}");
+    let half = whole.half_bytes as f64;
+    assert!(half > 88_683_968.0, "{whole:?}");
+    // Its half lies at least as high as the whole interval's did.
+    assert!(read.half_bytes >= 88_683_968, "{read:?}");
+    // The old rule, the cold reading as the miss: under 85 MiB.
+    let old = interval_edge(&sizes, &cold, &walks, (level, memory), 59.0).unwrap();
+    assert!(
+        (old.half_bytes as f64) < half / 1.1,
+        "{old:?} against {half}"
+    );
 }
 
 #[test]
@@ -262,10 +282,10 @@ fn a_level_that_does_not_serve_its_own_middle_is_read_against_the_settle_pass() 
     let probes = [166.0, 162.0, 175.0, 200.0];
     let whole = [Walk::Whole, Walk::Whole, Walk::Cold, Walk::Cold];
     let (level, memory) = references((173.0, 414.0), settle);
-    let read = interval_edge(&sizes, &probes, &whole, level, memory).unwrap();
+    let read = interval_edge(&sizes, &probes, &whole, (level, memory), 200.0).unwrap();
     assert_eq!(read.edge_bytes(), None, "below the smallest: {read:?}");
     // Its own pair would have read every probe served.
-    let own = interval_edge(&sizes, &probes, &whole, 173.0, 414.0).unwrap();
+    let own = interval_edge(&sizes, &probes, &whole, (173.0, 414.0), 200.0).unwrap();
     assert_eq!(own.bracket, [Some(20 * MIB), None], "{own:?}");
     // A middle served, if slower (a host's blip): the interval's memory,
     // and the lesser reading of a hit; a faster one is the interval's own.

@@ -40,7 +40,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{Context, Result};
 
-use probe::{Probe, Role, sample, warm_floor, warm_memory_ns};
+use probe::{Probe, Readings, Role, sample, warm_floor, warm_memory_ns};
 
 pub use edge::{EdgeReading, SettleEdge, Walk, edge_reading};
 pub use plan::{DEFAULT_DUTY, EdgePlan, WatchPlan, edge_bytes};
@@ -174,6 +174,7 @@ impl Watch {
         let kernel = Kernel::Chase(template.kernel);
         let mut notes = Vec::new();
         let mut probes = Vec::new();
+        let miss = plan.miss_probe();
         for (k, level) in plan.probes().iter().enumerate() {
             let point = Point {
                 size: level.size,
@@ -181,13 +182,20 @@ impl Watch {
                 ..template.clone()
             };
             point.validate()?;
-            let chain = Chain::build(
-                Pattern::Random,
-                level.size,
-                template.line,
-                template.line,
-                template.seed.wrapping_add(k as u64),
-            )?;
+            let seed = template.seed.wrapping_add(k as u64);
+            let chain = match &miss {
+                // A region of the edge probes' footprint at a time.
+                Some((m, region)) if m.name == level.name => {
+                    Chain::page_random(level.size, template.line, *region, seed)?
+                }
+                _ => Chain::build(
+                    Pattern::Random,
+                    level.size,
+                    template.line,
+                    template.line,
+                    seed,
+                )?,
+            };
             let mut workload = Workload::prepare(level.size, template.pages, template.node)
                 .with_context(|| format!("the {} chain", level.name))?;
             workload.link(&chain, kernel)?;
@@ -205,6 +213,8 @@ impl Watch {
             }
             let role = if level.name == "memory" {
                 Role::Memory
+            } else if miss.as_ref().is_some_and(|(m, _)| m.name == level.name) {
+                Role::Miss
             } else if plan
                 .edge
                 .as_ref()
@@ -215,7 +225,7 @@ impl Watch {
                 Role::Level
             };
             let warm = match role {
-                Role::Memory => MEMORY_WARM_LOADS,
+                Role::Memory | Role::Miss => MEMORY_WARM_LOADS,
                 Role::Level => warm_floor(chain.len()),
                 // One whole cycle in the settle pass; planned after it.
                 Role::Edge => chain.len().min(SETTLE_WARM_LOADS),
@@ -381,8 +391,8 @@ impl Watch {
         // The duty cycle is what the watch takes from the CPU, not the
         // time it waited for it while other tasks ran.
         self.fit_budget(cpu.unwrap_or(spent));
-        let (level_ns, edge_ns) = self.split(&ns);
-        let edge = self.edge_of(&level_ns, &edge_ns, &walks);
+        let read = Readings::by_role(&self.probes, &ns);
+        let edge = self.edge_of(&read, &walks);
         let now = CpuTimes::read(self.engine.cpu());
         let steal = match (&self.steal, &now) {
             (Some(a), Some(b)) => b.steal_since(a),
@@ -393,8 +403,9 @@ impl Watch {
             index: self.next,
             t_s,
             utc: utc_timestamp(SystemTime::now()),
-            ns: level_ns,
-            edge_ns,
+            ns: read.levels,
+            edge_ns: read.edge,
+            edge_miss_ns: read.miss,
             edge_bytes: edge.as_ref().and_then(EdgeReading::edge_bytes),
             edge_hit: edge.as_ref().map_or_else(Vec::new, |e| e.hit.clone()),
             edge_served_bytes: edge.as_ref().map(|e| e.served_bytes),
@@ -406,18 +417,6 @@ impl Watch {
         };
         self.next += 1;
         Ok(interval)
-    }
-
-    /// The readings of every probe split into the levels' (memory last, in
-    /// the plan's order) and the edge probes'.
-    fn split(&self, ns: &[f64]) -> (Vec<f64>, Vec<f64>) {
-        let levels = self.plan.levels.len();
-        let edge_count = self.plan.edge.as_ref().map_or(0, |e| e.sizes.len());
-        // Probes are the cache levels, the edge, then memory (plan.probes()).
-        let caches = levels - 1;
-        let mut level_ns: Vec<f64> = ns[..caches].to_vec();
-        level_ns.push(ns[caches + edge_count]);
-        (level_ns, ns[caches..caches + edge_count].to_vec())
     }
 
     /// How far each edge probe's warm walk goes ([`Probe::walk`]).
@@ -432,10 +431,11 @@ impl Watch {
     /// ([`edge::references`]). A probe whose walk was not whole counts
     /// only where the level served half its loads: its misses may be lines
     /// its walk never brought in ([`Walk`]).
-    fn edge_of(&self, level_ns: &[f64], edge_ns: &[f64], walks: &[Walk]) -> Option<EdgeReading> {
+    fn edge_of(&self, read: &Readings, walks: &[Walk]) -> Option<EdgeReading> {
         let e = self.plan.edge.as_ref()?;
-        let (level_ns, memory_ns) = self.references_now(level_ns)?;
-        edge::interval_edge(&e.sizes, edge_ns, walks, level_ns, memory_ns)
+        let references = self.references_now(&read.levels)?;
+        let miss = read.miss.unwrap_or(f64::NAN);
+        edge::interval_edge(&e.sizes, &read.edge, walks, references, miss)
     }
 
     /// The level's and memory's latencies an interval's edge probes are
@@ -473,7 +473,8 @@ impl Watch {
     fn settle(&mut self) -> Result<()> {
         let walks = self.edge_walks(true);
         let ns = self.sample_all(true)?;
-        let (level_ns, edge_ns) = self.split(&ns);
+        let read = Readings::by_role(&self.probes, &ns);
+        let level_ns = &read.levels;
         // The trusted pair first, so that the settle pass's own edge is read
         // as the intervals' are: against the sweep's pair where its middle
         // was a miss by them (beside a build on both CPUs of the Zen 4 guest
@@ -488,7 +489,7 @@ impl Watch {
             .map(|(p, memory)| (p.ns, memory));
         self.trusted_references = edge::trusted_references(settled, swept);
         if let Some(plan) = &self.plan.edge {
-            let reading = self.edge_of(&level_ns, &edge_ns, &walks);
+            let reading = self.edge_of(&read, &walks);
             let bounds = self
                 .edge_plateau()
                 .and_then(|p| p.capacity_bounds)
@@ -500,8 +501,9 @@ impl Watch {
                 bounds.at_least_bytes,
                 bounds.at_most_bytes,
             );
-            check.probe_ns = edge_ns.clone();
-            check.references_ns = self.references_now(&level_ns).map(|(l, m)| [l, m]);
+            check.probe_ns = read.edge.clone();
+            check.miss_ns = read.miss;
+            check.references_ns = self.references_now(level_ns).map(|(l, m)| [l, m]);
             if check.agrees == Some(false) {
                 self.header.notes.push(check.note.clone());
             }
@@ -511,7 +513,7 @@ impl Watch {
             probe.planned_trips = probe.trips;
         }
         let memory_ns = warm_memory_ns(settle_memory, self.header.plateaus.memory_ns);
-        self.plan_warm(&edge_ns, memory_ns);
+        self.plan_warm(&read.edge, memory_ns);
         Ok(())
     }
 

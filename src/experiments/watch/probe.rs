@@ -21,6 +21,9 @@ pub enum Role {
     Edge,
     /// Memory: a short walk for the page walks.
     Memory,
+    /// A miss at the edge probes' footprint (`WatchPlan::miss_probe`):
+    /// warmed as memory is.
+    Miss,
 }
 
 /// What a probe's lines go through before its warm walk.
@@ -55,7 +58,7 @@ pub fn preparation(role: Role, whole: bool) -> Preparation {
             passes: WARM_PASSES,
         },
         Role::Edge if whole => Preparation::Rewrite { passes: 1 },
-        Role::Edge | Role::Memory => Preparation::None,
+        Role::Edge | Role::Memory | Role::Miss => Preparation::None,
     }
 }
 
@@ -105,6 +108,37 @@ impl Probe {
     pub(super) fn walk(&self, settle: bool) -> Walk {
         let cycles = if settle { 1 } else { WARM_CYCLES };
         Walk::of(self.warm, self.chain.len(), cycles)
+    }
+}
+
+/// One pass's readings by the probes' roles.
+#[derive(Debug, Default)]
+pub(super) struct Readings {
+    /// Each level's middle, then memory: an interval's `ns`.
+    pub(super) levels: Vec<f64>,
+    /// The edge probes', ascending.
+    pub(super) edge: Vec<f64>,
+    /// The miss probe's (`WatchPlan::miss_probe`), where there is one.
+    pub(super) miss: Option<f64>,
+}
+
+impl Readings {
+    /// `ns`, one reading per probe of `probes` in their order, split by
+    /// role: the levels' (memory last), the edge probes' and the miss
+    /// probe's.
+    pub(super) fn by_role(probes: &[Probe], ns: &[f64]) -> Readings {
+        let mut split = Readings::default();
+        let mut memory = f64::NAN;
+        for (probe, &n) in probes.iter().zip(ns) {
+            match probe.role {
+                Role::Level => split.levels.push(n),
+                Role::Edge => split.edge.push(n),
+                Role::Miss => split.miss = Some(n),
+                Role::Memory => memory = n,
+            }
+        }
+        split.levels.push(memory);
+        split
     }
 }
 

@@ -58,6 +58,12 @@ pub struct Interval {
     pub ns: Vec<f64>,
     /// ns per load at each edge probe, ascending sizes.
     pub edge_ns: Vec<f64>,
+    /// ns per load at the miss probe (`WatchPlan::miss_probe`): what a miss
+    /// costs at the edge probes' footprint, the `M` their hit fractions are
+    /// read against where it lies under memory's reading. Null in files
+    /// from before 2026-11-29.
+    #[serde(default)]
+    pub edge_miss_ns: Option<f64>,
     /// Where half the loads stop being served: the probes' `h` falling
     /// through 1/2 (see [`super::edge`]); the largest probe when every probe
     /// was served half or more (the edge is at least there); null when it

@@ -275,17 +275,18 @@ pub fn run(args: &WatchArgs) -> Result<()> {
 }
 
 /// Refuses a plan whose cache sizes (the levels' middles and the edge
-/// probes; memory is capped to a quarter by itself) map more than a quarter
-/// of the memory available: plateaus no cache has, from a file edited or
-/// scaled.
+/// probes; memory, and the miss probe of its size, are capped by
+/// themselves) map more than a quarter of the memory available: plateaus
+/// no cache has, from a file edited or scaled.
 fn check_mapped(plan: &WatchPlan, available: Option<u64>) -> Result<()> {
     let Some(available) = available else {
         return Ok(());
     };
+    let miss = plan.miss_probe().map(|(m, _)| m.name);
     let caches: u64 = plan
         .probes()
         .iter()
-        .filter(|p| p.name != "memory")
+        .filter(|p| p.name != "memory" && Some(&p.name) != miss.as_ref())
         .map(|p| p.size)
         .sum();
     if caches > available / 4 {
@@ -326,10 +327,18 @@ fn describe(plan: &WatchPlan) -> String {
         .iter()
         .map(|l| format!("{} {}", l.name, HumanBytes(l.size)))
         .collect();
+    let miss = plan.miss_probe().map_or(String::new(), |(m, region)| {
+        format!(
+            ", a miss read over {} at a time ({} {})",
+            HumanBytes(region),
+            m.name,
+            HumanBytes(m.size)
+        )
+    });
     let edge = plan.edge.as_ref().map_or(String::new(), |e| {
         let sizes: Vec<String> = e.sizes.iter().map(|&s| HumanBytes(s).to_string()).collect();
         format!(
-            "; {} edge probes {} (between {})",
+            "; {} edge probes {} (between {}){miss}",
             e.level,
             sizes.join(", "),
             e.between
