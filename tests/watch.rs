@@ -375,6 +375,17 @@ fn recorded(name: &str) -> (WatchFile, memlat::experiments::watch::WatchSummary)
     (read, summary)
 }
 
+/// An interval's readings of the watched level's middle and of memory.
+fn level_and_memory(read: &WatchFile, i: &Interval) -> (f64, f64) {
+    let plan = read.header.plan.edge.as_ref().expect("edge probes");
+    let levels = &read.header.plan.levels;
+    let level = levels.iter().position(|l| l.name == plan.level);
+    (
+        i.ns[level.expect("the watched level")],
+        i.ns[i.ns.len() - 1],
+    )
+}
+
 #[test]
 fn a_real_quiet_watch_reports_no_event() {
     let (read, summary) = recorded("amd-epyc-zen4-kvm-quiet.jsonl");
@@ -545,17 +556,10 @@ fn a_real_zen5_watch_reads_its_probes_against_the_miss_at_their_footprint() {
     let name = "amd-epyc-zen5-kvm-quiet-miss-probe.jsonl";
     quiet_edge_within(name, 6.7..8.0);
     let (read, _) = recorded(name);
-    let plan = read.header.plan.edge.as_ref().expect("edge probes");
-    let level = read
-        .header
-        .plan
-        .levels
-        .iter()
-        .position(|l| l.name == plan.level);
     let mut cold_over_miss = Vec::new();
     for i in &read.intervals {
         let miss = i.edge_miss_ns.expect("a miss probe reading");
-        let (level_ns, memory_ns) = (i.ns[level.expect("the L3")], i.ns[i.ns.len() - 1]);
+        let (level_ns, memory_ns) = level_and_memory(&read, i);
         assert!(
             miss < memory_ns && miss >= edge::REFERENCE_GAP * level_ns,
             "interval {}: miss {miss}, level {level_ns}, memory {memory_ns}",
@@ -921,14 +925,8 @@ fn a_real_watch_whose_probes_read_memory_places_no_edge() {
     let smallest = read.header.plan.edge.as_ref().expect("edge probes").sizes[0] as f64;
     assert_eq!(edge.below, Some(smallest), "{edge:?}");
     let plan = read.header.plan.edge.as_ref().expect("edge probes");
-    let level = read
-        .header
-        .plan
-        .levels
-        .iter()
-        .position(|l| l.name == plan.level);
     for i in &read.intervals {
-        let (level_ns, memory_ns) = (i.ns[level.expect("the L3")], i.ns[i.ns.len() - 1]);
+        let (level_ns, memory_ns) = level_and_memory(&read, i);
         let walks: Vec<edge::Walk> = i
             .edge_warm_cycles
             .iter()

@@ -8,7 +8,7 @@
 //! (two whole cycles where the duty budget allows: see `Watch`). Each load either
 //! finds its line in the level, at the level's latency `L`, or goes on to
 //! memory at `M` (both read in the same interval, by the probe in the middle
-//! of the level and the memory probe); a timed window at `ns` per load has
+//! of the level and the miss probe, [`miss_reference`]); a timed window at `ns` per load has
 //! a share `h` of hits with `ns = h L + (1 - h) M`, so
 //!
 //! ```text
@@ -220,8 +220,9 @@ impl Walk {
 /// Until 2026-11-29 the miss was the slowest edge probe walked less than a
 /// cycle this interval ([`Walk::Cold`]). Its lines were last walked an
 /// interval or two before, and a level that kept part of them (random or
-/// adaptive replacement; a 96 MiB L3 keeps about a third of a 100 MiB
-/// probe's lines through the smaller probes' walks) served part of its
+/// adaptive replacement: under random replacement a 96 MiB L3 can keep a
+/// third of a 100 MiB probe's lines through the smaller probes' walks)
+/// served part of its
 /// window: in the catalogue's quiet watches (tests/machines) two such
 /// intervals in a row read the edge 10-18% low, an event, on rows 6, 9 and
 /// 12 (4 of 16,000 watches). The slowest of the recent cold readings did
