@@ -186,7 +186,9 @@ pub enum Walk {
     Partial,
     /// Less than one cycle: the lines its timed window meets were last
     /// used in an earlier interval, and every other probe has been through
-    /// the level since.
+    /// the level since; a level may still hold part of them, so its
+    /// reading is no miss either (the miss is the miss probe's,
+    /// [`miss_reference`]).
     Cold,
 }
 

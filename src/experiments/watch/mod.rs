@@ -182,10 +182,23 @@ impl Watch {
                 ..template.clone()
             };
             point.validate()?;
+            let role = if level.name == "memory" {
+                Role::Memory
+            } else if miss.as_ref().is_some_and(|(m, _)| m.name == level.name) {
+                Role::Miss
+            } else if plan
+                .edge
+                .as_ref()
+                .is_some_and(|e| level.name == format!("{} edge", e.level))
+            {
+                Role::Edge
+            } else {
+                Role::Level
+            };
             let seed = template.seed.wrapping_add(k as u64);
-            let chain = match &miss {
+            let chain = match (role, &miss) {
                 // A region of the edge probes' footprint at a time.
-                Some((m, region)) if m.name == level.name => {
+                (Role::Miss, Some((_, region))) => {
                     Chain::page_random(level.size, template.line, *region, seed)?
                 }
                 _ => Chain::build(
@@ -211,19 +224,6 @@ impl Watch {
                     workload.page_backing.obtained
                 ));
             }
-            let role = if level.name == "memory" {
-                Role::Memory
-            } else if miss.as_ref().is_some_and(|(m, _)| m.name == level.name) {
-                Role::Miss
-            } else if plan
-                .edge
-                .as_ref()
-                .is_some_and(|e| level.name == format!("{} edge", e.level))
-            {
-                Role::Edge
-            } else {
-                Role::Level
-            };
             let warm = match role {
                 Role::Memory | Role::Miss => MEMORY_WARM_LOADS,
                 Role::Level => warm_floor(chain.len()),
