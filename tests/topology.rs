@@ -29,6 +29,7 @@ fn c2c_gives_a_matrix_without_zeros_and_clusters() {
             "--cpus",
             &list,
             "--no-progress",
+            "--no-sharing",
             "--format",
             "json",
             "--plot",
@@ -59,6 +60,67 @@ fn c2c_gives_a_matrix_without_zeros_and_clusters() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("sample:K"));
+}
+
+/// The sharing check on this host: its shape and its verdict's logic, not
+/// its verdict (a guest's vCPUs share a cache or not as the host places
+/// them). Nothing remembered, so the plateaus are probed, as on a fresh machine.
+#[test]
+fn c2c_measures_whether_two_cpus_share_a_cache_beside_sysfs() {
+    let cpus = memlat::platform::allowed_cpus();
+    if cpus.len() < 2 {
+        println!("SKIPPED: memlat c2c needs two CPUs");
+        return;
+    }
+    let cache = tempfile::tempdir().unwrap();
+    let list = format!("{},{}", cpus[0], cpus[1]);
+    let out = memlat()
+        .env("XDG_CACHE_HOME", cache.path())
+        .args(["c2c", "--cpus", &list, "--method", "cas", "--no-progress"])
+        .args(["--format", "json"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "probing this machine's cache plateaus",
+        ));
+    let v = json(&out);
+    let checks = v["sharing"].as_array().unwrap();
+    assert_eq!(checks.len(), 1, "one relation, one pair: {v}");
+    let c = &checks[0];
+    assert!(c["level"].as_str().unwrap().starts_with('L'));
+    assert!(c["size_bytes"].as_u64().unwrap() > 0);
+    let measured = c["measured"].as_str().unwrap();
+    assert!(["shares", "apart", "unknown"].contains(&measured), "{c}");
+    let sysfs_shares = c["sysfs_shares"].as_bool().unwrap();
+    match measured {
+        "shares" => assert_eq!(c["agrees"].as_bool(), Some(sysfs_shares)),
+        "apart" => assert_eq!(c["agrees"].as_bool(), Some(!sysfs_shares)),
+        _ => assert!(c["agrees"].is_null() && c["served"].is_null()),
+    }
+    if memlat::kernels::line_tag::flush_instruction().is_some() {
+        let r = &c["readings"];
+        let rounds = r["rounds_ns"].as_array().unwrap();
+        assert_eq!(rounds.len(), memlat::experiments::c2c::shared::ROUNDS);
+        for round in rounds {
+            for ns in round.as_array().unwrap() {
+                let ns = ns.as_f64().unwrap();
+                assert!(ns.is_finite() && ns > 0.0, "{r}");
+            }
+        }
+        if measured != "unknown" {
+            let h = c["served"].as_f64().unwrap();
+            assert!((0.0..=1.0).contains(&h), "{c}");
+        }
+    } else {
+        assert!(c["readings"].is_null() && measured == "unknown");
+    }
+    // The text says the same in a table.
+    memlat()
+        .env("XDG_CACHE_HOME", cache.path())
+        .args(["c2c", "--cpus", &list, "--method", "cas", "--no-progress"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("across ns").and(predicate::str::contains("sysfs says")));
 }
 
 #[test]

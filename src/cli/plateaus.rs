@@ -42,6 +42,25 @@ pub fn measured_plateaus(
     engine: &mut Engine,
     template: &Point,
 ) -> Result<MeasuredLevels> {
+    plateaus_or_probe(args, || probe(engine, template))
+}
+
+/// [`measured_levels`] for a command that times with no engine of its own
+/// (`c2c`): one is made on `cpu` only where a probe is needed.
+pub fn measured_levels_on(args: &PlateauArgs, cpu: usize) -> Result<MeasuredLevels> {
+    let levels = plateaus_or_probe(args, || {
+        let mut engine = Engine::builder().cpu(cpu).build()?;
+        probe(&mut engine, &Point::default())
+    })?;
+    super::common::notice(&levels.describe());
+    Ok(levels)
+}
+
+/// The plateaus `args` names, calling `probe_now` where they must be measured.
+fn plateaus_or_probe(
+    args: &PlateauArgs,
+    probe_now: impl FnOnce() -> Result<MeasuredLevels>,
+) -> Result<MeasuredLevels> {
     let levels = match &args.plateaus {
         Source::File(path) => plateaus::from_file(path).map_err(|e| {
             crate::error::UsageError(format!("--plateaus {}: {e:#}", path.display()))
@@ -53,10 +72,10 @@ pub fn measured_plateaus(
             }
             match levels {
                 Some(levels) => levels,
-                None => probe(engine, template)?,
+                None => probe_now()?,
             }
         }
-        Source::Probe => probe(engine, template)?,
+        Source::Probe => probe_now()?,
     };
     Ok(levels)
 }

@@ -153,6 +153,23 @@ impl Workload {
         }
     }
 
+    /// Drops every `line` bytes of the first `size` bytes from every cache
+    /// level with the ISA's flush instruction, so the next loads of them
+    /// miss; `false` (nothing done) where user space has none.
+    pub fn flush(&self, size: u64, line: u64) -> bool {
+        if crate::arch::FLUSH_INSTRUCTION.is_none() {
+            return false;
+        }
+        let base = self.buffer.as_ptr();
+        let end = size.min(self.size());
+        let lines: Vec<*const u64> = (0..end)
+            .step_by(line.max(8) as usize)
+            .map(|offset| base.wrapping_byte_add(offset as usize))
+            .collect();
+        // SAFETY: every pointer lies within this buffer, mapped and filled.
+        unsafe { crate::arch::flush_lines(&lines) }
+    }
+
     /// Writes `chain` into the buffer in the encoding `kernel` follows.
     pub fn link(&mut self, chain: &Chain, kernel: Kernel) -> Result<(), Error> {
         if chain.size() > self.size() {

@@ -139,9 +139,8 @@ fn rule(key: &str, parent: &str) -> Rule {
         "loop_overhead_cycles" | "loop_overhead_per_iteration_cycles" | "miss_cost_cycles" => {
             Rule::CyclesDifference
         }
-        "steal" | "steal_fraction" | "steal_mean" | "huge_fraction" | "duty" | "confidence" => {
-            Rule::Share
-        }
+        "steal" | "steal_fraction" | "steal_mean" | "huge_fraction" | "duty" | "confidence"
+        | "served" => Rule::Share,
         "ns_a"
         | "ns_2a"
         | "seconds"

@@ -17,6 +17,7 @@ mod model;
 mod parts;
 mod refresh;
 mod rows;
+mod sharing;
 mod spread;
 mod tlb;
 mod watch;

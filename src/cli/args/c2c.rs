@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::Format;
+use super::{Format, PlateauArgs};
 
 /// `memlat c2c`.
 #[derive(Debug, Clone, Args)]
@@ -37,6 +37,17 @@ pub struct C2cArgs {
     /// Hide the progress bar (it is only drawn when stderr is a terminal).
     #[arg(long)]
     pub no_progress: bool,
+
+    /// Skip the sharing check: by default one pair of each relation is
+    /// checked for a shared last cache level (about 0.2 s a pair), measured
+    /// rather than taken from sysfs, over a buffer in the middle of that
+    /// level's plateau (see --plateaus).
+    #[arg(long)]
+    pub no_sharing: bool,
+
+    /// Where the sharing check's buffer size comes from.
+    #[command(flatten)]
+    pub plateaus: PlateauArgs,
 }
 
 /// `all` or `sample:K`.

@@ -11,7 +11,8 @@ use crate::cli::interrupt::Interrupted;
 use crate::cli::progress::until_ctrl_c;
 use crate::cli::{C2cArgs, Format};
 use crate::error::usage;
-use crate::experiments::c2c::{self, C2cMatrix, Method, Pairs};
+use crate::experiments::Observer;
+use crate::experiments::c2c::{self, C2cMatrix, Method, Pairs, SharingCheck};
 use crate::output::document::Document;
 use crate::output::plot::heatmap;
 use crate::output::present;
@@ -20,6 +21,7 @@ use crate::platform;
 use crate::platform::system::parse_cpu_list;
 use crate::platform::topology::Topology;
 use crate::readback::Kind;
+use crate::units::HumanBytes;
 
 /// What `memlat c2c --format json` prints: the first method's matrix at the
 /// top, every method's in `methods`.
@@ -32,6 +34,12 @@ struct C2cOutput<'a> {
     pairs: String,
     /// Whether every planned pair was measured (not cut short).
     complete: bool,
+    /// One pair of each relation: do the two share the last cache level,
+    /// measured ([`c2c::shared`]), beside what sysfs says.
+    sharing: &'a [SharingCheck],
+    /// Why no pair was checked, where none was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sharing_note: Option<String>,
 }
 
 /// The plot file of the `k`th method: FILE, then FILE-<method>.ext.
@@ -94,9 +102,26 @@ pub fn run(args: &C2cArgs) -> Result<()> {
     let order = c2c::ordered(&topology, &cpus);
     let pairs = c2c::planned_pairs(order.len(), args.pairs, 1);
     let all = order.len() * (order.len() - 1) / 2;
-    let seconds = (pairs.len() * methods.len()) as f64 * 0.005;
+    let checked = c2c::sharing_pairs(&topology, &order, &pairs);
+    let (share_at, sharing_note) = if args.no_sharing {
+        (
+            None,
+            Some("--no-sharing: which CPUs share a cache is not checked".to_string()),
+        )
+    } else {
+        match sharing_buffer(args, order[0])? {
+            Ok(at) => (Some(at), None),
+            Err(why) => (None, Some(why)),
+        }
+    };
+    let seconds = (pairs.len() * methods.len()) as f64 * 0.005
+        + if share_at.is_some() {
+            checked.len() as f64 * c2c::shared::CHECK_SECONDS
+        } else {
+            0.0
+        };
     eprintln!(
-        "memlat c2c: {} pair(s) of {} CPUs{}, {} method(s); about {:.0} s",
+        "memlat c2c: {} pair(s) of {} CPUs{}, {} method(s){}; about {:.0} s",
         pairs.len(),
         order.len(),
         if pairs.len() < all {
@@ -105,12 +130,28 @@ pub fn run(args: &C2cArgs) -> Result<()> {
             String::new()
         },
         methods.len(),
+        match &share_at {
+            Some((level, size)) => format!(
+                ", then whether {} pair(s) share the {level} ({} of its plateau)",
+                checked.len(),
+                HumanBytes(*size)
+            ),
+            None => String::new(),
+        },
         seconds.max(1.0)
     );
-    let results = until_ctrl_c(!args.no_progress, |observer| {
-        c2c::run(&topology, &order, &pairs, &methods, observer)
+    let (results, sharing) = until_ctrl_c(!args.no_progress, |observer| {
+        let results = c2c::run(&topology, &order, &pairs, &methods, observer)?;
+        let sharing = match &share_at {
+            Some((level, size)) if !Observer::<()>::interrupted(observer) => {
+                c2c::check_sharing(&checked, level, *size, observer)?
+            }
+            _ => Vec::new(),
+        };
+        Ok((results, sharing))
     })?;
-    let complete = results.iter().all(|r| r.pairs_measured == pairs.len());
+    let complete = results.iter().all(|r| r.pairs_measured == pairs.len())
+        && (share_at.is_none() || sharing.len() == checked.len());
     if let Some(path) = &args.plot {
         for (k, r) in results.iter().enumerate() {
             let file = plot_path(path, k, &r.method);
@@ -128,13 +169,15 @@ pub fn run(args: &C2cArgs) -> Result<()> {
         methods: &results,
         pairs: pairs_text,
         complete,
+        sharing: &sharing,
+        sharing_note,
     };
     let value = serde_json::to_value(&out)?;
     let content = match args.format {
         Format::Json => crate::output::result_json("c2c", &out)?,
         Format::Csv => pairs_table(&results).csv(),
-        Format::Text => document(&results, &topology, &value)?.text(),
-        Format::Markdown => document(&results, &topology, &value)?.markdown(),
+        Format::Text => document(&out, &topology, &value)?.text(),
+        Format::Markdown => document(&out, &topology, &value)?.markdown(),
     };
     output.write(&content)?;
     if !complete {
@@ -142,6 +185,21 @@ pub fn run(args: &C2cArgs) -> Result<()> {
         return Err(Interrupted("memlat c2c: interrupted".into()).into());
     }
     Ok(())
+}
+
+/// The level and size the sharing check reads: the last measured level's
+/// plateau middle (`--plateaus`); `Err` with why where there is none.
+fn sharing_buffer(args: &C2cArgs, cpu: usize) -> Result<Result<(String, u64), String>> {
+    let levels = crate::cli::plateaus::measured_levels_on(&args.plateaus, cpu)?;
+    // An L1 is a core's own: lines in it reach another core by a snoop, which
+    // would read as a shared L1. A level beyond it is what cores may share.
+    Ok(match levels.levels.last() {
+        Some(last) if levels.levels.len() >= 2 => Ok((last.name.clone(), last.middle(64))),
+        _ => Err(format!(
+            "no cache level beyond the L1 was measured ({}): which CPUs share one is not checked",
+            levels.describe()
+        )),
+    })
 }
 
 /// One row per measured pair.
@@ -166,11 +224,8 @@ fn pairs_table(results: &[C2cMatrix]) -> Table {
 }
 
 /// The headline (each relation's median), then each method's matrix.
-fn document(
-    results: &[C2cMatrix],
-    topology: &Topology,
-    value: &serde_json::Value,
-) -> Result<Document> {
+fn document(out: &C2cOutput, topology: &Topology, value: &serde_json::Value) -> Result<Document> {
+    let results = out.methods;
     let mut d = Document::new(
         "memlat c2c: one-way latency of a cache line between two CPUs, ns (median of 15 samples)",
     );
@@ -206,6 +261,30 @@ fn document(
     if lines.is_empty() && results[0].cpus.len() <= 4 {
         lines.push("no two of these CPUs are SMT siblings (sysfs thread_siblings_list)".into());
     }
+    lines.extend(out.sharing.iter().filter_map(disagreement));
+    lines.extend(out.sharing_note.clone());
     d.lines(lines);
     Ok(d)
+}
+
+/// What a check that contradicts sysfs says, in a sentence.
+fn disagreement(check: &SharingCheck) -> Option<String> {
+    let r = check.readings.as_ref()?;
+    let [a, b] = check.cpus;
+    (check.agrees == Some(false)).then(|| {
+        let now = if check.sysfs_shares {
+            "they do not share it now"
+        } else {
+            "they share it"
+        };
+        format!(
+            "CPUs {a} and {b}: sysfs says {}, but CPU {b} read {} CPU {a} had just written at {:.1} ns a load, {:.2} of the way from a miss ({:.1} ns) to its own hit ({:.1} ns): {now} (a guest's vCPUs run where the host puts them, and may move)",
+            check.sysfs,
+            HumanBytes(check.size_bytes),
+            r.cross_ns,
+            check.served.unwrap_or(0.0),
+            r.miss_ns,
+            r.own_ns
+        )
+    })
 }

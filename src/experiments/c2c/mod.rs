@@ -1,9 +1,12 @@
 //! `memlat c2c`: how long a cache line takes to move from one CPU to
 //! another, for every pair (or a sample), by the methods of [`pingpong`];
 //! the matrix ordered by topology and summarised by relation (same core,
-//! same L2, same L3, same node, other node).
+//! same L2, same L3, same node, other node); and, for one pair of each
+//! relation, whether the two CPUs share a cache, measured ([`shared`]) and
+//! set beside what sysfs says.
 
 pub mod pingpong;
+pub mod shared;
 
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
@@ -55,6 +58,14 @@ impl Relation {
         } else {
             Relation::OtherNode
         }
+    }
+
+    /// Whether sysfs says the two share a cache.
+    pub fn shares_cache(self) -> bool {
+        matches!(
+            self,
+            Relation::SameCore | Relation::SameL2 | Relation::SameL3
+        )
     }
 
     /// The name in the summary.
@@ -227,6 +238,109 @@ pub fn run(
     Ok(results)
 }
 
+/// One pair's sharing check: what was measured, and what sysfs says.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SharingCheck {
+    /// The two CPUs: `a` brought the lines in, `b` read them.
+    pub cpus: [usize; 2],
+    /// The relation sysfs gives them (`same L3`, `other node`...).
+    pub sysfs: String,
+    /// Whether that relation is a shared cache.
+    pub sysfs_shares: bool,
+    /// The level whose plateau the buffer sits on (`L3`...).
+    pub level: String,
+    /// Buffer bytes.
+    pub size_bytes: u64,
+    /// The three readings; `None` where this ISA cannot flush a line.
+    pub readings: Option<shared::Readings>,
+    /// Share of b's loads served by what a brought in, 0..1.
+    pub served: Option<f64>,
+    /// The verdict.
+    pub measured: shared::Sharing,
+    /// Whether the verdict and sysfs agree; `None` when the verdict is unknown.
+    pub agrees: Option<bool>,
+}
+
+/// The pair to check for each relation among `pairs` (indices into `cpus`):
+/// the first of each, closest relation first.
+pub fn sharing_pairs(
+    topology: &Topology,
+    cpus: &[usize],
+    pairs: &[(usize, usize)],
+) -> Vec<(Relation, usize, usize)> {
+    let mut chosen: Vec<(Relation, usize, usize)> = Vec::new();
+    for &(i, j) in pairs {
+        let (a, b) = (cpus[i], cpus[j]);
+        let (Some(ca), Some(cb)) = (topology.get(a), topology.get(b)) else {
+            continue;
+        };
+        let relation = Relation::of(ca, cb);
+        if !chosen.iter().any(|c| c.0 == relation) {
+            chosen.push((relation, a, b));
+        }
+    }
+    chosen.sort_by_key(|c| c.0);
+    chosen
+}
+
+/// What one pair's check is reckoned to take, ms.
+const CHECK_MS: u64 = (shared::CHECK_SECONDS * 1000.0) as u64;
+
+/// Checks each of `chosen` ([`sharing_pairs`]) over `size` bytes of
+/// `level`'s plateau; stops early (keeping those done) on Ctrl-C.
+pub fn check_sharing(
+    chosen: &[(Relation, usize, usize)],
+    level: &str,
+    size: u64,
+    observer: &mut dyn Observer<Vec<SharingCheck>>,
+) -> Result<Vec<SharingCheck>> {
+    let labels: Vec<String> = chosen
+        .iter()
+        .map(|&(_, a, b)| format!("sharing: CPU {a} -> CPU {b}"))
+        .collect();
+    observer.planned(
+        &labels
+            .iter()
+            .map(|l| (l.clone(), CHECK_MS))
+            .collect::<Vec<_>>(),
+    );
+    let mut checks = Vec::new();
+    for (index, &(relation, a, b)) in chosen.iter().enumerate() {
+        if observer.interrupted() {
+            break;
+        }
+        let step = Step {
+            index,
+            total: chosen.len(),
+            label: &labels[index],
+            cost_ms: CHECK_MS,
+        };
+        observer.begin(&step);
+        let readings = shared::measure(a, b, size)?;
+        let (served, measured) = readings
+            .as_ref()
+            .map_or((None, shared::Sharing::Unknown), shared::judge);
+        checks.push(SharingCheck {
+            cpus: [a, b],
+            sysfs: relation.name().into(),
+            sysfs_shares: relation.shares_cache(),
+            level: level.into(),
+            size_bytes: size,
+            readings,
+            served,
+            measured,
+            agrees: match measured {
+                shared::Sharing::Shares => Some(relation.shares_cache()),
+                shared::Sharing::Apart => Some(!relation.shares_cache()),
+                shared::Sharing::Unknown => None,
+            },
+        });
+        observer.checkpoint(&checks)?;
+        observer.end(&step);
+    }
+    Ok(checks)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -262,6 +376,23 @@ mod tests {
             ]
         );
         assert_eq!(c[0].cpus.len(), 32);
+    }
+
+    #[test]
+    fn one_pair_of_each_relation_is_checked_for_sharing() {
+        let t = Topology::fake(2, 8, 2);
+        let cpus = ordered(&t, &(0..32).collect::<Vec<_>>());
+        let pairs = planned_pairs(cpus.len(), Pairs::All, 1);
+        let chosen = sharing_pairs(&t, &cpus, &pairs);
+        let relations: Vec<Relation> = chosen.iter().map(|c| c.0).collect();
+        assert_eq!(
+            relations,
+            [Relation::SameCore, Relation::SameL3, Relation::OtherNode]
+        );
+        for &(relation, a, b) in &chosen {
+            assert_eq!(Relation::of(t.get(a).unwrap(), t.get(b).unwrap()), relation);
+        }
+        assert!(Relation::SameL3.shares_cache() && !Relation::SameNode.shares_cache());
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::parts::{Parts, read};
-use crate::experiments::c2c::C2cMatrix;
+use crate::experiments::c2c::{C2cMatrix, SharingCheck};
 use crate::experiments::loaded::LoadedResult;
 use crate::experiments::mlp::MlpLevel;
 use crate::experiments::tlb::TlbPageResult;
@@ -39,12 +39,62 @@ pub(super) fn tlb_headline(value: &Value, problems: &mut Vec<String>) -> Vec<Tab
         .collect()
 }
 
-/// `memlat c2c`: the median one-way latency of each relation, per method.
+/// `memlat c2c`: the median one-way latency of each relation, per method;
+/// then, where it was checked (older files have no `sharing`), which pairs
+/// share a cache.
 pub(super) fn c2c_headline(value: &Value, problems: &mut Vec<String>) -> Vec<Table> {
-    read::<Vec<C2cMatrix>>(&value["methods"], "c2c methods", problems)
+    let mut tables: Vec<Table> = read::<Vec<C2cMatrix>>(&value["methods"], "c2c methods", problems)
         .map(|m| c2c_table(&m))
         .into_iter()
-        .collect()
+        .collect();
+    if !value["sharing"].is_null()
+        && let Some(checks) = read::<Vec<SharingCheck>>(&value["sharing"], "c2c sharing", problems)
+        && !checks.is_empty()
+    {
+        tables.push(sharing_table(&checks));
+    }
+    tables
+}
+
+/// Each checked pair: what b read of the lines a brought in, against its own
+/// hit and a flushed miss, the share served, and sysfs's relation beside it.
+fn sharing_table(checks: &[SharingCheck]) -> Table {
+    let mut t = Table::new(&[
+        "<CPUs",
+        "<level",
+        "across ns",
+        "own ns",
+        "flushed ns",
+        "served",
+        "<measured",
+        "<sysfs says",
+    ]);
+    let ns = |f: fn(&crate::experiments::c2c::shared::Readings) -> f64, c: &SharingCheck| {
+        c.readings
+            .as_ref()
+            .map_or(Cell::from("-"), |r| Cell::float(f(r), 1))
+    };
+    for c in checks {
+        t.row(vec![
+            format!("{} -> {}", c.cpus[0], c.cpus[1]).into(),
+            format!("{} ({})", c.level, HumanBytes(c.size_bytes)).into(),
+            ns(|r| r.cross_ns, c),
+            ns(|r| r.own_ns, c),
+            ns(|r| r.miss_ns, c),
+            c.served.map_or(Cell::from("-"), |h| Cell::float(h, 2)),
+            c.measured.name().into(),
+            match c.agrees {
+                Some(false) => format!("{} (disagrees)", c.sysfs),
+                _ => c.sysfs.clone(),
+            }
+            .into(),
+        ]);
+    }
+    t.note(
+        "a pair shares the level when at least half of b's loads of the lines a brought in were served as b's own are (across between own and flushed)"
+            .to_string(),
+    );
+    t
 }
 
 /// `memlat watch`: each series' summary and the changes seen.
@@ -138,7 +188,7 @@ fn mlp_table(levels: &[MlpLevel]) -> Table {
 
 /// Median one-way latency by relation, per method.
 fn c2c_table(methods: &[C2cMatrix]) -> Table {
-    let mut t = Table::new(&["<method", "<relation", "median ns", "pairs"]);
+    let mut t = Table::new(&["<method", "<relation (sysfs)", "median ns", "pairs"]);
     for m in methods {
         for c in &m.clusters {
             t.row(vec![

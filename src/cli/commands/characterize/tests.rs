@@ -143,6 +143,9 @@ fn command_lines_by_mode() {
         "c2c --no-progress --format json -o /r/c2c.json --method cas"
     );
     assert!(line("c2c", &context(Mode::Quick, 64)).ends_with("--pairs sample:120"));
+    // The sharing check reads this run's sweep; the tiny one has none worth reading.
+    assert!(line("c2c", &with).ends_with("--method cas --plateaus /r/sweep.json"));
+    assert!(line("c2c", &context(Mode::Tiny, 2)).ends_with("--no-sharing"));
     assert_eq!(
         line("doctor", &context(Mode::Tiny, 1)),
         "doctor --format json -o /r/doctor.json"
