@@ -143,13 +143,22 @@ impl Workload {
     /// chain takes one dependent load per line (a 16 MiB chain's cycle is
     /// 262,144 loads at L3 or memory latency, 20-40 ms). The values stay as
     /// they were.
-    pub fn rewrite(&mut self, size: u64, line: u64) {
+    ///
+    /// Through a shared reference: the stores go through the mapping's raw
+    /// pointer (as the kernels' loads do), never a Rust reference to the
+    /// memory, so a second thread may rewrite it in turn with the owner
+    /// (`c2c`'s sharing check).
+    pub fn rewrite(&self, size: u64, line: u64) {
         let step = (line / 8).max(1) as usize;
-        let words = self.buffer.words_mut();
-        let end = (size.min(words.len() as u64 * 8) / 8) as usize;
+        let base = self.buffer.as_ptr().cast_mut();
+        let end = (size.min(self.size()) / 8) as usize;
         for k in (0..end).step_by(step) {
-            // black_box: the store must happen although it writes what was read.
-            words[k] = std::hint::black_box(words[k]);
+            // SAFETY: word k lies within the mapped, filled buffer. Volatile:
+            // the store must happen although it writes what was read.
+            unsafe {
+                let word = base.add(k);
+                word.write_volatile(word.read_volatile());
+            }
         }
     }
 

@@ -1,5 +1,6 @@
 //! `c2c`'s sharing check (`experiments::c2c::shared`): CPU a writes and
-//! walks a buffer on the last level's plateau, CPU b reads it ("across"),
+//! walks a buffer of the last level (`shared::buffer_bytes`, from what a
+//! sweep of the row reads), CPU b reads it ("across"),
 //! then reads it after bringing it in itself ("own"), then after flushing it
 //! ("flushed"). Two CPUs that share the last level read across as they read
 //! their own lines; two that do not read across from memory or from the
@@ -33,16 +34,23 @@ const FLUSHED_OF_MEMORY: (f64, f64) = (0.6, 1.0);
 /// A line from another domain (CCD, socket), as a fraction of memory's latency.
 const APART_OF_MEMORY: (f64, f64) = (0.75, 1.6);
 
-/// The three readings of a pair on `row`, sharing its last level or not.
-fn readings(row: &Row, seed: u64, share: bool) -> Readings {
+/// The three readings of a pair on `row`, sharing its last level or not,
+/// and the last level's latency as the sweep read it.
+fn readings(row: &Row, seed: u64, share: bool) -> (Readings, f64) {
     let mut noise = Noise::new(seed ^ 0x5EA2);
     let d = model::draw(row, &mut noise);
-    let (last_bytes, last_ns, _) = *d.caches.last().expect("a row has caches");
-    // The buffer: the middle of the plateau, between the level above's
-    // capacity (or nothing) and the last level's share.
+    let (last_bytes, last_ns, last) = *d.caches.last().expect("a row has caches");
+    // The buffer by memlat's rule, from what a sweep reads: the level
+    // above surely not serving from up to 30% past its capacity, the last
+    // plateau ending up to 30% before its share.
     let above = d.caches.iter().rev().nth(1);
     let above_bytes = above.map_or(0, |c| c.0) as f64;
-    let size = (above_bytes.max(1.0) * last_bytes as f64).sqrt();
+    let above_at_most = (above_bytes * noise.within((1.0, 1.3))) as u64;
+    let last_to = (last_bytes as f64 * noise.within((0.7, 1.0))) as u64;
+    let middle = ((above_at_most.max(1) as f64) * last_to as f64).sqrt() as u64;
+    let size = shared::buffer_bytes(above_at_most, last_to, middle) as f64;
+    // The timed half's lines the level above still holds (a snoop away),
+    // and the share of the buffer the last level serves at all.
     let snooped = match above.map(|c| c.2.policy) {
         None => 0.0,
         Some(Policy::Lru) => ((above_bytes - size / 2.0) / (size / 2.0)).clamp(0.0, 1.0),
@@ -51,11 +59,13 @@ fn readings(row: &Row, seed: u64, share: bool) -> Readings {
             (above_bytes / (size / 2.0) * (decay(size / 2.0) - decay(size))).clamp(0.0, 1.0)
         }
     };
+    let held = model::hit_fraction(size as u64, last_bytes, last.ways, last.policy);
     let flushed_ns = d.memory_ns * noise.within(FLUSHED_OF_MEMORY);
     let apart_ns = d.memory_ns * noise.within(APART_OF_MEMORY);
     let snoop_ns = last_ns * noise.within((1.0, 3.0));
+    let own_ns = held * last_ns + (1.0 - held) * flushed_ns;
     let cross_ns = if share {
-        (1.0 - snooped) * last_ns + snooped * snoop_ns
+        held * ((1.0 - snooped) * last_ns + snooped * snoop_ns) + (1.0 - held) * flushed_ns
     } else {
         apart_ns
     };
@@ -64,7 +74,8 @@ fn readings(row: &Row, seed: u64, share: bool) -> Readings {
     // miss, as seen on the Zen 5 guest (own reads of 45-145 ns in one
     // round of seven, where the others read 13).
     let burst = (noise.within((0.0, shared::ROUNDS as f64)) as usize).min(shared::ROUNDS - 1);
-    Readings::of_rounds(
+    let swept_ns = noise.jitter(last_ns, 0.05);
+    let readings = Readings::of_rounds(
         (0..shared::ROUNDS)
             .map(|k| {
                 if k == burst {
@@ -73,21 +84,22 @@ fn readings(row: &Row, seed: u64, share: bool) -> Readings {
                 } else {
                     [
                         noise.jitter(cross_ns, 0.05),
-                        noise.jitter(last_ns, 0.05),
+                        noise.jitter(own_ns, 0.05),
                         noise.jitter(flushed_ns, 0.05),
                     ]
                 }
             })
             .collect(),
-    )
+    );
+    (readings, swept_ns)
 }
 
 #[test]
 fn two_cpus_share_the_last_level_exactly_when_the_row_says() {
     every_row("sharing", |row, seed| {
         for share in [true, false] {
-            let r = readings(row, seed, share);
-            let (served, verdict) = shared::judge(&r);
+            let (r, level_ns) = readings(row, seed, share);
+            let (served, verdict) = shared::judge(&r, level_ns);
             let want = if share {
                 Sharing::Shares
             } else {

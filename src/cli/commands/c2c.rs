@@ -12,7 +12,7 @@ use crate::cli::progress::until_ctrl_c;
 use crate::cli::{C2cArgs, Format};
 use crate::error::usage;
 use crate::experiments::Observer;
-use crate::experiments::c2c::{self, C2cMatrix, Method, Pairs, SharingCheck};
+use crate::experiments::c2c::{self, C2cMatrix, Method, Pairs, SharedLevel, SharingCheck};
 use crate::output::document::Document;
 use crate::output::plot::heatmap;
 use crate::output::present;
@@ -131,10 +131,11 @@ pub fn run(args: &C2cArgs) -> Result<()> {
         },
         methods.len(),
         match &share_at {
-            Some((level, size)) => format!(
-                ", then whether {} pair(s) share the {level} ({} of its plateau)",
+            Some(level) => format!(
+                ", then whether {} pair(s) share the {} (over {})",
                 checked.len(),
-                HumanBytes(*size)
+                level.name,
+                HumanBytes(level.size_bytes)
             ),
             None => String::new(),
         },
@@ -143,8 +144,8 @@ pub fn run(args: &C2cArgs) -> Result<()> {
     let (results, sharing) = until_ctrl_c(!args.no_progress, |observer| {
         let results = c2c::run(&topology, &order, &pairs, &methods, observer)?;
         let sharing = match &share_at {
-            Some((level, size)) if !Observer::<()>::interrupted(observer) => {
-                c2c::check_sharing(&checked, level, *size, observer)?
+            Some(level) if !Observer::<()>::interrupted(observer) => {
+                c2c::check_sharing(&checked, level, observer)?
             }
             _ => Vec::new(),
         };
@@ -187,19 +188,29 @@ pub fn run(args: &C2cArgs) -> Result<()> {
     Ok(())
 }
 
-/// The level and size the sharing check reads: the last measured level's
-/// plateau middle (`--plateaus`); `Err` with why where there is none.
-fn sharing_buffer(args: &C2cArgs, cpu: usize) -> Result<Result<(String, u64), String>> {
+/// The level and size the sharing check reads: the last measured level,
+/// over [`c2c::shared::buffer_bytes`] (`--plateaus`); `Err` with why where
+/// there is no level beyond the L1.
+fn sharing_buffer(args: &C2cArgs, cpu: usize) -> Result<Result<SharedLevel, String>> {
     let levels = crate::cli::plateaus::measured_levels_on(&args.plateaus, cpu)?;
     // An L1 is a core's own: lines in it reach another core by a snoop, which
     // would read as a shared L1. A level beyond it is what cores may share.
-    Ok(match levels.levels.last() {
-        Some(last) if levels.levels.len() >= 2 => Ok((last.name.clone(), last.middle(64))),
-        _ => Err(format!(
+    let [.., above, last] = levels.levels.as_slice() else {
+        return Ok(Err(format!(
             "no cache level beyond the L1 was measured ({}): which CPUs share one is not checked",
             levels.describe()
-        )),
-    })
+        )));
+    };
+    let above_at_most = above
+        .capacity_bounds
+        .and_then(|b| b.at_most_bytes)
+        .or(above.capacity_bytes)
+        .unwrap_or(above.to_bytes);
+    Ok(Ok(SharedLevel {
+        name: last.name.clone(),
+        size_bytes: c2c::shared::buffer_bytes(above_at_most, last.to_bytes, last.middle(64)),
+        ns: last.ns,
+    }))
 }
 
 /// One row per measured pair.

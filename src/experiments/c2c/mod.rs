@@ -251,6 +251,9 @@ pub struct SharingCheck {
     pub level: String,
     /// Buffer bytes.
     pub size_bytes: u64,
+    /// The level's latency on the sweep's plateau, ns: b's own reads must
+    /// be served by it for a verdict.
+    pub level_ns: f64,
     /// The three readings; `None` where this ISA cannot flush a line.
     pub readings: Option<shared::Readings>,
     /// Share of b's loads served by what a brought in, 0..1.
@@ -286,12 +289,23 @@ pub fn sharing_pairs(
 /// What one pair's check is reckoned to take, ms.
 const CHECK_MS: u64 = (shared::CHECK_SECONDS * 1000.0) as u64;
 
-/// Checks each of `chosen` ([`sharing_pairs`]) over `size` bytes of
-/// `level`'s plateau; stops early (keeping those done) on Ctrl-C.
+/// The level a sharing check reads: a buffer of `size_bytes` in the middle
+/// of its plateau, where the sweep read it at `ns`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SharedLevel {
+    /// `L3`...
+    pub name: String,
+    /// The buffer, bytes.
+    pub size_bytes: u64,
+    /// The level's latency on the plateau, ns.
+    pub ns: f64,
+}
+
+/// Checks each of `chosen` ([`sharing_pairs`]) over `level`'s buffer;
+/// stops early (keeping those done) on Ctrl-C.
 pub fn check_sharing(
     chosen: &[(Relation, usize, usize)],
-    level: &str,
-    size: u64,
+    level: &SharedLevel,
     observer: &mut dyn Observer<Vec<SharingCheck>>,
 ) -> Result<Vec<SharingCheck>> {
     let labels: Vec<String> = chosen
@@ -316,16 +330,19 @@ pub fn check_sharing(
             cost_ms: CHECK_MS,
         };
         observer.begin(&step);
-        let readings = shared::measure(a, b, size)?;
+        let readings = shared::measure(a, b, level.size_bytes)?;
         let (served, measured) = readings
             .as_ref()
-            .map_or((None, shared::Sharing::Unknown), shared::judge);
+            .map_or((None, shared::Sharing::Unknown), |r| {
+                shared::judge(r, level.ns)
+            });
         checks.push(SharingCheck {
             cpus: [a, b],
             sysfs: relation.name().into(),
             sysfs_shares: relation.shares_cache(),
-            level: level.into(),
-            size_bytes: size,
+            level: level.name.clone(),
+            size_bytes: level.size_bytes,
+            level_ns: level.ns,
             readings,
             served,
             measured,

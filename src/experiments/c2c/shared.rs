@@ -29,6 +29,7 @@
 //! fixed ratio: a Neoverse N1's flushed read of a few MiB comes within 1.5x
 //! of its system-level cache's hit (tests/machines).
 
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
 
 use anyhow::{Result, anyhow};
@@ -49,6 +50,20 @@ pub const ROUNDS: usize = 5;
 /// about 25 ms where b reads its lines from memory (0.13-0.15 s a pair on the
 /// Zen 5 guest, buffer and chain included).
 pub const CHECK_SECONDS: f64 = 0.2;
+
+/// The buffer a check reads, bytes: twice what the level above surely
+/// does not serve (`above_at_most`: its capacity bounds' upper end), so
+/// the half of the cycle b times was walked at least that much before a's
+/// walk ended and an LRU level above holds none of it; as small as that
+/// allows, because a shared level's share shrinks with its neighbours (the
+/// Zen 5 guest's L3 read memory at 8 MiB while the plateau's middle was
+/// 5.4 MiB, and served 2-4 MiB). Where twice that passes the last level's
+/// plateau (`last_to`), the plateau's middle (`last_middle`).
+pub fn buffer_bytes(above_at_most: u64, last_to: u64, last_middle: u64) -> u64 {
+    let size = above_at_most.saturating_mul(2);
+    let size = if size > last_to { last_middle } else { size };
+    (size / NODE_BYTES).max(2) * NODE_BYTES
+}
 
 /// Bytes a node takes: the sweep's default line, a node per line.
 const NODE_BYTES: u64 = 64;
@@ -125,11 +140,19 @@ impl Sharing {
     }
 }
 
-/// The served share and the verdict of `r`: where the median across
-/// reading lies from the miss (0) to the own hit (1), clamped; unknown
-/// where the references are not apart ([`Readings::references_apart`]).
-pub fn judge(r: &Readings) -> (Option<f64>, Sharing) {
-    if !r.references_apart() || !r.cross_ns.is_finite() {
+/// The served share and the verdict of `r`, whose level reads `level_ns`
+/// on the sweep's plateau: where the median across reading lies from the
+/// miss (0) to the own hit (1), clamped. Unknown where the references are
+/// not apart ([`Readings::references_apart`]), or where b's own reads were
+/// not served by the level: they lie nearer the flushed reading than the
+/// level's latency (the same half-served definition, against the sweep).
+/// Beside a build on both CPUs of the Zen 5 guest, b's own lines read 231
+/// ns and flushed ones 320 (the L3 held nothing for b, and write-backs
+/// slowed the flushed walk): across at 235 then read as "shares" on two
+/// CPUs that were on two CCDs.
+pub fn judge(r: &Readings, level_ns: f64) -> (Option<f64>, Sharing) {
+    let own_served = r.own_ns <= (level_ns + r.miss_ns) / 2.0;
+    if !r.references_apart() || !r.cross_ns.is_finite() || !own_served {
         return (None, Sharing::Unknown);
     }
     let h = ((r.miss_ns - r.cross_ns) / (r.miss_ns - r.own_ns)).clamp(0.0, 1.0);
@@ -140,24 +163,31 @@ pub fn judge(r: &Readings) -> (Option<f64>, Sharing) {
     }
 }
 
-/// Measures [`ROUNDS`] rounds of `a` and `b` over `size` bytes, on a thread
-/// of its own (pinned to each CPU in turn; the caller's affinity stays as
-/// it was). `None` where this ISA has no flush instruction user space may
-/// run (the miss reference cannot be measured).
+/// Measures [`ROUNDS`] rounds of `a` and `b` over `size` bytes: a thread
+/// pinned to each, taking turns (the caller's own affinity stays as it
+/// was). `None` where this ISA has no flush instruction user space may run
+/// (the miss reference cannot be measured).
+///
+/// Two threads, not one that moves: a thread that moves to b waits for b's
+/// CPU when something else runs there, and the lines a brought in wait with
+/// it in a cache the other tenant uses; b's own lines would not. Beside a
+/// build on both CPUs of the Zen 5 guest a moving thread read lines a
+/// brought in at 87 ns against 14 for its own, on two vCPUs that bounced a
+/// line in 22 ns. Each thread spins for its turn, so neither leaves its CPU.
 pub fn measure(a: usize, b: usize, size: u64) -> Result<Option<Readings>> {
     if crate::arch::FLUSH_INSTRUCTION.is_none() {
         return Ok(None);
     }
     let size = (size / NODE_BYTES).max(2) * NODE_BYTES;
-    // The buffer is made on the thread that walks it: a mapping is not Send.
+    // The buffer is made on the thread that reads as b: a mapping is not Send.
     std::thread::scope(|scope| {
         scope
             .spawn(|| {
+                platform::pin_to_cpu(b)?;
                 let mut workload = Workload::prepare(size, PageRequest::Thp, None)?;
                 let chain = Chain::random(size, NODE_BYTES, 1)?;
-                let kernel = Kernel::Chase(KernelKind::Pointer);
-                workload.link(&chain, kernel)?;
-                rounds(&mut workload, &chain, kernel, a, b)
+                workload.link(&chain, Kernel::Chase(KernelKind::Pointer))?;
+                rounds(&Turns::new(&workload, &chain), a)
             })
             .join()
             .map_err(|_| anyhow!("the sharing check's thread panicked"))?
@@ -165,37 +195,121 @@ pub fn measure(a: usize, b: usize, size: u64) -> Result<Option<Readings>> {
     .map(Some)
 }
 
-/// The rounds, on the calling thread (which they pin).
-fn rounds(
-    workload: &mut Workload,
-    chain: &Chain,
+/// The buffer and chain both threads walk, and whose turn it is.
+struct Turns<'w> {
+    workload: &'w Workload,
+    chain: &'w Chain,
     kernel: Kernel,
-    a: usize,
-    b: usize,
-) -> Result<Readings> {
-    let size = chain.size();
-    let trips = (chain.len() / kernel.loads_per_trip()).max(2);
-    let timed = |workload: &Workload| -> Result<f64> {
-        let mut walker: Walker = workload.walker(chain, kernel);
-        let start = Instant::now();
-        walker.walk(trips / 2)?;
-        Ok(start.elapsed().as_secs_f64() * 1e9 / ((trips / 2) * kernel.loads_per_trip()) as f64)
-    };
-    let bring_in = |workload: &mut Workload| -> Result<()> {
-        workload.rewrite(size, NODE_BYTES);
-        workload.walker(chain, kernel).walk(trips)?;
+    /// Round k: 2k while a brings the lines in, 2k + 1 while b reads them;
+    /// [`Turns::DONE`] once b is done (or gave up).
+    turn: AtomicUsize,
+    /// Set by a when its walk failed (the end node was not the chain's).
+    failed: AtomicBool,
+}
+
+// SAFETY: the two threads never touch the buffer at once: each waits for its
+// turn (an Acquire load of `turn`) before its first access and hands over
+// (a Release store) after its last, so every access of one thread happens
+// before every access of the other's next turn. The buffer is only reached
+// through raw pointers (`Workload::rewrite`, the kernels), never a Rust
+// reference to its memory.
+unsafe impl Sync for Turns<'_> {}
+
+impl<'w> Turns<'w> {
+    const DONE: usize = usize::MAX;
+
+    fn new(workload: &'w Workload, chain: &'w Chain) -> Turns<'w> {
+        Turns {
+            workload,
+            chain,
+            kernel: Kernel::Chase(KernelKind::Pointer),
+            turn: AtomicUsize::new(usize::MAX - 1),
+            failed: AtomicBool::new(false),
+        }
+    }
+
+    /// Loop trips of one whole cycle.
+    fn trips(&self) -> u64 {
+        (self.chain.len() / self.kernel.loads_per_trip()).max(2)
+    }
+
+    /// Waits, spinning, until the turn is `want` or [`Turns::DONE`]; true for `want`.
+    fn wait_for(&self, want: usize) -> bool {
+        loop {
+            match self.turn.load(Ordering::Acquire) {
+                t if t == want => return true,
+                Turns::DONE => return false,
+                _ => std::hint::spin_loop(),
+            }
+        }
+    }
+
+    /// Rewrites every line and walks one cycle: the lines then lie in the
+    /// walking CPU's levels, written.
+    fn bring_in(&self) -> Result<()> {
+        self.workload.rewrite(self.chain.size(), NODE_BYTES);
+        self.workload
+            .walker(self.chain, self.kernel)
+            .walk(self.trips())?;
         Ok(())
-    };
+    }
+
+    /// ns a load of the first half of the cycle (the lines the last walk
+    /// reached first).
+    fn timed(&self) -> Result<f64> {
+        let mut walker: Walker = self.workload.walker(self.chain, self.kernel);
+        let trips = self.trips() / 2;
+        let start = Instant::now();
+        walker.walk(trips)?;
+        Ok(start.elapsed().as_secs_f64() * 1e9 / (trips * self.kernel.loads_per_trip()) as f64)
+    }
+}
+
+/// The rounds: a thread pinned to `a` brings the lines in at each even
+/// turn; the calling thread (pinned to b) reads at each odd one.
+fn rounds(turns: &Turns, a: usize) -> Result<Readings> {
+    std::thread::scope(|scope| {
+        let bringer = scope.spawn(|| -> Result<()> {
+            let pinned = platform::pin_to_cpu(a);
+            for k in 0..ROUNDS {
+                if !turns.wait_for(2 * k) {
+                    break;
+                }
+                let brought = pinned.as_ref().map_err(|e| anyhow!("CPU {a}: {e}"));
+                let brought = brought.and_then(|_| turns.bring_in());
+                if brought.is_err() {
+                    turns.failed.store(true, Ordering::Relaxed);
+                }
+                turns.turn.store(2 * k + 1, Ordering::Release);
+                brought?;
+            }
+            Ok(())
+        });
+        let read = read_rounds(turns);
+        turns.turn.store(Turns::DONE, Ordering::Release);
+        let brought = bringer
+            .join()
+            .map_err(|_| anyhow!("the sharing check's thread on CPU {a} panicked"))?;
+        brought?;
+        read
+    })
+}
+
+/// b's side of the rounds: across, own and flushed after each of a's turns.
+fn read_rounds(turns: &Turns) -> Result<Readings> {
+    let size = turns.chain.size();
     let mut rounds = Vec::with_capacity(ROUNDS);
-    for _ in 0..ROUNDS {
-        platform::pin_to_cpu(a)?;
-        bring_in(workload)?;
-        platform::pin_to_cpu(b)?;
-        let cross = timed(workload)?;
-        bring_in(workload)?;
-        let own = timed(workload)?;
-        workload.flush(size, NODE_BYTES);
-        rounds.push([cross, own, timed(workload)?]);
+    for k in 0..ROUNDS {
+        turns.turn.store(2 * k, Ordering::Release);
+        turns.wait_for(2 * k + 1);
+        if turns.failed.load(Ordering::Relaxed) {
+            anyhow::bail!("the sharing check's walk on the other CPU failed");
+        }
+        let cross = turns.timed()?;
+        turns.bring_in()?;
+        let own = turns.timed()?;
+        turns.workload.flush(size, NODE_BYTES);
+        rounds.push([cross, own, turns.timed()?]);
     }
     Ok(Readings::of_rounds(rounds))
 }
@@ -219,7 +333,7 @@ mod tests {
     fn lines_served_at_the_level_s_own_latency_mean_a_shared_level() {
         // The Zen 5 guest, vCPUs on one CCD: 8 MiB read at 13.7 ns across,
         // 13.0 own, 82.9 flushed.
-        let (h, v) = judge(&readings(13.7, 13.0, 82.9));
+        let (h, v) = judge(&readings(13.7, 13.0, 82.9), 12.1);
         assert_eq!(v, Sharing::Shares);
         assert!(h.unwrap() > 0.95);
     }
@@ -228,8 +342,8 @@ mod tests {
     fn lines_that_come_from_memory_or_another_domain_mean_apart() {
         // A cross-CCD read near memory's cost, and one beyond it (a remote
         // socket's cache): neither is a shared level.
-        assert_eq!(judge(&readings(110.0, 13.0, 140.0)).1, Sharing::Apart);
-        assert_eq!(judge(&readings(180.0, 37.0, 110.0)).1, Sharing::Apart);
+        assert_eq!(judge(&readings(110.0, 13.0, 140.0), 12.0).1, Sharing::Apart);
+        assert_eq!(judge(&readings(180.0, 37.0, 110.0), 36.0).1, Sharing::Apart);
     }
 
     #[test]
@@ -243,7 +357,7 @@ mod tests {
             [14.5, 12.9, 119.0],
         ]);
         assert!(r.references_apart());
-        assert_eq!(judge(&r).1, Sharing::Shares);
+        assert_eq!(judge(&r, 12.0).1, Sharing::Shares);
         // Two of five: no longer a stray round.
         let mut r = r;
         r.rounds_ns[0][1] = 140.0;
@@ -251,14 +365,26 @@ mod tests {
     }
 
     #[test]
+    fn own_reads_the_level_did_not_serve_say_unknown() {
+        // The Zen 5 guest beside a build, on two CCDs: own 231, flushed 320.
+        assert_eq!(
+            judge(&readings(235.0, 231.0, 320.0), 12.5),
+            (None, Sharing::Unknown)
+        );
+    }
+
+    #[test]
     fn references_whose_rounds_overlap_say_unknown() {
         // Own and flushed within the rounds' spread: no hit to compare with.
-        assert_eq!(judge(&readings(80.0, 85.0, 86.0)), (None, Sharing::Unknown));
         assert_eq!(
-            judge(&readings(f64::NAN, 13.0, 90.0)),
+            judge(&readings(80.0, 85.0, 86.0), 12.0),
+            (None, Sharing::Unknown)
+        );
+        assert_eq!(
+            judge(&readings(f64::NAN, 13.0, 90.0), 12.0),
             (None, Sharing::Unknown)
         );
         // Apart by less than 1.5x but by more than their spread: told.
-        assert_eq!(judge(&readings(41.5, 39.1, 57.7)).1, Sharing::Shares);
+        assert_eq!(judge(&readings(41.5, 39.1, 57.7), 39.0).1, Sharing::Shares);
     }
 }
