@@ -8,8 +8,9 @@
 //!
 //! What the row does not give, from public figures and this guest:
 //! - a flushed read at a buffer of a few MiB costs less than a sweep's
-//!   memory latency (no TLB misses, DRAM pages open): the Zen 5 guest read
-//!   83-128 ns flushed at 5.4-8 MiB against a swept 134-143 (0.6-0.9x);
+//!   memory latency (no TLB misses, DRAM pages open), or a little more: the
+//!   Zen 5 guest read 83-150 ns flushed at 3-8 MiB against a swept 134-143
+//!   (0.6-1.1x);
 //! - a line read from another domain costs 0.75-1.6x local memory: the Zen
 //!   5 guest's cross-CCD bounce 117-119 ns against 134-143 memory; Zen 3
 //!   and Zen 4 cross-CCD 80-110 ns against 90-120 memory, a Sapphire Rapids
@@ -29,14 +30,17 @@ use super::model::{self, Noise};
 use super::rows::{Policy, Row};
 
 /// A flushed read at the plateau's footprint, as a fraction of memory's latency.
-const FLUSHED_OF_MEMORY: (f64, f64) = (0.6, 1.0);
+const FLUSHED_OF_MEMORY: (f64, f64) = (0.6, 1.1);
+
+/// A busy memory's latency, as a multiple of a quiet one.
+const BUSY_MEMORY: (f64, f64) = (1.5, 2.5);
 
 /// A line from another domain (CCD, socket), as a fraction of memory's latency.
 const APART_OF_MEMORY: (f64, f64) = (0.75, 1.6);
 
 /// The three readings of a pair on `row`, sharing its last level or not,
-/// and the last level's latency as the sweep read it.
-fn readings(row: &Row, seed: u64, share: bool) -> (Readings, f64) {
+/// and the last level's and memory's latencies as the sweep read them.
+fn readings(row: &Row, seed: u64, share: bool, busy: bool) -> (Readings, f64, f64) {
     let mut noise = Noise::new(seed ^ 0x5EA2);
     let d = model::draw(row, &mut noise);
     let (last_bytes, last_ns, last) = *d.caches.last().expect("a row has caches");
@@ -60,7 +64,11 @@ fn readings(row: &Row, seed: u64, share: bool) -> (Readings, f64) {
         }
     };
     let held = model::hit_fraction(size as u64, last_bytes, last.ways, last.policy);
-    let flushed_ns = d.memory_ns * noise.within(FLUSHED_OF_MEMORY);
+    // A neighbour that loads memory slows every miss, not a line another
+    // domain's cache serves (the Zen 5 guest: flushed 290-320 ns against a
+    // swept 134-143, while two CCDs bounced a line in 116-121).
+    let load = if busy { noise.within(BUSY_MEMORY) } else { 1.0 };
+    let flushed_ns = d.memory_ns * noise.within(FLUSHED_OF_MEMORY) * load;
     let apart_ns = d.memory_ns * noise.within(APART_OF_MEMORY);
     let snoop_ns = last_ns * noise.within((1.0, 3.0));
     let own_ns = held * last_ns + (1.0 - held) * flushed_ns;
@@ -91,25 +99,36 @@ fn readings(row: &Row, seed: u64, share: bool) -> (Readings, f64) {
             })
             .collect(),
     );
-    (readings, swept_ns)
+    (readings, swept_ns, noise.jitter(d.memory_ns, 0.05))
 }
 
 #[test]
 fn two_cpus_share_the_last_level_exactly_when_the_row_says() {
     every_row("sharing", |row, seed| {
-        for share in [true, false] {
-            let (r, level_ns) = readings(row, seed, share);
-            let (served, verdict) = shared::judge(&r, level_ns);
-            let want = if share {
-                Sharing::Shares
-            } else {
-                Sharing::Apart
-            };
-            if verdict != want {
-                return Err(format!(
-                    "{} pair read {verdict:?} (served {served:?}): {r:?}",
-                    if share { "a sharing" } else { "an apart" }
-                ));
+        for busy in [false, true] {
+            for share in [true, false] {
+                let (r, level_ns, memory_ns) = readings(row, seed, share, busy);
+                let swept = shared::Swept {
+                    level_ns,
+                    memory_ns: Some(memory_ns),
+                };
+                let (served, verdict) = shared::judge(&r, swept);
+                let want = if share {
+                    Sharing::Shares
+                } else {
+                    Sharing::Apart
+                };
+                // Beside a busy memory the check may say it cannot tell (a
+                // remote line can cost half way from the level to a quiet
+                // miss), never the opposite.
+                let told = verdict == want || (busy && verdict == Sharing::Unknown);
+                if !told {
+                    return Err(format!(
+                        "{} pair{} read {verdict:?} (served {served:?}, {swept:?}): {r:?}",
+                        if share { "a sharing" } else { "an apart" },
+                        if busy { " beside a busy memory" } else { "" }
+                    ));
+                }
             }
         }
         Ok(())

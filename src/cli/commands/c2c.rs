@@ -210,6 +210,7 @@ fn sharing_buffer(args: &C2cArgs, cpu: usize) -> Result<Result<SharedLevel, Stri
         name: last.name.clone(),
         size_bytes: c2c::shared::buffer_bytes(above_at_most, last.to_bytes, last.middle(64)),
         ns: last.ns,
+        memory_ns: levels.memory_ns,
     }))
 }
 
@@ -294,8 +295,45 @@ fn disagreement(check: &SharingCheck) -> Option<String> {
             HumanBytes(check.size_bytes),
             r.cross_ns,
             check.served.unwrap_or(0.0),
-            r.miss_ns,
+            r.miss_ns.min(check.memory_ns.unwrap_or(f64::INFINITY)),
             r.own_ns
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiments::c2c::shared::{Readings, Sharing};
+
+    #[test]
+    fn a_check_that_contradicts_sysfs_says_so_with_the_miss_it_used() {
+        // The Zen 5 guest at 16:09:24 UTC: vCPUs on two CCDs, sysfs one L3.
+        let rounds = vec![
+            [132.0, 14.6, 147.8],
+            [131.4, 16.3, 142.7],
+            [128.1, 17.1, 130.6],
+            [141.2, 54.0, 151.2],
+            [134.4, 114.2, 147.7],
+        ];
+        let mut check = SharingCheck {
+            cpus: [0, 1],
+            sysfs: "same L3".into(),
+            sysfs_shares: true,
+            level: "L3".into(),
+            size_bytes: 3_175_552,
+            level_ns: 12.4,
+            memory_ns: Some(142.06),
+            readings: Some(Readings::of_rounds(rounds)),
+            served: Some(0.05),
+            measured: Sharing::Apart,
+            agrees: Some(false),
+        };
+        let said = disagreement(&check).expect("a sentence");
+        assert!(said.contains("sysfs says same L3"), "{said}");
+        assert!(said.contains("a miss (142.1 ns)"), "{said}");
+        assert!(said.contains("they do not share it now"), "{said}");
+        check.agrees = Some(true);
+        assert_eq!(disagreement(&check), None);
+    }
 }

@@ -254,9 +254,13 @@ pub struct SharingCheck {
     /// The level's latency on the sweep's plateau, ns: b's own reads must
     /// be served by it for a verdict.
     pub level_ns: f64,
+    /// Memory's latency in the sweep, ns: a flushed read slower than it
+    /// (memory busier than then) leaves the verdict unknown.
+    pub memory_ns: Option<f64>,
     /// The three readings; `None` where this ISA cannot flush a line.
     pub readings: Option<shared::Readings>,
-    /// Share of b's loads served by what a brought in, 0..1.
+    /// Share of b's loads served by what a brought in, 0..1: the median
+    /// over the rounds that gave the verdict.
     pub served: Option<f64>,
     /// The verdict.
     pub measured: shared::Sharing,
@@ -299,6 +303,8 @@ pub struct SharedLevel {
     pub size_bytes: u64,
     /// The level's latency on the plateau, ns.
     pub ns: f64,
+    /// Memory's latency in the same sweep, ns, where it reached memory.
+    pub memory_ns: Option<f64>,
 }
 
 /// Checks each of `chosen` ([`sharing_pairs`]) over `level`'s buffer;
@@ -334,7 +340,13 @@ pub fn check_sharing(
         let (served, measured) = readings
             .as_ref()
             .map_or((None, shared::Sharing::Unknown), |r| {
-                shared::judge(r, level.ns)
+                shared::judge(
+                    r,
+                    shared::Swept {
+                        level_ns: level.ns,
+                        memory_ns: level.memory_ns,
+                    },
+                )
             });
         checks.push(SharingCheck {
             cpus: [a, b],
@@ -343,6 +355,7 @@ pub fn check_sharing(
             level: level.name.clone(),
             size_bytes: level.size_bytes,
             level_ns: level.ns,
+            memory_ns: level.memory_ns,
             readings,
             served,
             measured,

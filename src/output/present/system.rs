@@ -91,7 +91,7 @@ fn sharing_table(checks: &[SharingCheck]) -> Table {
         ]);
     }
     t.note(
-        "a pair shares the level when at least half of b's loads of the lines a brought in were served as b's own are (across between own and flushed)"
+        "a pair shares the level when, in more than half the rounds, at least half of b's loads of the lines a brought in were served as b's own are (across between own and the miss: flushed, at most the sweep's memory)"
             .to_string(),
     );
     t
