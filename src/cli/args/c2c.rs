@@ -39,9 +39,10 @@ pub struct C2cArgs {
     pub no_progress: bool,
 
     /// Skip the sharing check: by default one pair of each relation is
-    /// checked for a shared last cache level (about 0.2 s a pair), measured
-    /// rather than taken from sysfs, over a buffer in the middle of that
-    /// level's plateau (see --plateaus).
+    /// checked for a shared last cache level (at most 0.2 s a pair), measured
+    /// rather than taken from sysfs, over a buffer of that level: twice what
+    /// the level above surely does not serve, from the plateaus --plateaus
+    /// names.
     #[arg(long)]
     pub no_sharing: bool,
 
