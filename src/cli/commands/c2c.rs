@@ -209,8 +209,10 @@ fn sharing_buffer(args: &C2cArgs, cpu: usize) -> Result<Result<SharedLevel, Stri
     Ok(Ok(SharedLevel {
         name: last.name.clone(),
         size_bytes: c2c::shared::buffer_bytes(above_at_most, last.to_bytes, last.middle(64)),
-        ns: last.ns,
-        memory_ns: levels.memory_ns,
+        swept: c2c::shared::Swept {
+            level_ns: last.ns,
+            memory_ns: levels.memory_ns,
+        },
     }))
 }
 
@@ -295,7 +297,7 @@ fn disagreement(check: &SharingCheck) -> Option<String> {
             HumanBytes(check.size_bytes),
             r.cross_ns,
             check.served.unwrap_or(0.0),
-            r.miss_ns.min(check.memory_ns.unwrap_or(f64::INFINITY)),
+            check.swept.miss(r.miss_ns),
             r.own_ns
         )
     })
@@ -304,7 +306,7 @@ fn disagreement(check: &SharingCheck) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::experiments::c2c::shared::{Readings, Sharing};
+    use crate::experiments::c2c::shared::{Readings, Sharing, Swept};
 
     #[test]
     fn a_check_that_contradicts_sysfs_says_so_with_the_miss_it_used() {
@@ -322,8 +324,10 @@ mod tests {
             sysfs_shares: true,
             level: "L3".into(),
             size_bytes: 3_175_552,
-            level_ns: 12.4,
-            memory_ns: Some(142.06),
+            swept: Swept {
+                level_ns: 12.4,
+                memory_ns: Some(142.06),
+            },
             readings: Some(Readings::of_rounds(rounds)),
             served: Some(0.05),
             measured: Sharing::Apart,

@@ -251,12 +251,10 @@ pub struct SharingCheck {
     pub level: String,
     /// Buffer bytes.
     pub size_bytes: u64,
-    /// The level's latency on the sweep's plateau, ns: b's own reads must
-    /// be served by it for a verdict.
-    pub level_ns: f64,
-    /// Memory's latency in the sweep, ns: a flushed read slower than it
-    /// (memory busier than then) leaves the verdict unknown.
-    pub memory_ns: Option<f64>,
+    /// What the sweep read of the level and of memory (`level_ns`,
+    /// `memory_ns` in the JSON).
+    #[serde(flatten)]
+    pub swept: shared::Swept,
     /// The three readings; `None` where this ISA cannot flush a line.
     pub readings: Option<shared::Readings>,
     /// Share of b's loads served by what a brought in, 0..1: the median
@@ -293,18 +291,16 @@ pub fn sharing_pairs(
 /// What one pair's check is reckoned to take, ms.
 const CHECK_MS: u64 = (shared::CHECK_SECONDS * 1000.0) as u64;
 
-/// The level a sharing check reads: a buffer of `size_bytes` in the middle
-/// of its plateau, where the sweep read it at `ns`.
+/// The level a sharing check reads: a buffer of `size_bytes`
+/// ([`shared::buffer_bytes`]), and what the sweep read of it and of memory.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SharedLevel {
     /// `L3`...
     pub name: String,
     /// The buffer, bytes.
     pub size_bytes: u64,
-    /// The level's latency on the plateau, ns.
-    pub ns: f64,
-    /// Memory's latency in the same sweep, ns, where it reached memory.
-    pub memory_ns: Option<f64>,
+    /// The sweep's latencies of the level and of memory.
+    pub swept: shared::Swept,
 }
 
 /// Checks each of `chosen` ([`sharing_pairs`]) over `level`'s buffer;
@@ -340,13 +336,7 @@ pub fn check_sharing(
         let (served, measured) = readings
             .as_ref()
             .map_or((None, shared::Sharing::Unknown), |r| {
-                shared::judge(
-                    r,
-                    shared::Swept {
-                        level_ns: level.ns,
-                        memory_ns: level.memory_ns,
-                    },
-                )
+                shared::judge(r, level.swept)
             });
         checks.push(SharingCheck {
             cpus: [a, b],
@@ -354,8 +344,7 @@ pub fn check_sharing(
             sysfs_shares: relation.shares_cache(),
             level: level.name.clone(),
             size_bytes: level.size_bytes,
-            level_ns: level.ns,
-            memory_ns: level.memory_ns,
+            swept: level.swept,
             readings,
             served,
             measured,

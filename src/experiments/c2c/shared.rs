@@ -72,8 +72,8 @@ const NODE_BYTES: u64 = 64;
 pub const SHARED_FRACTION: f64 = 0.5;
 
 /// One pair's three readings, each the median of [`ROUNDS`] rounds, with
-/// every round's reading kept: their spread is what the references are
-/// told apart by.
+/// every round's readings kept: the verdict is judged round by round
+/// ([`judge`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Readings {
     /// What b's loads of the lines a brought in took, ns.
@@ -101,12 +101,20 @@ impl Readings {
 
 /// What the sweep behind the check read: the level's latency on its
 /// plateau and memory's, where the curve reached it.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Swept {
-    /// The last level's latency, ns.
+    /// The last level's latency, ns: b's own reads must be served by it.
     pub level_ns: f64,
-    /// Memory's latency, ns.
+    /// Memory's latency, ns: the most a miss is taken to cost.
     pub memory_ns: Option<f64>,
+}
+
+impl Swept {
+    /// The miss a round's across read is placed against: its `flushed`
+    /// read, at most the sweep's memory latency ([`judge_round`] says why).
+    pub fn miss(self, flushed: f64) -> f64 {
+        self.memory_ns.map_or(flushed, |m| flushed.min(m))
+    }
 }
 
 /// What the readings say of the pair.
@@ -117,8 +125,8 @@ pub enum Sharing {
     Shares,
     /// Fewer: the lines came from memory or from a cache of another domain.
     Apart,
-    /// The references do not hold (own and miss too close to place the
-    /// cross reading between them), or a reading is missing.
+    /// No verdict from more than half the rounds (rounds whose own read the
+    /// level did not serve tell nothing), or nothing measured (no flush).
     Unknown,
 }
 
@@ -147,7 +155,7 @@ impl Sharing {
 /// so the cap only bites when it is not.
 pub fn judge_round(round: [f64; 3], swept: Swept) -> Option<(Sharing, f64)> {
     let [cross, own, flushed] = round;
-    let miss = swept.memory_ns.map_or(flushed, |m| flushed.min(m));
+    let miss = swept.miss(flushed);
     let finite = [cross, own, miss].iter().all(|x| x.is_finite() && *x > 0.0);
     let own_served = own <= (swept.level_ns + miss) / 2.0 && own < miss;
     if !finite || !own_served {
@@ -225,7 +233,8 @@ struct Turns<'w> {
     chain: &'w Chain,
     kernel: Kernel,
     /// Round k: 2k while a brings the lines in, 2k + 1 while b reads them;
-    /// [`Turns::DONE`] once b is done (or gave up).
+    /// [`Turns::NOBODY`] before the first, [`Turns::DONE`] once b is done
+    /// (or gave up).
     turn: AtomicUsize,
     /// Set by a when its walk failed (the end node was not the chain's).
     failed: AtomicBool,
@@ -241,13 +250,14 @@ unsafe impl Sync for Turns<'_> {}
 
 impl<'w> Turns<'w> {
     const DONE: usize = usize::MAX;
+    const NOBODY: usize = usize::MAX - 1;
 
     fn new(workload: &'w Workload, chain: &'w Chain) -> Turns<'w> {
         Turns {
             workload,
             chain,
             kernel: Kernel::Chase(KernelKind::Pointer),
-            turn: AtomicUsize::new(usize::MAX - 1),
+            turn: AtomicUsize::new(Turns::NOBODY),
             failed: AtomicBool::new(false),
         }
     }
